@@ -1,0 +1,220 @@
+"""Query groups: one representation, ``int64`` offsets of length ``n_queries + 1``.
+
+Rows are sorted by query; query ``q`` owns rows ``offsets[q]:offsets[q + 1]``.
+Users pass either ``qid`` (one id per row, LightGBM/XGBoost ``qid`` style) or
+``group`` (query sizes, LightGBM ``group`` style); :func:`resolve_groups`
+converts them once and every other module works on offsets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ltr._validation import short_repr
+
+__all__ = [
+    "QueryGroups",
+    "group_sizes",
+    "offsets_from_group",
+    "offsets_from_qid",
+    "qid_from_offsets",
+    "resolve_groups",
+]
+
+
+@dataclass(frozen=True)
+class QueryGroups:
+    """Result of :func:`resolve_groups`.
+
+    Attributes
+    ----------
+    offsets : ndarray of int64, shape (n_queries + 1,)
+        Row boundaries of each query in the (possibly re-ordered) rows.
+    order : ndarray of int64 or None
+        When ``sort=True`` re-ordered the rows, ``order[i]`` is the input row
+        placed at position ``i``: apply it as ``X[order]``.  ``None`` when the
+        input was already contiguous.
+    query_ids : ndarray
+        The id of each query, in offset order (``arange`` for ``group`` input).
+    """
+
+    offsets: np.ndarray
+    order: np.ndarray | None
+    query_ids: np.ndarray
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries."""
+        return len(self.offsets) - 1
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Rows per query."""
+        return np.diff(self.offsets)
+
+    def unsort(self, values: np.ndarray) -> np.ndarray:
+        """Map per-row *values* computed in sorted order back to input order."""
+        if self.order is None:
+            return values
+        out = np.empty_like(values)
+        out[self.order] = values
+        return out
+
+
+def group_sizes(offsets: np.ndarray) -> np.ndarray:
+    """Query sizes from offsets."""
+    return np.diff(offsets)
+
+
+def qid_from_offsets(offsets: np.ndarray) -> np.ndarray:
+    """One integer query id per row (``0..n_queries-1``) from offsets."""
+    return np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
+
+
+def offsets_from_group(group: Any, n_rows: int | None = None) -> np.ndarray:
+    """Offsets from query sizes (LightGBM ``group``).
+
+    Parameters
+    ----------
+    group : array-like of int, shape (n_queries,)
+        Number of rows of each query, in row order.  Sizes must be >= 1.
+    n_rows : int, optional
+        When given, the sizes must sum to it.
+    """
+    sizes = np.asarray(group)
+    if sizes.ndim != 1:
+        raise ValueError(f"group must be a 1-D array of query sizes, got shape {sizes.shape}")
+    if sizes.size == 0:
+        raise ValueError("group is empty: at least one query is required")
+    if not np.issubdtype(sizes.dtype, np.number):
+        raise TypeError(f"group must contain integer sizes, got dtype {sizes.dtype}")
+    if np.issubdtype(sizes.dtype, np.floating):
+        if not np.all(np.isfinite(sizes)) or np.any(sizes != np.round(sizes)):
+            raise ValueError(f"group must contain whole numbers, got {short_repr(sizes)}")
+    sizes = sizes.astype(np.int64)
+    if np.any(sizes < 1):
+        bad = int(np.flatnonzero(sizes < 1)[0])
+        raise ValueError(
+            f"group sizes must be >= 1; group[{bad}] = {int(sizes[bad])} (drop empty queries)"
+        )
+    offsets = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    if n_rows is not None and offsets[-1] != n_rows:
+        raise ValueError(
+            f"group sizes sum to {int(offsets[-1])} but there are {n_rows} rows; "
+            "the sizes of all queries must add up to the number of rows"
+        )
+    return offsets
+
+
+def _as_qid_array(qid: Any) -> np.ndarray:
+    arr = np.asarray(qid)
+    if arr.ndim != 1:
+        raise ValueError(f"qid must be 1-D (one query id per row), got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError("qid is empty: at least one row is required")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise ValueError(f"qid must not contain NaN/inf; qid[{bad}] = {arr[bad]!r}")
+    if arr.dtype == object:
+        # Mixed or string ids: compare as strings so np.unique can sort them.
+        try:
+            arr = arr.astype(str)
+        except Exception as exc:  # pragma: no cover - exotic objects
+            raise TypeError(f"qid values must be hashable scalars, got {short_repr(qid)}") from exc
+    return arr
+
+
+def offsets_from_qid(qid: Any, *, sort: bool = False) -> QueryGroups:
+    """Offsets from one query id per row.
+
+    Parameters
+    ----------
+    qid : array-like, shape (n_rows,)
+        Query id of each row (int, str, ...).  Rows of one query must be
+        contiguous unless ``sort=True``.
+    sort : bool, default=False
+        Stable-sort rows by first appearance of their query so each query
+        becomes contiguous; the permutation is returned in ``order``.
+
+    Returns
+    -------
+    QueryGroups
+    """
+    arr = _as_qid_array(qid)
+    n = arr.size
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    change[1:] = arr[1:] != arr[:-1]
+    starts = np.flatnonzero(change)
+    run_ids = arr[starts]
+    n_unique = len(np.unique(run_ids))
+    if n_unique == len(run_ids):
+        offsets = np.append(starts, n).astype(np.int64)
+        return QueryGroups(offsets=offsets, order=None, query_ids=run_ids)
+    if not sort:
+        seen: dict[Any, int] = {}
+        for pos, value in zip(starts, run_ids):
+            key = value.item() if hasattr(value, "item") else value
+            if key in seen:
+                raise ValueError(
+                    f"qid is not contiguous: query {key!r} appears at row {seen[key]} and again "
+                    f"at row {int(pos)} after other queries. Sort the rows by qid first, or pass "
+                    "sort=True to stable-sort them (the permutation is returned)."
+                )
+            seen[key] = int(pos)
+    # Stable sort by order of first appearance.
+    uniq, first_idx, inverse = np.unique(arr, return_index=True, return_inverse=True)
+    rank_of_unique = np.empty(len(uniq), dtype=np.int64)
+    rank_of_unique[np.argsort(first_idx, kind="stable")] = np.arange(len(uniq))
+    key = rank_of_unique[inverse.ravel()]
+    order = np.argsort(key, kind="stable").astype(np.int64)
+    counts = np.bincount(key, minlength=len(uniq))
+    offsets = np.zeros(len(uniq) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    query_ids = uniq[np.argsort(first_idx, kind="stable")]
+    return QueryGroups(offsets=offsets, order=order, query_ids=query_ids)
+
+
+def resolve_groups(
+    n_rows: int,
+    *,
+    qid: Any = None,
+    group: Any = None,
+    sort: bool = False,
+) -> QueryGroups:
+    """Turn exactly one of ``qid`` / ``group`` into :class:`QueryGroups`.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number of rows the groups must cover.
+    qid : array-like of shape (n_rows,), optional
+        Query id per row.
+    group : array-like of shape (n_queries,), optional
+        Query sizes in row order.
+    sort : bool, default=False
+        With ``qid``, allow non-contiguous queries by stable-sorting rows.
+
+    Raises
+    ------
+    ValueError
+        If both or neither of ``qid``/``group`` are given, lengths disagree,
+        or ``qid`` is not contiguous and ``sort`` is False.
+    """
+    if qid is not None and group is not None:
+        raise ValueError("pass either qid (one id per row) or group (query sizes), not both")
+    if qid is None and group is None:
+        raise ValueError(
+            "query information is missing: pass qid (one query id per row) or group (query sizes)"
+        )
+    if group is not None:
+        offsets = offsets_from_group(group, n_rows)
+        return QueryGroups(offsets=offsets, order=None, query_ids=np.arange(len(offsets) - 1))
+    arr = np.asarray(qid)
+    if arr.ndim == 1 and len(arr) != n_rows:
+        raise ValueError(f"qid has {len(arr)} entries but there are {n_rows} rows; they must match")
+    return offsets_from_qid(qid, sort=sort)
