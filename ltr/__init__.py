@@ -1,0 +1,45 @@
+"""ltr: learning-to-rank training on LightGBM and XGBoost.
+
+Progressive nDCG@k schedules, weighted top-k pair sampling, composite
+multi-objective nDCG, a scikit-learn ranker and nDCG scorer, and permutation
+importance measured as ΔnDCG.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+__version__ = "0.1.0"
+
+# Public name -> module that defines it.  Imported lazily so that ``import ltr``
+# stays cheap (no numba compilation, no engine import) until a name is used.
+_EXPORTS: dict[str, str] = {
+    "QueryGroups": "ltr.groups",
+    "resolve_groups": "ltr.groups",
+    "ndcg": "ltr.metrics",
+    "dcg": "ltr.metrics",
+    "idcg": "ltr.metrics",
+    "composite_ndcg": "ltr.metrics",
+    "ndcg_by_segment": "ltr.metrics",
+    "smooth": "ltr.metrics",
+    "RankingData": "ltr.datasets",
+    "load_letor": "ltr.datasets",
+    "from_frame": "ltr.datasets",
+    "make_ranking": "ltr.datasets",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ltr' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
