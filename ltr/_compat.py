@@ -1,0 +1,78 @@
+"""Optional imports in one place.
+
+Each helper imports a dependency that part of ``ltr`` needs but ``import ltr``
+must not: a missing package raises an ``ImportError`` that says which package
+(and which ``pip install`` extra) provides it, instead of a bare
+``ModuleNotFoundError`` from deep inside a call.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from types import ModuleType
+
+__all__ = [
+    "import_matplotlib_pyplot",
+    "import_xgboost",
+    "import_yaml",
+    "optional_import",
+]
+
+#: module name -> (pip package, pyproject extra or None when it is a core dependency)
+_PROVIDERS: dict[str, tuple[str, str | None]] = {
+    "xgboost": ("xgboost-cpu", "xgboost"),
+    "lightgbm": ("lightgbm", None),
+    "yaml": ("PyYAML", None),
+    "matplotlib": ("matplotlib", None),
+    "tqdm": ("tqdm", None),
+    "pyarrow": ("pyarrow", "test"),
+    "pydantic": ("pydantic", None),
+}
+
+
+def optional_import(name: str, *, purpose: str | None = None) -> ModuleType:
+    """Import module *name* or raise an ``ImportError`` naming what to install.
+
+    Parameters
+    ----------
+    name : str
+        Dotted module name, e.g. ``"xgboost"`` or ``"matplotlib.pyplot"``.
+    purpose : str, optional
+        What the module is needed for, added to the error message.
+
+    Returns
+    -------
+    module
+        The imported module.
+    """
+    try:
+        return import_module(name)
+    except ImportError as exc:
+        top = name.split(".")[0]
+        package, extra = _PROVIDERS.get(top, (top, None))
+        hint = f"pip install {package}"
+        if extra is not None:
+            hint += f"  (or: pip install 'ltr[{extra}]')"
+        why = f" for {purpose}" if purpose else ""
+        raise ImportError(f"{name!r} is required{why} but is not installed: {hint}") from exc
+
+
+def import_xgboost() -> ModuleType:
+    """Return the ``xgboost`` module (extra ``ltr[xgboost]``)."""
+    return optional_import("xgboost", purpose="engine='xgboost'")
+
+
+def import_yaml() -> ModuleType:
+    """Return the ``yaml`` (PyYAML) module."""
+    return optional_import("yaml", purpose="YAML configs")
+
+
+def import_matplotlib_pyplot() -> ModuleType:
+    """Return ``matplotlib.pyplot`` with the non-interactive Agg backend selected."""
+    mpl = optional_import("matplotlib", purpose="plots")
+    # Never open windows: reports are files.  Only switch when pyplot is not yet in use.
+    import sys
+
+    if "matplotlib.pyplot" not in sys.modules:
+        mpl.use("Agg")
+    return optional_import("matplotlib.pyplot", purpose="plots")

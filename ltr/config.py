@@ -1,0 +1,727 @@
+"""Run configuration: a pydantic schema loaded from YAML.
+
+A run is described by one YAML file with the sections ``data``, ``model``,
+``objective``, ``evaluation``, ``importance``, ``search`` (optional),
+``output`` and ``seed``.  Everything is validated before any work starts:
+unknown keys and invalid values raise :class:`ConfigError` whose message is one
+line per problem, naming the dotted field path and the offending value::
+
+    configs/progressive.yaml: objective.schedule.steps[1].k: must be >= 1, got 0
+
+``--set key.path=value`` overrides (see :func:`apply_overrides`) are applied to
+the raw mapping before validation, so they are checked the same way.
+
+Relative data paths are resolved by :func:`resolve_data_paths` against, in
+order, the current working directory, the config file's folder and that
+folder's parent (the repository root for the shipped ``configs/*.yaml``); the
+first location where the file exists wins.  The resolved (absolute) paths are
+what a run folder's ``config.yaml`` records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from ltr._compat import import_yaml
+
+__all__ = [
+    "ConfigError",
+    "DataConfig",
+    "EvaluationConfig",
+    "GradesConfig",
+    "ImportanceConfig",
+    "LinearScheduleConfig",
+    "ModelConfig",
+    "ObjectiveColumnConfig",
+    "ObjectiveConfig",
+    "OutputConfig",
+    "RunConfig",
+    "SamplingConfig",
+    "ScheduleConfig",
+    "SearchConfig",
+    "SplitConfig",
+    "StepConfig",
+    "SyntheticConfig",
+    "apply_overrides",
+    "config_fingerprint",
+    "dump_config",
+    "load_config",
+    "parse_config",
+    "parse_override",
+    "resolve_data_paths",
+]
+
+
+class ConfigError(ValueError):
+    """A configuration problem: the message names the file, field path and value."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+# --------------------------------------------------------------------------- data
+
+
+class SyntheticConfig(_Section):
+    """Options of the deterministic synthetic generator ``ltr.datasets.make_ranking``."""
+
+    n_queries: int = Field(300, ge=3, description="number of queries (split into train/valid/test)")
+    n_features: int = Field(20, ge=1, description="number of features")
+    mean_docs: int = Field(30, ge=1, description="mean documents per query")
+    max_docs: int = Field(100, ge=1, description="maximum documents per query")
+    n_segments: int = Field(0, ge=0, description="number of row segments (0: none)")
+
+
+class GradesConfig(_Section):
+    """Grade mapping from a raw behaviour column to graded relevance.
+
+    Exactly one of ``preset`` (a named preset of ``ltr.relevance``),
+    ``thresholds`` (``[[upper_bound, grade], ...]``, ascending) or
+    ``categories`` (``{value: grade}`` with ``default``) is given.
+    """
+
+    preset: str | None = None
+    thresholds: list[tuple[float, float]] | None = None
+    categories: dict[str, float] | None = None
+    default: float = 0.0
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> GradesConfig:
+        given = [n for n in ("preset", "thresholds", "categories") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of preset, thresholds or categories, got "
+                + (", ".join(given) if given else "none")
+            )
+        if self.thresholds is not None:
+            bounds = [b for b, _ in self.thresholds]
+            if not bounds or any(b2 <= b1 for b1, b2 in zip(bounds, bounds[1:])):
+                raise ValueError(f"@thresholds: bounds must be non-empty and ascending, got {bounds!r}")
+        return self
+
+
+class ObjectiveColumnConfig(_Section):
+    """One objective of a multi-objective data set (e.g. watch, share, follow)."""
+
+    column: str | None = Field(
+        None, description="raw behaviour column (tabular data); defaults to the objective's name"
+    )
+    grades: GradesConfig | None = Field(
+        None, description="mapping from the raw column to grades; None: the column already holds grades"
+    )
+    weight: float = Field(..., gt=0, description="weight in the composite nDCG and composite objective")
+
+
+class SplitConfig(_Section):
+    """Query-level split of the training data, used for sets without their own file."""
+
+    valid: float = Field(0.2, ge=0, lt=1, description="fraction of queries for validation")
+    test: float = Field(0.2, ge=0, lt=1, description="fraction of queries for test")
+    seed: int | None = Field(None, ge=0, description="split seed (default: the run's seed)")
+
+    @model_validator(mode="after")
+    def _fractions(self) -> SplitConfig:
+        if self.valid + self.test >= 1:
+            raise ValueError(f"@test: valid + test must be < 1, got {self.valid} + {self.test}")
+        return self
+
+
+class DataConfig(_Section):
+    """Where the data comes from and which columns mean what."""
+
+    source: Literal["synthetic", "letor", "parquet", "csv"] = "synthetic"
+    synthetic: SyntheticConfig = Field(default_factory=SyntheticConfig)
+    train: str | None = Field(None, description="training file (letor/parquet/csv)")
+    valid: str | None = Field(None, description="validation file; None: split from train")
+    test: str | None = Field(None, description="test file; None: split from train")
+    n_features: int | None = Field(None, ge=1, description="LETOR: number of features (default: inferred)")
+    label: str = Field("label", description="tabular: label column")
+    qid: str = Field("qid", description="tabular: query id column")
+    features: list[str] | None = Field(None, description="tabular: feature columns (default: all others)")
+    segment: str | None = Field(None, description="tabular: segment column for per-segment metrics")
+    split: SplitConfig = Field(default_factory=SplitConfig)
+    objectives: dict[str, ObjectiveColumnConfig] | None = Field(
+        None, description="multi-objective labels: name -> column, grades, weight"
+    )
+    max_queries: int | None = Field(None, ge=3, description="keep only the first N training queries")
+
+    @model_validator(mode="after")
+    def _source_files(self) -> DataConfig:
+        if self.source != "synthetic" and self.train is None:
+            raise ValueError(f"@train: source {self.source!r} needs a 'train' file, got None")
+        if self.source == "synthetic" and any(p is not None for p in (self.train, self.valid, self.test)):
+            raise ValueError("@source: 'synthetic' takes no train/valid/test files; use letor, parquet or csv")
+        if self.objectives is not None and not self.objectives:
+            raise ValueError("@objectives: must name at least one objective (or be omitted)")
+        return self
+
+
+# --------------------------------------------------------------------------- model
+
+
+class ModelConfig(_Section):
+    """Boosting engine and tree parameters."""
+
+    engine: Literal["lightgbm", "xgboost"] = "lightgbm"
+    rounds: int | None = Field(
+        None, ge=1, description="boosting rounds (default 100; a steps/linear schedule defines its own)"
+    )
+    learning_rate: float = Field(0.1, gt=0)
+    num_leaves: int = Field(31, ge=2)
+    max_depth: int = Field(-1, ge=-1, description="-1: unlimited (LightGBM) / engine default (XGBoost)")
+    min_data_in_leaf: int = Field(20, ge=1)
+    early_stopping_rounds: int | None = Field(None, ge=1)
+    n_jobs: int = Field(2, ge=1, description="threads for training")
+    params: dict[str, Any] = Field(default_factory=dict, description="extra engine-native parameters")
+
+
+# --------------------------------------------------------------------------- objective
+
+
+class StepConfig(_Section):
+    """One stage of a steps schedule: train *rounds* rounds at truncation *k*."""
+
+    k: int = Field(..., ge=1)
+    rounds: int = Field(..., ge=1)
+
+
+class LinearScheduleConfig(_Section):
+    """k moves linearly from *start* to *end* over *rounds* rounds."""
+
+    start: int = Field(..., ge=1)
+    end: int = Field(..., ge=1)
+    rounds: int = Field(..., ge=1)
+
+
+class ScheduleConfig(_Section):
+    """A truncation schedule: ``steps`` (list of k/rounds) or ``linear``."""
+
+    steps: list[StepConfig] | None = Field(None, min_length=1)
+    linear: LinearScheduleConfig | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ScheduleConfig:
+        if (self.steps is None) == (self.linear is None):
+            raise ValueError("give exactly one of 'steps' or 'linear'")
+        return self
+
+    @property
+    def n_rounds(self) -> int:
+        """Total rounds the schedule defines."""
+        if self.steps is not None:
+            return sum(s.rounds for s in self.steps)
+        assert self.linear is not None  # guaranteed by the validator
+        return self.linear.rounds
+
+
+class SamplingConfig(_Section):
+    """Top-k weighted pair sampling (``ltr.sampling.TopKPairSampling``)."""
+
+    top: int = Field(20, ge=1)
+    head_weight: float = Field(2.0, gt=0)
+    pairs_per_doc: int | None = Field(None, ge=1)
+
+
+class ObjectiveConfig(_Section):
+    """Training objective: native engine LambdaRank or ``ltr``'s LambdaRank."""
+
+    type: Literal["native", "lambdarank"] = Field(
+        "native", description="native: the engine's own lambdarank / rank:ndcg; lambdarank: ltr's objective"
+    )
+    k: int = Field(10, ge=1, description="truncation k when no schedule is given")
+    schedule: ScheduleConfig | None = None
+    sigma: float = Field(1.0, gt=0)
+    sigmoid: Literal["exact", "lightgbm"] = "exact"
+    sampling: SamplingConfig | None = None
+    composite: bool = Field(False, description="train on the weighted data.objectives (composite LambdaRank)")
+
+
+# --------------------------------------------------------------------------- evaluation etc.
+
+
+class EvaluationConfig(_Section):
+    """What metrics.json reports."""
+
+    eval_at: list[int] = Field(default_factory=lambda: [1, 3, 5, 10, 20], min_length=1)
+    k: int = Field(10, ge=1, description="k of composite, per-segment and importance nDCG")
+    convention: Literal["lightgbm", "xgboost", "sklearn", "trec_eval", "ranx"] | None = None
+    per_segment: bool = False
+    smoothing: float = Field(0.0, ge=0, description="per-segment smoothing strength (pseudo-queries)")
+
+    @model_validator(mode="after")
+    def _positive_ks(self) -> EvaluationConfig:
+        for i, k in enumerate(self.eval_at):
+            if k < 1:
+                raise ValueError(f"@eval_at[{i}]: must be >= 1, got {k!r}")
+        if len(set(self.eval_at)) != len(self.eval_at):
+            raise ValueError(f"@eval_at: has duplicates, got {self.eval_at!r}")
+        return self
+
+
+class ImportanceConfig(_Section):
+    """Permutation importance (ΔnDCG) after training."""
+
+    enabled: bool = False
+    n_repeats: int = Field(5, ge=1)
+    strategy: str = Field("global", description="permutation strategy of ltr.inspection")
+    features: list[str] | None = Field(None, description="features to permute (default: all)")
+    groups: dict[str, list[str]] | None = Field(None, description="feature groups permuted together")
+    max_queries: int | None = Field(None, ge=1)
+    on: Literal["valid", "test"] = "test"
+
+
+class SearchConfig(_Section):
+    """Hyper-parameter search with GridSearchCV / RandomizedSearchCV and GroupKFold."""
+
+    method: Literal["grid", "random"] = "grid"
+    param_grid: dict[str, list[Any]] | None = None
+    param_distributions: dict[str, Any] | None = None
+    n_iter: int = Field(10, ge=1)
+    folds: int = Field(3, ge=2)
+    scoring: str = "ndcg@10"
+    n_jobs: int = Field(1, ge=1)
+
+    @model_validator(mode="after")
+    def _space(self) -> SearchConfig:
+        if self.method == "grid" and not self.param_grid:
+            raise ValueError("@param_grid: method 'grid' needs a non-empty param_grid")
+        if self.method == "random" and not (self.param_distributions or self.param_grid):
+            raise ValueError("@param_distributions: method 'random' needs param_distributions")
+        return self
+
+
+class OutputConfig(_Section):
+    """Where run folders go: ``<runs_dir>/<name>-<timestamp>/``."""
+
+    runs_dir: str = "runs"
+    name: str | None = Field(None, description="run name (default: the config file's stem)")
+    progress: bool | None = Field(None, description="progress bar (default: only on a terminal)")
+
+    @model_validator(mode="after")
+    def _name(self) -> OutputConfig:
+        if self.name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", self.name):
+            raise ValueError(f"@name: must be letters, digits, '_', '.', '-', got {self.name!r}")
+        return self
+
+
+class RunConfig(_Section):
+    """A whole run."""
+
+    seed: int = Field(0, ge=0)
+    data: DataConfig = Field(default_factory=DataConfig)
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    importance: ImportanceConfig = Field(default_factory=ImportanceConfig)
+    search: SearchConfig | None = None
+    output: OutputConfig = Field(default_factory=OutputConfig)
+    versions: dict[str, str] | None = Field(
+        None, description="written into a run folder's config.yaml; ignored on load"
+    )
+
+    _source: Path | None = PrivateAttr(None)
+
+    @property
+    def source(self) -> Path | None:
+        """The YAML file this config was loaded from (None for a mapping)."""
+        return self._source
+
+    @property
+    def n_rounds(self) -> int:
+        """Total boosting rounds."""
+        sched = self.objective.schedule
+        if sched is not None:
+            return sched.n_rounds
+        return self.model.rounds if self.model.rounds is not None else 100
+
+    @property
+    def run_name(self) -> str:
+        """Name used for the run folder."""
+        if self.output.name:
+            return self.output.name
+        if self._source is not None:
+            return re.sub(r"[^A-Za-z0-9_.-]", "_", self._source.stem) or "run"
+        return "run"
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def _fmt_loc(loc: Sequence[Any]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "<top level>"
+
+
+def _got(value: Any) -> str:
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return text
+
+
+def _unwrap(ann: Any) -> Any:
+    origin = get_origin(ann)
+    if origin is Union or str(origin) == "<class 'types.UnionType'>":
+        args = [a for a in get_args(ann) if a is not type(None)]
+        return _unwrap(args[0]) if len(args) == 1 else ann
+    if origin in (list, tuple) and get_args(ann):
+        return ("container", _unwrap(get_args(ann)[0]))
+    if origin is dict and get_args(ann):
+        return ("container", _unwrap(get_args(ann)[1]))
+    return ann
+
+
+def _parent_model(loc: Sequence[Any]) -> type[BaseModel] | None:
+    model: Any = RunConfig
+    for part in loc:
+        if isinstance(model, tuple):  # inside list/dict: skip the index/key
+            model = model[1]
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        if not isinstance(part, str) or part not in model.model_fields:
+            return None
+        model = _unwrap(model.model_fields[part].annotation)
+    if isinstance(model, tuple):
+        return None
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    kind = error.get("type", "")
+    ctx = error.get("ctx") or {}
+    value = error.get("input")
+    loc = tuple(error.get("loc", ()))
+    if kind == "extra_forbidden":
+        parent = _parent_model(loc[:-1])
+        allowed = f" (allowed: {', '.join(parent.model_fields)})" if parent is not None else ""
+        return f"unknown key{allowed}"
+    if kind == "missing":
+        return "required field is missing"
+    bounds = {
+        "greater_than_equal": ">=",
+        "greater_than": ">",
+        "less_than_equal": "<=",
+        "less_than": "<",
+    }
+    if kind in bounds:
+        limit = next(iter(ctx.values()), "?")
+        return f"must be {bounds[kind]} {limit}, got {_got(value)}"
+    if kind == "literal_error":
+        return f"must be one of {ctx.get('expected', '?')}, got {_got(value)}"
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return f"must be an integer, got {_got(value)}"
+    if kind in ("float_type", "float_parsing", "finite_number"):
+        return f"must be a number, got {_got(value)}"
+    if kind in ("bool_type", "bool_parsing"):
+        return f"must be true or false, got {_got(value)}"
+    if kind in ("string_type",):
+        return f"must be a string, got {_got(value)}"
+    if kind in ("list_type", "tuple_type"):
+        return f"must be a list, got {_got(value)}"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"must be a mapping of keys to values, got {_got(value)}"
+    if kind == "too_short":
+        return f"must have at least {ctx.get('min_length', 1)} item(s), got {_got(value)}"
+    if kind == "too_long":
+        return f"must have at most {ctx.get('max_length', '?')} item(s), got {_got(value)}"
+    if kind == "value_error":
+        msg = str(error.get("msg", "")).removeprefix("Value error, ")
+        return msg.split(": ", 1)[1] if msg.startswith("@") and ": " in msg else msg
+    return f"{error.get('msg', kind)}, got {_got(value)}"
+
+
+def format_validation_error(exc: ValidationError, source: str | None = None) -> str:
+    """One line per problem: ``[source: ]dotted.path: reason``, joined with ``'; '``."""
+    lines = []
+    seen = set()
+    for err in exc.errors():
+        loc = list(err.get("loc", ()))
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        if err.get("type") == "value_error" and msg.startswith("@") and ": " in msg:
+            # model-validator messages name their field as "@field: reason"
+            loc.append(msg[1:].split(": ", 1)[0])
+        line = f"{_fmt_loc(loc)}: {_describe(err)}"
+        if line not in seen:
+            seen.add(line)
+            lines.append(line)
+    prefix = f"{source}: " if source else ""
+    return prefix + "; ".join(lines)
+
+
+# --------------------------------------------------------------------------- overrides
+
+_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_\-]*)((?:\[\d+\])*)$")
+
+
+def _parse_key(key: str) -> list[str | int]:
+    parts: list[str | int] = []
+    if not key:
+        raise ConfigError("--set: empty key")
+    for piece in key.split("."):
+        m = _SEGMENT.match(piece)
+        if m is None:
+            raise ConfigError(f"--set: invalid key {key!r} (expected e.g. model.rounds or steps[1].k)")
+        parts.append(m.group(1))
+        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+    return parts
+
+
+def parse_override(text: str) -> tuple[list[str | int], Any]:
+    """Split ``key.path=value`` into the key path and the YAML-parsed value."""
+    yaml = import_yaml()
+    if "=" not in text:
+        raise ConfigError(f"--set expects KEY=VALUE (e.g. model.rounds=20), got {text!r}")
+    key, raw = text.split("=", 1)
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--set {key.strip()}: value {raw!r} is not valid YAML ({_yaml_reason(exc)})") from None
+    return _parse_key(key.strip()), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+    """Return a copy of the raw mapping *data* with ``key.path=value`` overrides applied.
+
+    Missing intermediate mappings are created; list items are addressed as
+    ``steps[1]``.  Values are parsed as YAML (``3`` -> int, ``[1, 2]`` -> list,
+    ``null`` -> None).  The result still has to pass validation.
+    """
+    out = json.loads(json.dumps(data, default=str))  # deep copy of plain data
+    for text in overrides:
+        path, value = parse_override(text)
+        node: Any = out
+        for i, part in enumerate(path[:-1]):
+            nxt = path[i + 1]
+            where = _fmt_loc(path[: i + 1])
+            if isinstance(part, int):
+                if not isinstance(node, list) or part >= len(node):
+                    raise ConfigError(f"--set {_fmt_loc(path)}: {where} has no item {part}")
+                if node[part] is None:
+                    node[part] = [] if isinstance(nxt, int) else {}
+                node = node[part]
+            else:
+                if not isinstance(node, dict):
+                    raise ConfigError(f"--set {_fmt_loc(path)}: {_fmt_loc(path[:i]) or 'config'} is not a mapping")
+                if node.get(part) is None:
+                    if isinstance(nxt, int):
+                        raise ConfigError(f"--set {_fmt_loc(path)}: {where} is not a list")
+                    node[part] = {}
+                node = node[part]
+        last = path[-1]
+        if isinstance(last, int):
+            if not isinstance(node, list) or last >= len(node):
+                raise ConfigError(f"--set {_fmt_loc(path)}: {_fmt_loc(path[:-1])} has no item {last}")
+        elif not isinstance(node, dict):
+            raise ConfigError(f"--set {_fmt_loc(path)}: {_fmt_loc(path[:-1])} is not a mapping")
+        node[last] = value
+    return out
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _yaml_reason(exc: Exception) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is not None:
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    return str(problem)
+
+
+def parse_config(
+    data: Mapping[str, Any] | None,
+    *,
+    overrides: Iterable[str] = (),
+    source: str | os.PathLike[str] | None = None,
+) -> RunConfig:
+    """Validate a raw mapping (e.g. parsed YAML) into a :class:`RunConfig`.
+
+    Parameters
+    ----------
+    data : mapping or None
+        The raw configuration (None is an empty config: all defaults).
+    overrides : iterable of str
+        ``key.path=value`` overrides, applied before validation.
+    source : path-like, optional
+        File the mapping came from; prefixes error messages and names the run.
+
+    Raises
+    ------
+    ConfigError
+        On unknown keys or invalid values, naming the dotted path and the value.
+    """
+    label = str(source) if source is not None else None
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        where = f"{label}: " if label else ""
+        raise ConfigError(f"{where}the config must be a mapping of sections, got {_got(data)}")
+    try:
+        raw = apply_overrides(dict(data), overrides)
+    except ConfigError as exc:
+        raise ConfigError((f"{label}: " if label else "") + str(exc)) from None
+    try:
+        cfg = RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc, label)) from None
+    if source is not None:
+        cfg._source = Path(source)
+    _check_consistency(cfg, label)
+    return cfg
+
+
+def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> RunConfig:
+    """Read, override and validate the YAML config at *path*.
+
+    Raises
+    ------
+    ConfigError
+        When the file is missing, is not YAML, or fails validation.
+    """
+    yaml = import_yaml()
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"config file not found: {str(path)!r}")
+    if not p.is_file():
+        raise ConfigError(f"config path is not a file: {str(path)!r}")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config ({exc})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({_yaml_reason(exc)})") from None
+    return parse_config(data, overrides=overrides, source=p)
+
+
+def _check_consistency(cfg: RunConfig, label: str | None) -> None:
+    """Checks that span sections (pydantic validators see one section at a time)."""
+    where = f"{label}: " if label else ""
+    obj, data = cfg.objective, cfg.data
+    if obj.type == "native":
+        if obj.sampling is not None:
+            raise ConfigError(f"{where}objective.sampling: pair sampling needs objective.type 'lambdarank', got 'native'")
+        if obj.composite:
+            raise ConfigError(f"{where}objective.composite: the composite objective needs objective.type 'lambdarank', got 'native'")
+        if obj.schedule is not None and obj.schedule.linear is not None:
+            raise ConfigError(
+                f"{where}objective.schedule.linear: a linear schedule changes k every round and needs "
+                "objective.type 'lambdarank'; use 'steps' with the native objective"
+            )
+    if obj.composite and not data.objectives:
+        raise ConfigError(f"{where}objective.composite: true needs data.objectives (names, columns, weights)")
+    if obj.schedule is not None and cfg.model.rounds is not None and cfg.model.rounds != obj.schedule.n_rounds:
+        raise ConfigError(
+            f"{where}model.rounds: {cfg.model.rounds} disagrees with objective.schedule, which defines "
+            f"{obj.schedule.n_rounds} rounds (drop model.rounds or make them equal)"
+        )
+    if cfg.evaluation.per_segment and data.source in ("letor",):
+        raise ConfigError(f"{where}evaluation.per_segment: LETOR files have no segment column")
+    if cfg.evaluation.per_segment and data.source in ("parquet", "csv") and data.segment is None:
+        raise ConfigError(f"{where}evaluation.per_segment: true needs data.segment (the segment column)")
+    if cfg.evaluation.per_segment and data.source == "synthetic" and data.synthetic.n_segments < 1:
+        raise ConfigError(f"{where}evaluation.per_segment: true needs data.synthetic.n_segments >= 1")
+    if data.source == "synthetic" and data.synthetic.max_docs < data.synthetic.mean_docs:
+        raise ConfigError(
+            f"{where}data.synthetic.max_docs: must be >= mean_docs ({data.synthetic.mean_docs}), "
+            f"got {data.synthetic.max_docs}"
+        )
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def _candidates(path: str, config_path: Path | None) -> list[Path]:
+    p = Path(path).expanduser()
+    if p.is_absolute():
+        return [p]
+    out = [Path.cwd() / p]
+    if config_path is not None:
+        folder = config_path.resolve().parent
+        out += [folder / p, folder.parent / p]
+    seen: list[Path] = []
+    for c in out:
+        if c not in seen:
+            seen.append(c)
+    return seen
+
+
+def resolve_data_paths(cfg: RunConfig, *, check: bool = True) -> RunConfig:
+    """Return a copy of *cfg* with absolute data paths.
+
+    A relative path is looked up in the current working directory, then in the
+    config file's folder, then in that folder's parent; the first existing file
+    wins.  With *check*, a path found nowhere raises :class:`ConfigError`
+    listing where it looked.
+    """
+    updates: dict[str, str] = {}
+    label = f"{cfg.source}: " if cfg.source is not None else ""
+    for name in ("train", "valid", "test"):
+        value = getattr(cfg.data, name)
+        if value is None:
+            continue
+        cands = _candidates(value, cfg.source)
+        found = next((c for c in cands if c.exists()), None)
+        if found is None:
+            if check:
+                tried = ", ".join(str(c.parent) for c in cands)
+                raise ConfigError(f"{label}data.{name}: file not found: {value!r} (looked in {tried})")
+            found = cands[0]
+        updates[name] = str(found.resolve())
+    new_data = cfg.data.model_copy(update=updates)
+    new = cfg.model_copy(update={"data": new_data})
+    new._source = cfg._source
+    return new
+
+
+# --------------------------------------------------------------------------- dumping
+
+
+def config_to_dict(cfg: RunConfig, *, include_versions: bool = True) -> dict[str, Any]:
+    """Plain-data form of *cfg* (every field, defaults included)."""
+    out = cfg.model_dump(mode="json")
+    if not include_versions:
+        out.pop("versions", None)
+    return out
+
+
+def dump_config(cfg: RunConfig) -> str:
+    """The resolved config as YAML text (loadable again with :func:`parse_config`)."""
+    yaml = import_yaml()
+    return yaml.safe_dump(config_to_dict(cfg), sort_keys=False, default_flow_style=None)
+
+
+def config_fingerprint(cfg: RunConfig | Mapping[str, Any]) -> str:
+    """SHA-256 of what determines a run's result (everything but ``output`` and ``versions``)."""
+    data = config_to_dict(cfg) if isinstance(cfg, RunConfig) else dict(cfg)
+    data = {k: v for k, v in data.items() if k not in ("output", "versions")}
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def diff_configs(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Dotted paths where the plain mappings *a* and *b* differ, with both values."""
+    out: list[str] = []
+    for key in sorted(set(a) | set(b), key=str):
+        path = f"{prefix}.{key}" if prefix else str(key)
+        va, vb = a.get(key, "<absent>"), b.get(key, "<absent>")
+        if isinstance(va, Mapping) and isinstance(vb, Mapping):
+            out += diff_configs(va, vb, path)
+        elif va != vb:
+            out.append(f"{path}: {_got(va)} vs {_got(vb)}")
+    return out
