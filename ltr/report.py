@@ -1,0 +1,409 @@
+"""Run reports: metrics tables and plots rendered as Markdown and self-contained HTML.
+
+A run folder written by ``ltr train`` holds ``config.yaml``, ``metrics.json``,
+``curves.png`` and (when enabled) ``importance.csv`` / ``importance.png``.
+:class:`RunReport` reads such a folder and renders ``report.md`` (images
+linked as files beside it) and ``report.html`` (images embedded as base64, CSS
+inline), which opens in any browser without ``ltr`` installed.
+
+Nothing here prints; everything is written through :func:`write_atomic` so a
+reader never sees a half-written file.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ltr._compat import import_matplotlib_pyplot, import_yaml
+
+__all__ = [
+    "RunReport",
+    "plot_curves",
+    "plot_importance",
+    "write_atomic",
+]
+
+DONE_MARKER = "DONE"
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
+    """Write *data* to *path* through a temporary file and an atomic rename."""
+    path = Path(path)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+# --------------------------------------------------------------------------- plots
+
+
+def plot_curves(
+    evals_result: Mapping[str, Mapping[str, Sequence[float]]],
+    path: str | os.PathLike[str],
+    *,
+    stages: Sequence[Mapping[str, Any]] = (),
+    metric: str | None = None,
+    sets: Sequence[str] | None = None,
+    title: str | None = None,
+) -> Path | None:
+    """Plot validation nDCG per boosting round with stage boundaries marked.
+
+    Parameters
+    ----------
+    evals_result : mapping
+        ``{set_name: {metric_name: [value per round]}}`` as in
+        ``RankingModel.evals_result``.
+    path : path-like
+        PNG file to write.
+    stages : sequence of mapping
+        Stages with ``k``, ``first_round`` and ``n_rounds``; a dashed line is
+        drawn at each stage's first round (after the first) and labelled ``k=``.
+    metric : str, optional
+        Metric to plot (default ``"ndcg@10"`` if recorded, else the first one).
+    sets : sequence of str, optional
+        Eval sets to draw (default: all).
+    title : str, optional
+
+    Returns
+    -------
+    Path or None
+        The written file, or None when there was nothing to plot.
+    """
+    sets = list(sets) if sets is not None else list(evals_result)
+    sets = [s for s in sets if s in evals_result and evals_result[s]]
+    if not sets:
+        return None
+    available = list(evals_result[sets[0]])
+    if metric is None:
+        metric = "ndcg@10" if "ndcg@10" in available else available[0]
+    plt = import_matplotlib_pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 4.0), dpi=100)
+    try:
+        for name in sets:
+            values = list(evals_result[name].get(metric, []))
+            if values:
+                ax.plot(range(1, len(values) + 1), values, label=f"{name} {metric}", linewidth=1.5)
+        ymin, ymax = ax.get_ylim()
+        for i, st in enumerate(stages):
+            first = int(st.get("first_round", 0))
+            if i > 0:
+                ax.axvline(first + 0.5, color="grey", linestyle="--", linewidth=1)
+            ax.text(first + 1, ymin + 0.02 * (ymax - ymin), f"k={st.get('k')}", fontsize=8, color="dimgrey")
+        ax.set_xlabel("boosting round")
+        ax.set_ylabel(metric)
+        ax.set_title(title or f"{metric} per round")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower right", fontsize=8)
+        fig.tight_layout()
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.tmp.png")
+        fig.savefig(tmp, format="png")
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+    return path
+
+
+def plot_importance(
+    rows: Sequence[Mapping[str, Any]],
+    path: str | os.PathLike[str],
+    *,
+    top: int = 20,
+    title: str = "Permutation importance (ΔnDCG)",
+) -> Path | None:
+    """Horizontal bar chart of the *top* features by mean ΔnDCG (with std error bars).
+
+    *rows* are mappings with ``feature``, ``importance_mean`` and optionally
+    ``importance_std`` (as in ``importance.csv``).
+    """
+    rows = sorted(rows, key=lambda r: float(r.get("importance_mean", 0.0)), reverse=True)[:top]
+    if not rows:
+        return None
+    plt = import_matplotlib_pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 0.3 * len(rows) + 1.2), dpi=100)
+    try:
+        names = [str(r.get("feature")) for r in rows][::-1]
+        means = [float(r.get("importance_mean", 0.0)) for r in rows][::-1]
+        stds = [float(r.get("importance_std", 0.0) or 0.0) for r in rows][::-1]
+        ax.barh(names, means, xerr=stds, color="#4c72b0", alpha=0.85)
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_xlabel("mean drop in nDCG when permuted")
+        ax.set_title(title)
+        fig.tight_layout()
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.tmp.png")
+        fig.savefig(tmp, format="png")
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+    return path
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    if value is None:
+        return ""
+    return str(value)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[list[str]]:
+    return [list(header)] + [[_fmt(v) for v in row] for row in rows]
+
+
+def _md_table(table: list[list[str]]) -> str:
+    if not table:
+        return ""
+    header, *rows = table
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _html_table(table: list[list[str]]) -> str:
+    if not table:
+        return ""
+    header, *rows = table
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _metric_keys(block: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    keys: list[str] = []
+    for values in block.values():
+        for k in values:
+            if k not in keys:
+                keys.append(k)
+
+    def order(name: str) -> tuple[str, int]:
+        base, _, at = name.partition("@")
+        return (base, int(at) if at.isdigit() else 0)
+
+    return sorted(keys, key=order)
+
+
+# --------------------------------------------------------------------------- report
+
+
+@dataclass
+class RunReport:
+    """Everything a run report shows, as plain data.
+
+    Attributes
+    ----------
+    title : str
+        Heading (the run folder's name).
+    metrics : dict
+        Content of ``metrics.json``.
+    config : dict
+        Content of ``config.yaml``.
+    importance : list of dict
+        Rows of ``importance.csv`` (empty when importance was off).
+    images : dict of str to Path
+        ``{"curves": path, "importance": path}`` for images that exist.
+    """
+
+    title: str
+    metrics: dict[str, Any]
+    config: dict[str, Any] = field(default_factory=dict)
+    importance: list[dict[str, Any]] = field(default_factory=list)
+    images: dict[str, Path] = field(default_factory=dict)
+
+    @classmethod
+    def from_run_dir(cls, run_dir: str | os.PathLike[str]) -> RunReport:
+        """Read a run folder (``metrics.json``, ``config.yaml``, optional importance and images)."""
+        run_dir = Path(run_dir)
+        metrics_path = run_dir / "metrics.json"
+        if not metrics_path.exists():
+            raise FileNotFoundError(f"{str(run_dir)!r} has no metrics.json (not a finished run folder)")
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+        config: dict[str, Any] = {}
+        if (run_dir / "config.yaml").exists():
+            config = import_yaml().safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}
+        importance: list[dict[str, Any]] = []
+        if (run_dir / "importance.csv").exists():
+            import csv
+
+            with open(run_dir / "importance.csv", newline="", encoding="utf-8") as fh:
+                for row in csv.DictReader(fh):
+                    importance.append({k: _maybe_float(v) for k, v in row.items()})
+        images = {
+            name: run_dir / f"{name}.png"
+            for name in ("curves", "importance")
+            if (run_dir / f"{name}.png").exists()
+        }
+        return cls(title=run_dir.name, metrics=metrics, config=config, importance=importance, images=images)
+
+    # -- data views -------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (images as file names)."""
+        return {
+            "title": self.title,
+            "metrics": self.metrics,
+            "config": self.config,
+            "importance": self.importance,
+            "images": {k: v.name for k, v in self.images.items()},
+        }
+
+    def sections(self) -> list[tuple[str, str, Any]]:
+        """``(heading, kind, payload)`` triples; kind is ``"table"``, ``"text"`` or ``"image"``."""
+        m = self.metrics
+        out: list[tuple[str, str, Any]] = []
+        summary = [
+            ["status", m.get("status", "?")],
+            ["engine", m.get("engine", self.config.get("model", {}).get("engine", "?"))],
+            ["objective", m.get("objective", "?")],
+            ["seed", m.get("seed", self.config.get("seed", "?"))],
+            ["trees", m.get("n_trees", "?")],
+        ]
+        for name, info in (m.get("data") or {}).items():
+            summary.append([f"{name} set", f"{info.get('queries')} queries, {info.get('rows')} rows"])
+        versions = self.config.get("versions") or {}
+        if versions:
+            summary.append(["versions", ", ".join(f"{k} {v}" for k, v in versions.items())])
+        out.append(("Run", "table", _table(["", "value"], summary)))
+
+        final = m.get("final") or {}
+        if final:
+            keys = _metric_keys(final)
+            rows = [[name] + [vals.get(k) for k in keys] for name, vals in final.items()]
+            out.append(("Final metrics", "table", _table(["set"] + keys, rows)))
+
+        stages = m.get("stages") or []
+        if stages:
+            sets = sorted({s for st in stages for s in (st.get("metrics") or {})})
+            metric_keys = _metric_keys({s: v for st in stages for s, v in (st.get("metrics") or {}).items()})
+            header = ["stage", "k", "rounds"] + [f"{s} {k}" for s in sets for k in metric_keys]
+            rows = []
+            for i, st in enumerate(stages):
+                first = int(st.get("first_round", 0))
+                row: list[Any] = [i, st.get("k"), f"{first + 1}-{first + int(st.get('n_rounds', 0))}"]
+                for s in sets:
+                    vals = (st.get("metrics") or {}).get(s, {})
+                    row += [vals.get(k) for k in metric_keys]
+                rows.append(row)
+            out.append(("Per stage", "table", _table(header, rows)))
+
+        if "curves" in self.images:
+            out.append(("Validation curves", "image", self.images["curves"]))
+
+        composite = m.get("composite") or {}
+        if composite:
+            keys = _metric_keys(composite)
+            rows = [[name] + [vals.get(k) for k in keys] for name, vals in composite.items()]
+            k = m.get("composite_k", "")
+            out.append((f"Composite nDCG@{k}", "table", _table(["set"] + keys, rows)))
+
+        segments = m.get("segments") or {}
+        for set_name, rows_ in segments.items():
+            if not rows_:
+                continue
+            header = list(rows_[0])
+            rows = [[r.get(h) for h in header] for r in rows_]
+            k = m.get("segments_k", "")
+            out.append((f"Per segment nDCG@{k} ({set_name})", "table", _table(header, rows)))
+
+        if self.importance:
+            header = list(self.importance[0])
+            rows = [[r.get(h) for h in header] for r in self.importance[:30]]
+            title = "Permutation importance (ΔnDCG)"
+            out.append((title, "table", _table(header, rows)))
+        if "importance" in self.images:
+            out.append(("Importance plot", "image", self.images["importance"]))
+
+        search = m.get("search") or {}
+        if search:
+            rows = [[k, json.dumps(v) if not isinstance(v, (str, int, float)) else v] for k, v in search.items()
+                    if k != "results"]
+            out.append(("Search", "table", _table(["", "value"], rows)))
+            results = search.get("results") or []
+            if results:
+                header = list(results[0])
+                out.append(("Search results", "table", _table(header, [[r.get(h) for h in header] for r in results])))
+        return out
+
+    # -- renderers ----------------------------------------------------------------
+
+    def to_markdown(self) -> str:
+        """Markdown with images linked by file name (place it beside the images)."""
+        parts = [f"# Run `{self.title}`", ""]
+        for heading, kind, payload in self.sections():
+            parts.append(f"## {heading}")
+            parts.append("")
+            if kind == "table":
+                parts.append(_md_table(payload))
+            elif kind == "image":
+                parts.append(f"![{heading}]({Path(payload).name})")
+            else:
+                parts.append(str(payload))
+            parts.append("")
+        if self.config:
+            parts += ["## Config", "", "```yaml", import_yaml().safe_dump(self.config, sort_keys=False).rstrip(), "```", ""]
+        return "\n".join(parts)
+
+    def to_html(self) -> str:
+        """Self-contained HTML: inline CSS, images embedded as base64 data URIs."""
+        body = [f"<h1>Run <code>{html.escape(self.title)}</code></h1>"]
+        for heading, kind, payload in self.sections():
+            body.append(f"<h2>{html.escape(heading)}</h2>")
+            if kind == "table":
+                body.append(_html_table(payload))
+            elif kind == "image":
+                data = base64.b64encode(Path(payload).read_bytes()).decode("ascii")
+                body.append(f'<img alt="{html.escape(heading)}" src="data:image/png;base64,{data}">')
+            else:
+                body.append(f"<p>{html.escape(str(payload))}</p>")
+        if self.config:
+            text = import_yaml().safe_dump(self.config, sort_keys=False)
+            body.append(f"<h2>Config</h2><pre>{html.escape(text)}</pre>")
+        css = (
+            "body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1000px;margin:2em auto;"
+            "padding:0 1em;color:#222}table{border-collapse:collapse;margin:0.5em 0 1.5em}"
+            "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;font-size:13px}"
+            "th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}"
+            "pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}img{max-width:100%}"
+        )
+        return (
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            f"<title>{html.escape(self.title)}</title><style>{css}</style></head>"
+            f"<body>{''.join(body)}</body></html>\n"
+        )
+
+    def save(self, run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
+        """Write ``report.md`` and ``report.html`` into *run_dir*; return both paths."""
+        run_dir = Path(run_dir)
+        md = write_atomic(run_dir / "report.md", self.to_markdown())
+        page = write_atomic(run_dir / "report.html", self.to_html())
+        return md, page
+
+
+def _maybe_float(value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return value
