@@ -1,0 +1,644 @@
+"""scikit-learn ranker: :class:`LambdaMARTRanker`, and :class:`GroupedRanker` for peers.
+
+``LambdaMARTRanker`` trains LightGBM or XGBoost LambdaMART through
+:func:`ltr.engines.train` (native objective, our LambdaRank objective with
+top-k pair sampling, k schedules, composite multi-objective labels) behind the
+scikit-learn estimator contract, so ``GridSearchCV`` / ``cross_validate`` work
+with query-grouped data:
+
+* query ids travel as metadata (``fit(X, y, qid=...)``; with
+  ``sklearn.set_config(enable_metadata_routing=True)`` a search routes them; the
+  ranker requests ``qid`` for ``fit`` and ``score`` by default, like
+  ``GroupKFold`` requests ``groups``), or as a column of a pandas ``X`` named by
+  ``qid_column`` (XGBoost 2's convention), which is never used as a feature;
+* rows need not be sorted by query: ``fit`` sorts them internally; ``predict``
+  is row-wise and needs no query ids.
+
+``GroupedRanker(LGBMRanker())`` is a thin adapter that lets LightGBM's and
+XGBoost's own sklearn rankers take ``qid`` (metadata or column) and turns it into
+group sizes for each fold (LightGBM issues 1137, 3018, 5660).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ltr._validation import check_int, short_repr
+from ltr.groups import resolve_groups
+from ltr.scoring import (
+    _is_dataframe,
+    _is_multilabel,
+    _label_columns,
+    _take_qid_column,
+)
+
+__all__ = ["GroupedRanker", "LambdaMARTRanker"]
+
+ENGINES = ("lightgbm", "xgboost")
+
+
+def _missing_qid_message(owner: str, qid_column: Any, X: Any) -> str:
+    if qid_column is None:
+        col = "qid_column is not set"
+    elif not _is_dataframe(X):
+        col = f"qid_column={qid_column!r} is set but X is not a pandas DataFrame"
+    else:
+        col = f"X has no column {qid_column!r}"
+    return (
+        f"{owner} needs query ids and got none. Pass them either "
+        "(1) as metadata: fit(X, y, qid=qid) -- inside GridSearchCV/cross_validate enable "
+        "routing with sklearn.set_config(enable_metadata_routing=True) and pass qid=qid to the "
+        "search's fit (the ranker requests it; set_fit_request(qid=True) states it), or "
+        "(2) as a column: give X as a pandas DataFrame with a query-id column and set "
+        f"qid_column='<column name>' (it is not used as a feature); here {col}."
+    )
+
+
+def _get_qid(owner: str, X: Any, qid: Any, qid_column: Any, *, required: bool = True) -> tuple[Any, Any]:
+    """Split ``(X, qid)`` from the argument or the ``qid_column`` of a DataFrame X."""
+    X, column_qid = _take_qid_column(X, qid_column, drop=True)
+    if qid is not None and column_qid is not None:
+        raise ValueError(
+            f"{owner} got qid twice: as the qid argument and as column {qid_column!r} of X; "
+            "pass only one"
+        )
+    if qid is None:
+        qid = column_qid
+    if qid is None and required:
+        raise ValueError(_missing_qid_message(owner, qid_column, X))
+    return X, qid
+
+
+def _n_rows(X: Any) -> int:
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None else len(X)
+
+
+def _check_qid_rows(qid: Any, n_rows: int, name: str = "qid") -> np.ndarray:
+    arr = np.asarray(qid)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one query id per row), got shape {arr.shape}")
+    if len(arr) != n_rows:
+        raise ValueError(
+            f"{name} has {len(arr)} entries but X has {n_rows} rows; pass one query id per row"
+        )
+    return arr
+
+
+def _take(a: Any, order: np.ndarray | None) -> Any:
+    if a is None or order is None:
+        return a
+    if hasattr(a, "iloc"):
+        return a.iloc[order]
+    return a[order]
+
+
+class LambdaMARTRanker(BaseEstimator):
+    """LambdaMART ranker on LightGBM or XGBoost with the scikit-learn API.
+
+    Parameters
+    ----------
+    engine : {"lightgbm", "xgboost"}, default="lightgbm"
+        Boosting library.
+    n_estimators : int, default=100
+        Boosting rounds in total (a schedule shorter than this keeps its last k).
+    learning_rate : float, default=0.1
+        Shrinkage, > 0.
+    num_leaves : int, default=31
+        Maximum leaves per tree (XGBoost: ``max_leaves``), >= 2.
+    max_depth : int, default=-1
+        Maximum tree depth; -1 for no limit (XGBoost then grows leaf-wise,
+        ``grow_policy="lossguide"``, bounded by ``num_leaves``).
+    min_child_samples : int, default=20
+        Minimum rows per leaf (LightGBM ``min_data_in_leaf``; XGBoost has no
+        such parameter and ignores it: use ``engine_params={"min_child_weight": ...}``).
+    k : int, default=20
+        nDCG truncation the objective optimises (ignored when ``schedule`` is set).
+    schedule : int, list of (k, rounds), Schedule or callable, optional
+        Truncation k per boosting round (see :mod:`ltr.schedules`).  With
+        ``sampling`` or ``objectives`` set, k changes per round inside one
+        training of our objective; otherwise each stage is a native training
+        continued from the previous stage's model.
+    sampling : TopKPairSampling, optional
+        Pair sampling; when set, our :class:`ltr.objectives.LambdaRankObjective`
+        is used instead of the engine's native lambdarank.
+    objectives : dict of str to float, optional
+        Composite objective: label name -> weight.  ``y`` then holds one label
+        column per objective: a DataFrame with columns named after the
+        objectives, or a 2-D array whose columns follow the dict's order.
+        Training uses :class:`ltr.objectives.CompositeLambdaRankObjective`;
+        ``score`` returns the composite nDCG total; metrics on ``eval_set`` and
+        the engine's own label use the first objective's column.
+    eval_at : sequence of int, default=(10,)
+        nDCG cut-offs recorded on ``eval_set``; ``score`` uses ``eval_at[0]``.
+    qid_column : hashable, optional
+        Column of a pandas ``X`` holding query ids (alternative to ``qid``
+        metadata).  Never used as a feature; dropped in ``predict`` too.
+    engine_params : dict, optional
+        Engine-native parameters merged last (override the above).
+    n_jobs : int, optional
+        Threads for the engine.
+    random_state : int, RandomState or None, default=None
+        Seed for the engine and pair sampling.
+
+    Attributes
+    ----------
+    model_ : ltr.engines.RankingModel
+        The trained model.
+    booster_ : lightgbm.Booster or xgboost.Booster
+        The engine's booster.
+    n_features_in_ : int
+        Number of features seen in ``fit`` (without the qid column).
+    feature_names_in_ : ndarray of str
+        Feature names, when ``X`` was a DataFrame with string column names.
+    evals_result_ : dict
+        ``{"valid_0": {"ndcg@10": [...]}}`` per ``eval_set`` entry.
+    best_iteration_ : int
+        Best iteration reported by the engine.
+    n_queries_ : int
+        Queries in the training data.
+    """
+
+    # Metadata routing: fit and score request qid by default (a ranker cannot
+    # work without it), the way GroupKFold requests groups for split.
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
+
+    _parameter_constraints: dict = {
+        "engine": [StrOptions(set(ENGINES))],
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "num_leaves": [Interval(Integral, 2, None, closed="left")],
+        "max_depth": [
+            Interval(Integral, 1, None, closed="left"),
+            Hidden(Interval(Integral, -1, 0, closed="both")),
+        ],
+        "min_child_samples": [Interval(Integral, 0, None, closed="left")],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "schedule": [None, Interval(Integral, 1, None, closed="left"), list, tuple, callable],
+        "sampling": [None, object],
+        "objectives": [None, dict],
+        "eval_at": [Interval(Integral, 1, None, closed="left"), list, tuple],
+        "qid_column": [None, str, Integral, tuple],
+        "engine_params": [None, dict],
+        "n_jobs": [None, Integral],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        *,
+        engine: str = "lightgbm",
+        n_estimators: int = 100,
+        learning_rate: float = 0.1,
+        num_leaves: int = 31,
+        max_depth: int = -1,
+        min_child_samples: int = 20,
+        k: int = 20,
+        schedule: Any = None,
+        sampling: Any = None,
+        objectives: Mapping[str, float] | None = None,
+        eval_at: Sequence[int] | int = (10,),
+        qid_column: Any = None,
+        engine_params: Mapping[str, Any] | None = None,
+        n_jobs: int | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        self.engine = engine
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.num_leaves = num_leaves
+        self.max_depth = max_depth
+        self.min_child_samples = min_child_samples
+        self.k = k
+        self.schedule = schedule
+        self.sampling = sampling
+        self.objectives = objectives
+        self.eval_at = eval_at
+        self.qid_column = qid_column
+        self.engine_params = engine_params
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ #
+    # scikit-learn tags                                                   #
+    # ------------------------------------------------------------------ #
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.allow_nan = True
+        if self.objectives is not None:
+            tags.target_tags.multi_output = True
+            tags.target_tags.single_output = False
+        return tags
+
+    # ------------------------------------------------------------------ #
+    # validation helpers                                                  #
+    # ------------------------------------------------------------------ #
+    def _eval_at(self) -> list[int]:
+        eval_at = self.eval_at
+        if isinstance(eval_at, Integral) and not isinstance(eval_at, bool):
+            return [check_int(eval_at, "eval_at", minimum=1)]
+        if len(eval_at) == 0:
+            raise ValueError("eval_at must hold at least one cut-off, got an empty sequence")
+        return [check_int(v, f"eval_at[{i}]", minimum=1) for i, v in enumerate(eval_at)]
+
+    def _check_extra_params(self) -> tuple[list[int], Any, dict[str, float] | None]:
+        eval_at = self._eval_at()
+        schedule = None
+        if self.schedule is not None:
+            from ltr.schedules import as_schedule
+
+            schedule = as_schedule(self.schedule)
+            n_rounds = getattr(schedule, "n_rounds", None)
+            if n_rounds is not None and n_rounds > self.n_estimators:
+                warnings.warn(
+                    f"schedule {schedule!r} defines {n_rounds} rounds but n_estimators="
+                    f"{self.n_estimators}: training stops after {self.n_estimators} rounds",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        if self.sampling is not None:
+            from ltr.sampling import TopKPairSampling
+
+            if not isinstance(self.sampling, TopKPairSampling):
+                raise TypeError(
+                    "sampling must be None or a ltr.sampling.TopKPairSampling, got "
+                    f"{short_repr(self.sampling)} ({type(self.sampling).__name__})"
+                )
+        weights = None
+        if self.objectives is not None:
+            if len(self.objectives) == 0:
+                raise ValueError("objectives must name at least one label, got {}")
+            weights = {}
+            for name, w in self.objectives.items():
+                if not isinstance(name, str):
+                    raise TypeError(f"objectives keys must be label names (str), got {name!r}")
+                if isinstance(w, bool) or not isinstance(w, Real) or not np.isfinite(w) or w < 0:
+                    raise ValueError(
+                        f"objectives[{name!r}] must be a finite weight >= 0, got {w!r}"
+                    )
+                weights[name] = float(w)
+            if sum(weights.values()) <= 0:
+                raise ValueError(f"objectives weights must not all be 0, got {self.objectives!r}")
+        if self.engine_params is not None:
+            for key in self.engine_params:
+                if not isinstance(key, str):
+                    raise TypeError(f"engine_params keys must be str, got {key!r}")
+        return eval_at, schedule, weights
+
+    def _engine_params(self) -> dict[str, Any]:
+        if self.engine == "lightgbm":
+            params: dict[str, Any] = {
+                "learning_rate": float(self.learning_rate),
+                "num_leaves": int(self.num_leaves),
+                "max_depth": int(self.max_depth),
+                "min_data_in_leaf": int(self.min_child_samples),
+                "verbosity": -1,
+            }
+        else:
+            params = {"learning_rate": float(self.learning_rate), "max_leaves": int(self.num_leaves)}
+            if self.max_depth > 0:
+                params["max_depth"] = int(self.max_depth)
+            else:
+                params.update(max_depth=0, grow_policy="lossguide")
+        params.update(self.engine_params or {})
+        return params
+
+    def _split_labels(self, y: Any, weights: dict[str, float] | None, name: str = "y") -> tuple[Any, dict[str, np.ndarray] | None]:
+        """Return ``(primary 1-D label, per-objective label columns or None)``."""
+        if weights is None:
+            if _is_multilabel(y) and np.ndim(np.asarray(y)) == 2 and np.asarray(y).shape[1] != 1:
+                raise ValueError(
+                    f"{name} has shape {np.shape(y)} but objectives is None; pass 1-D relevance "
+                    "labels, or set objectives={'label': weight, ...} for one column per objective"
+                )
+            return y, None
+        labels = _label_columns(y, weights, name=name)
+        return labels[next(iter(weights))], labels
+
+    # ------------------------------------------------------------------ #
+    # fit / predict / score                                               #
+    # ------------------------------------------------------------------ #
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        qid: Any = None,
+        group: Any = None,
+        sample_weight: Any = None,
+        eval_set: Sequence[tuple[Any, Any]] | None = None,
+        eval_qid: Sequence[Any] | None = None,
+    ) -> LambdaMARTRanker:
+        """Train on query-grouped rows.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+            Features (plus the ``qid_column`` when set).  NaN allowed.
+        y : array-like of shape (n_rows,) or (n_rows, n_objectives)
+            Graded relevance labels (one column per objective with ``objectives``).
+        qid : array-like of shape (n_rows,), optional
+            Query id per row; rows need not be sorted.
+        group : array-like of int, optional
+            Query sizes (LightGBM style) for rows already grouped; instead of qid.
+        sample_weight : array-like of shape (n_rows,), optional
+            Per-row weights.
+        eval_set : list of (X, y), optional
+            Validation sets whose nDCG@``eval_at`` is recorded per round.
+        eval_qid : list of array-like, optional
+            Query ids of each ``eval_set`` entry (or use their ``qid_column``).
+
+        Returns
+        -------
+        self
+        """
+        from ltr.engines import train
+
+        self._validate_params()
+        eval_at, schedule, weights = self._check_extra_params()
+        owner = f"{type(self).__name__}.fit"
+        if group is not None and qid is None:
+            X, _ = _get_qid(owner, X, None, self.qid_column, required=False)
+        else:
+            X, qid = _get_qid(owner, X, qid, self.qid_column)
+        y_main, labels = self._split_labels(y, weights)
+        X, y_main = validate_data(
+            self,
+            X,
+            y_main,
+            dtype=[np.float64, np.float32],
+            ensure_all_finite="allow-nan",
+            y_numeric=True,
+            reset=True,
+        )
+        n = X.shape[0]
+        if qid is not None:
+            qid = _check_qid_rows(qid, n)
+        groups = resolve_groups(n, qid=qid, group=group, sort=True)
+        order = groups.order
+        X = _take(X, order)
+        y_main = np.ascontiguousarray(_take(np.asarray(y_main, dtype=np.float64), order))
+        if sample_weight is not None:
+            sw = np.asarray(sample_weight, dtype=np.float64)
+            if sw.shape != (n,):
+                raise ValueError(
+                    f"sample_weight must have shape ({n},) (one weight per row), got {sw.shape}"
+                )
+            sample_weight = np.ascontiguousarray(_take(sw, order))
+        if labels is not None:
+            labels = {name: np.ascontiguousarray(_take(col, order)) for name, col in labels.items()}
+
+        eval_sets = self._prepare_eval_sets(eval_set, eval_qid, weights)
+        seed = self._seed()
+        objective = self._objective(schedule, labels, weights, seed)
+        model = train(
+            X,
+            y_main,
+            groups.offsets,
+            engine=self.engine,
+            objective=objective,
+            k=int(self.k),
+            schedule=schedule,
+            params=self._engine_params(),
+            num_boost_round=int(self.n_estimators),
+            sample_weight=sample_weight,
+            eval_sets=eval_sets,
+            eval_at=tuple(eval_at),
+            random_state=seed,
+            n_jobs=self.n_jobs,
+            progress=False,
+            labels=labels,
+        )
+        self.model_ = model
+        self.booster_ = model.booster
+        self.evals_result_ = model.evals_result
+        self.best_iteration_ = model.best_iteration
+        self.n_queries_ = groups.n_queries
+        return self
+
+    def _seed(self) -> int | None:
+        if self.random_state is None:
+            return None
+        if isinstance(self.random_state, Integral):
+            return int(self.random_state)
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+    def _objective(
+        self,
+        schedule: Any,
+        labels: dict[str, np.ndarray] | None,
+        weights: dict[str, float] | None,
+        seed: int | None,
+    ) -> Any:
+        if weights is not None:
+            from ltr.objectives import CompositeLambdaRankObjective
+
+            return CompositeLambdaRankObjective(
+                weights, labels, k=int(self.k), sampling=self.sampling, schedule=schedule,
+                random_state=seed,
+            )
+        if self.sampling is not None:
+            from ltr.objectives import LambdaRankObjective
+
+            return LambdaRankObjective(
+                k=int(self.k), sampling=self.sampling, schedule=schedule, random_state=seed
+            )
+        return "native"
+
+    def _prepare_eval_sets(
+        self, eval_set: Any, eval_qid: Any, weights: dict[str, float] | None
+    ) -> list[tuple[str, Any, np.ndarray, np.ndarray]]:
+        if eval_set is None:
+            if eval_qid is not None:
+                raise ValueError("eval_qid was given without eval_set")
+            return []
+        if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
+            eval_set = [eval_set]
+        if eval_qid is not None and len(eval_qid) != len(eval_set):
+            raise ValueError(
+                f"eval_qid has {len(eval_qid)} entries but eval_set has {len(eval_set)}; "
+                "give one qid array per eval_set entry"
+            )
+        out = []
+        for i, item in enumerate(eval_set):
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise TypeError(f"eval_set[{i}] must be an (X, y) pair, got {short_repr(item)}")
+            Xe, ye = item
+            qe = None if eval_qid is None else eval_qid[i]
+            Xe, qe = _get_qid(f"{type(self).__name__}.fit eval_set[{i}]", Xe, qe, self.qid_column)
+            ye, _ = self._split_labels(ye, weights, name=f"eval_set[{i}] y")
+            Xe = validate_data(self, Xe, dtype=[np.float64, np.float32],
+                               ensure_all_finite="allow-nan", reset=False)
+            ye = np.asarray(ye, dtype=np.float64)
+            if ye.shape != (Xe.shape[0],):
+                raise ValueError(
+                    f"eval_set[{i}] y has shape {ye.shape} but its X has {Xe.shape[0]} rows"
+                )
+            qe = _check_qid_rows(qe, Xe.shape[0], name=f"eval_qid[{i}]")
+            g = resolve_groups(Xe.shape[0], qid=qe, sort=True)
+            out.append((f"valid_{i}", _take(Xe, g.order), np.ascontiguousarray(_take(ye, g.order)),
+                        g.offsets))
+        return out
+
+    def _transform_X(self, X: Any) -> Any:
+        check_is_fitted(self)
+        X, _ = _take_qid_column(X, self.qid_column, drop=True)
+        return validate_data(
+            self, X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan", reset=False
+        )
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Relevance score of each row (row-wise: no query ids needed).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+            Same features as in ``fit``; a ``qid_column`` present is dropped.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,)
+        """
+        X = self._transform_X(X)
+        return np.asarray(self.model_.predict(X), dtype=np.float64)
+
+    def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
+        """Mean nDCG@``eval_at[0]`` over the queries of ``(X, y)``.
+
+        Rows need not be sorted by query.  With ``objectives``, ``y`` holds one
+        column per objective and the composite nDCG total is returned.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+        y : array-like of shape (n_rows,) or (n_rows, n_objectives)
+        qid : array-like of shape (n_rows,), optional
+            Query id per row, or use ``qid_column``.
+
+        Returns
+        -------
+        float
+        """
+        from ltr.metrics import composite_ndcg, ndcg
+
+        check_is_fitted(self)
+        X, qid = _get_qid(f"{type(self).__name__}.score", X, qid, self.qid_column)
+        n = _n_rows(X)
+        qid = _check_qid_rows(qid, n)
+        scores = self.predict(X)
+        groups = resolve_groups(n, qid=qid, sort=True)
+        k = self._eval_at()[0]
+        if self.objectives is not None:
+            labels = _label_columns(y, self.objectives)
+            labels = {name: _take(col, groups.order) for name, col in labels.items()}
+            result = composite_ndcg(labels, _take(scores, groups.order), offsets=groups.offsets,
+                                    weights=dict(self.objectives), k=k)
+            return float(result.total)
+        y = np.asarray(y, dtype=np.float64)
+        if y.shape != (n,):
+            raise ValueError(f"y must have shape ({n},) (one label per row), got {y.shape}")
+        return float(ndcg(_take(y, groups.order), _take(scores, groups.order),
+                          offsets=groups.offsets, k=k))
+
+
+class GroupedRanker(BaseEstimator):
+    """Adapter: an engine's own sklearn ranker that takes ``qid`` per row.
+
+    ``lightgbm.LGBMRanker`` needs ``group`` sizes, which cannot follow
+    scikit-learn's row splits (LightGBM issues 1137, 3018, 5660).  This wrapper
+    takes ``qid`` as routed metadata or from ``qid_column``, sorts each fold's
+    rows by query and calls ``estimator.fit(X, y, group=sizes)``; ``predict``
+    delegates (dropping the qid column).  Works with ``xgboost.XGBRanker`` too.
+
+    Parameters
+    ----------
+    estimator : estimator with fit(X, y, group=...) and predict(X)
+        E.g. ``LGBMRanker(n_estimators=20)``; its parameters are tunable as
+        ``estimator__num_leaves`` in a search.
+    qid_column : hashable, optional
+        Query-id column of a pandas ``X``; never passed to the estimator.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted clone.
+    n_features_in_ : int
+        Features seen in ``fit`` (without the qid column).
+    """
+
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
+
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "qid_column": [None, str, Integral, tuple],
+    }
+
+    def __init__(self, estimator: Any, *, qid_column: Any = None) -> None:
+        self.estimator = estimator
+        self.qid_column = qid_column
+
+    def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None, **fit_params: Any) -> GroupedRanker:
+        """Sort rows by query and fit a clone of ``estimator`` with ``group`` sizes.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_rows, n_features)
+        y : array-like of shape (n_rows,)
+        qid : array-like of shape (n_rows,), optional
+            Query id per row, or use ``qid_column``.
+        sample_weight : array-like of shape (n_rows,), optional
+        **fit_params
+            Passed to ``estimator.fit``.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X, qid = _get_qid(f"{type(self).__name__}.fit", X, qid, self.qid_column)
+        n = _n_rows(X)
+        qid = _check_qid_rows(qid, n)
+        groups = resolve_groups(n, qid=qid, sort=True)
+        X = _take(X, groups.order)
+        y = _take(np.asarray(y), groups.order)
+        if sample_weight is not None:
+            fit_params["sample_weight"] = _take(np.asarray(sample_weight), groups.order)
+        self.estimator_ = clone(self.estimator).fit(X, y, group=groups.sizes, **fit_params)
+        if hasattr(self.estimator_, "n_features_in_"):
+            self.n_features_in_ = self.estimator_.n_features_in_
+        if hasattr(self.estimator_, "feature_names_in_"):
+            self.feature_names_in_ = self.estimator_.feature_names_in_
+        return self
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Scores of the fitted estimator (qid column dropped)."""
+        check_is_fitted(self)
+        X, _ = _take_qid_column(X, self.qid_column, drop=True)
+        return np.asarray(self.estimator_.predict(X), dtype=np.float64)
+
+    def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
+        """Mean nDCG@10 over the queries of ``(X, y)`` (rows need not be sorted)."""
+        from ltr.metrics import ndcg
+
+        check_is_fitted(self)
+        X, qid = _get_qid(f"{type(self).__name__}.score", X, qid, self.qid_column)
+        n = _n_rows(X)
+        qid = _check_qid_rows(qid, n)
+        groups = resolve_groups(n, qid=qid, sort=True)
+        scores = self.predict(X)
+        y = np.asarray(y, dtype=np.float64)
+        return float(ndcg(_take(y, groups.order), _take(scores, groups.order),
+                          offsets=groups.offsets, k=10))
+
