@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from ltr._compat import import_yaml
 
@@ -36,7 +36,6 @@ __all__ = [
     "ConfigError",
     "DataConfig",
     "EvaluationConfig",
-    "GradesConfig",
     "ImportanceConfig",
     "LinearScheduleConfig",
     "ModelConfig",
@@ -81,44 +80,44 @@ class SyntheticConfig(_Section):
     n_segments: int = Field(0, ge=0, description="number of row segments (0: none)")
 
 
-class GradesConfig(_Section):
-    """Grade mapping from a raw behaviour column to graded relevance.
+class ObjectiveColumnConfig(_Section):
+    """One objective of a multi-objective data set (e.g. watch, share, follow).
 
-    Exactly one of ``preset`` (a named preset of ``ltr.relevance``),
-    ``thresholds`` (``[[upper_bound, grade], ...]``, ascending) or
-    ``categories`` (``{value: grade}`` with ``default``) is given.
+    For tabular data the objective's grades come either from ``column`` (a
+    column that already holds grades; default: the objective's name) or from
+    ``grades``: a preset name of ``ltr.relevance.PRESETS`` (``watch``,
+    ``share``, ``follow``, ``ecommerce``) or a grade mapping
+    ``{rules: {raw_column: {type: threshold, bins: [[0.3, 0], ...], above: 3}}, combine: max}``
+    applied to raw behaviour columns.  Synthetic data generates graded labels
+    per objective itself (``column`` and ``grades`` must be left out).
     """
 
-    preset: str | None = None
-    thresholds: list[tuple[float, float]] | None = None
-    categories: dict[str, float] | None = None
-    default: float = 0.0
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> GradesConfig:
-        given = [n for n in ("preset", "thresholds", "categories") if getattr(self, n) is not None]
-        if len(given) != 1:
-            raise ValueError(
-                "give exactly one of preset, thresholds or categories, got "
-                + (", ".join(given) if given else "none")
-            )
-        if self.thresholds is not None:
-            bounds = [b for b, _ in self.thresholds]
-            if not bounds or any(b2 <= b1 for b1, b2 in zip(bounds, bounds[1:])):
-                raise ValueError(f"@thresholds: bounds must be non-empty and ascending, got {bounds!r}")
-        return self
-
-
-class ObjectiveColumnConfig(_Section):
-    """One objective of a multi-objective data set (e.g. watch, share, follow)."""
-
-    column: str | None = Field(
-        None, description="raw behaviour column (tabular data); defaults to the objective's name"
-    )
-    grades: GradesConfig | None = Field(
-        None, description="mapping from the raw column to grades; None: the column already holds grades"
-    )
+    column: str | None = Field(None, description="column already holding grades (default: the name)")
+    grades: Any = Field(None, description="preset name or grade-mapping dict (ltr.relevance)")
     weight: float = Field(..., gt=0, description="weight in the composite nDCG and composite objective")
+
+    @field_validator("grades")
+    @classmethod
+    def _grades(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, (str, Mapping)):
+            raise ValueError(f"must be a preset name or a grade-mapping mapping, got {_got(value)}")
+        from ltr.relevance import GradeMapping
+
+        try:
+            GradeMapping.from_dict(value)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    def grade_mapping(self) -> Any:
+        """The ``ltr.relevance.GradeMapping`` (None when ``grades`` is not set)."""
+        if self.grades is None:
+            return None
+        from ltr.relevance import GradeMapping
+
+        return GradeMapping.from_dict(self.grades)
 
 
 class SplitConfig(_Section):
@@ -637,6 +636,16 @@ def _check_consistency(cfg: RunConfig, label: str | None) -> None:
         raise ConfigError(f"{where}evaluation.per_segment: true needs data.segment (the segment column)")
     if cfg.evaluation.per_segment and data.source == "synthetic" and data.synthetic.n_segments < 1:
         raise ConfigError(f"{where}evaluation.per_segment: true needs data.synthetic.n_segments >= 1")
+    if data.source == "synthetic" and data.objectives:
+        for name, oc in data.objectives.items():
+            for attr in ("column", "grades"):
+                if getattr(oc, attr) is not None:
+                    raise ConfigError(
+                        f"{where}data.objectives.{name}.{attr}: synthetic data grades each objective "
+                        f"itself; {attr} applies to tabular data (parquet/csv), got {_got(getattr(oc, attr))}"
+                    )
+    if data.source == "letor" and data.objectives:
+        raise ConfigError(f"{where}data.objectives: LETOR files hold one label; objectives need parquet/csv or synthetic")
     if data.source == "synthetic" and data.synthetic.max_docs < data.synthetic.mean_docs:
         raise ConfigError(
             f"{where}data.synthetic.max_docs: must be >= mean_docs ({data.synthetic.mean_docs}), "
