@@ -271,7 +271,9 @@ class ImportanceConfig(_Section):
 
     enabled: bool = False
     n_repeats: int = Field(5, ge=1)
-    strategy: str = Field("global", description="permutation strategy of ltr.inspection")
+    strategy: Literal["global", "within_query"] = Field(
+        "global", description="global: shuffle across all rows; within_query: only inside each query"
+    )
     features: list[str] | None = Field(None, description="features to permute (default: all)")
     groups: dict[str, list[str]] | None = Field(None, description="feature groups permuted together")
     max_queries: int | None = Field(None, ge=1)
