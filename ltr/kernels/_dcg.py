@@ -1,0 +1,184 @@
+"""DCG kernels over flat arrays and query offsets (numba, no validation).
+
+One query at a time, the top ``m = min(k, n)`` documents are selected either
+with a small sorted insertion buffer (``m`` small: one pass over the query,
+most documents rejected by a single comparison) or with a stable merge sort
+(``m`` large).  The parallel drivers split the queries into chunks so that
+every thread allocates its buffers once.
+
+Conventions are passed as small integers (see the ``*_MODE`` constants) and
+plain arrays; the public wrapper in :mod:`ltr.metrics` maps names to them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+# How a row's gain is obtained.
+GAIN_TABLE = 0  # gains[i] precomputed per row
+GAIN_EXP2 = 1  # 2**label - 1
+GAIN_LINEAR = 2  # label
+
+# How ties among equal predicted scores are ordered.
+TIES_STABLE = 0  # input order (LightGBM, XGBoost)
+TIES_KEY_DESC = 1  # by a per-row key, descending (trec_eval: doc id descending)
+TIES_AVERAGE = 2  # McSherry-Najork average over all orders of a tie group
+TIES_PESSIMISTIC = 3  # lowest gain first
+TIES_OPTIMISTIC = 4  # highest gain first
+
+# Queries whose cut-off exceeds this use a full sort instead of the buffer.
+_BUFFER_MAX = 48
+_CHUNK = 64
+
+
+@njit(cache=True, inline="always")
+def _gain(i, labels, gains, gain_mode):
+    if gain_mode == GAIN_EXP2:
+        return 2.0 ** labels[i] - 1.0
+    if gain_mode == GAIN_LINEAR:
+        return labels[i]
+    return gains[i]
+
+
+@njit(cache=True, inline="always")
+def _tie(i, labels, gains, gain_mode, tie_keys, tie_mode):
+    # Larger tie value ranks first among equal primary keys.
+    if tie_mode == TIES_KEY_DESC:
+        return tie_keys[i]
+    if tie_mode == TIES_PESSIMISTIC:
+        return -_gain(i, labels, gains, gain_mode)
+    if tie_mode == TIES_OPTIMISTIC:
+        return _gain(i, labels, gains, gain_mode)
+    return -float(i)  # stable (and average, where the order inside a tie is irrelevant)
+
+
+@njit(cache=True)
+def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                buf_idx, buf_p, buf_t):
+    """Fill ``buf_idx[:m]`` with the best ``m`` rows of ``start:end`` (best first)."""
+    n = end - start
+    if m <= _BUFFER_MAX and m < n:
+        filled = 0
+        for i in range(start, end):
+            p = primary[i]
+            if filled == m:
+                lp = buf_p[m - 1]
+                if p < lp:
+                    continue
+                t = _tie(i, labels, gains, gain_mode, tie_keys, tie_mode)
+                if p == lp and t <= buf_t[m - 1]:
+                    continue
+                j = m - 1
+            else:
+                t = _tie(i, labels, gains, gain_mode, tie_keys, tie_mode)
+                j = filled
+                filled += 1
+            while j > 0 and (buf_p[j - 1] < p or (buf_p[j - 1] == p and buf_t[j - 1] < t)):
+                buf_p[j] = buf_p[j - 1]
+                buf_t[j] = buf_t[j - 1]
+                buf_idx[j] = buf_idx[j - 1]
+                j -= 1
+            buf_p[j] = p
+            buf_t[j] = t
+            buf_idx[j] = i
+        return
+    # Full stable sort: secondary key first, then primary (both descending, stable).
+    neg_t = np.empty(n)
+    for j in range(n):
+        neg_t[j] = -_tie(start + j, labels, gains, gain_mode, tie_keys, tie_mode)
+    order = np.argsort(neg_t, kind="mergesort")
+    neg_p = np.empty(n)
+    for j in range(n):
+        neg_p[j] = -primary[start + order[j]]
+    order2 = np.argsort(neg_p, kind="mergesort")
+    for j in range(m):
+        buf_idx[j] = start + order[order2[j]]
+
+
+@njit(cache=True)
+def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start, end, m,
+               buf_idx, buf_p, buf_t):
+    _select_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                buf_idx, buf_p, buf_t)
+    total = 0.0
+    if tie_mode != TIES_AVERAGE:
+        for j in range(m):
+            total += _gain(buf_idx[j], labels, gains, gain_mode) * discount[j]
+        return total
+    # Average over ties: groups of equal score inside the top m.
+    j = 0
+    while j < m:
+        s = scores[buf_idx[j]]
+        g = 0.0
+        e = j
+        while e < m and scores[buf_idx[e]] == s:
+            g += _gain(buf_idx[e], labels, gains, gain_mode)
+            e += 1
+        cnt = e - j
+        if e == m and m < end - start:
+            # The last group may continue past the cut-off: count all its members.
+            g = 0.0
+            cnt = 0
+            for i in range(start, end):
+                if scores[i] == s:
+                    g += _gain(i, labels, gains, gain_mode)
+                    cnt += 1
+        dsum = 0.0
+        for q in range(j, e):
+            dsum += discount[q]
+        total += g / cnt * dsum
+        j = e
+    return total
+
+
+@njit(cache=True)
+def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, discount, start, end, m,
+                buf_idx, buf_p, buf_t):
+    # ideal_mode 0: order by gain; 1: order by ideal_keys (LightGBM orders by label).
+    if ideal_mode == 1:
+        key = ideal_keys
+    elif gain_mode == GAIN_TABLE:
+        key = gains
+    else:
+        key = labels  # exp2 and linear gains increase with the label
+    _select_top(key, labels, gains, gain_mode, ideal_keys, TIES_STABLE, start, end, m,
+                buf_idx, buf_p, buf_t)
+    total = 0.0
+    for j in range(m):
+        total += _gain(buf_idx[j], labels, gains, gain_mode) * discount[j]
+    return total
+
+
+@njit(cache=True, parallel=True)
+def dcg_idcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
+             discount, offsets, k, out_dcg, out_idcg, want_dcg, want_idcg):
+    """Per-query DCG@k and ideal DCG@k.
+
+    ``k <= 0`` means the whole query.  ``discount`` must have at least
+    ``min(k, longest query)`` entries.  Results go to ``out_dcg`` / ``out_idcg``.
+    """
+    n_q = offsets.shape[0] - 1
+    max_n = 0
+    for q in range(n_q):
+        sz = offsets[q + 1] - offsets[q]
+        if sz > max_n:
+            max_n = sz
+    width = max_n if (k <= 0 or k > max_n) else k
+    n_chunks = (n_q + _CHUNK - 1) // _CHUNK
+    for c in prange(n_chunks):
+        buf_idx = np.empty(width, dtype=np.int64)
+        buf_p = np.empty(min(width, _BUFFER_MAX) + 1)
+        buf_t = np.empty(min(width, _BUFFER_MAX) + 1)
+        q_end = min(n_q, (c + 1) * _CHUNK)
+        for q in range(c * _CHUNK, q_end):
+            start = offsets[q]
+            end = offsets[q + 1]
+            n = end - start
+            m = n if (k <= 0 or k > n) else k
+            if want_dcg:
+                out_dcg[q] = _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode,
+                                        discount, start, end, m, buf_idx, buf_p, buf_t)
+            if want_idcg:
+                out_idcg[q] = _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode,
+                                          discount, start, end, m, buf_idx, buf_p, buf_t)

@@ -1,0 +1,814 @@
+"""nDCG over ragged queries, with every peer's convention made explicit.
+
+The public functions validate their input, resolve a convention into plain
+arrays and integers, and hand flat arrays plus query offsets to the numba
+kernels in :mod:`ltr.kernels._dcg`.
+
+Conventions differ in five places (each verified against the peer itself in
+``tests/test_metrics_peers.py``):
+
+========== ========= ============ ===================== ============== ===================
+convention gain      discount     ties                  empty query    other
+========== ========= ============ ===================== ============== ===================
+lightgbm   2^l - 1   1/log2(i+1)  stable (input order)  1              ideal DCG by label
+xgboost    2^l - 1   1/log2(i+1)  stable (input order)  1 (``ndcg@k-``: 0)  scores as float32
+sklearn    l         1/log2(i+1)  averaged              0
+trec_eval  l         1/log2(i+1)  doc id descending     0
+ranx       l         1/log2(i+1)  stable (see below)    0              labels < 1 gain 0
+========== ========= ============ ===================== ============== ===================
+
+LightGBM and XGBoost add an empty query's value with weight 1 to a weighted
+mean (its weight still counts in the denominator).  ranx orders tied scores
+with numba's quicksort, which keeps input order for queries of up to 16
+documents and is unstable beyond; no option reproduces the latter, so the
+``ranx`` convention is exact whenever tied scores occur only in short queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from numbers import Integral, Real
+from typing import Any, Union
+
+import numpy as np
+import pandas as pd
+
+from ltr._validation import check_1d_float, check_finite, check_int, check_real, short_repr
+from ltr.groups import QueryGroups, resolve_groups
+from ltr.kernels import _dcg as K
+
+__all__ = [
+    "CONVENTIONS",
+    "CompositeNDCG",
+    "Convention",
+    "MetricValue",
+    "cg",
+    "composite_ndcg",
+    "dcg",
+    "idcg",
+    "ndcg",
+    "ndcg_by_segment",
+    "smooth",
+]
+
+GainSpec = Union[str, Sequence[float], np.ndarray, Callable[[np.ndarray], np.ndarray]]
+DiscountSpec = Union[str, Sequence[float], np.ndarray, Callable[[np.ndarray], np.ndarray]]
+KSpec = Union[int, None, Sequence[int]]
+
+_TIES = {
+    "stable": K.TIES_STABLE,
+    "average": K.TIES_AVERAGE,
+    "pessimistic": K.TIES_PESSIMISTIC,
+    "optimistic": K.TIES_OPTIMISTIC,
+    "doc_id_desc": K.TIES_KEY_DESC,
+}
+_DISCOUNTS = ("log2", "log2_plus_one")
+_GAINS = ("exp2", "linear")
+
+
+class MetricValue(float):
+    """A mean metric value that also says how many queries it covers.
+
+    Behaves as a ``float``; ``n_queries`` counts the queries averaged and
+    ``n_skipped`` those left out because their ideal DCG is 0 (``empty="skip"``).
+    """
+
+    n_queries: int
+    n_skipped: int
+
+    def __new__(cls, value: float, n_queries: int = 0, n_skipped: int = 0) -> MetricValue:
+        obj = super().__new__(cls, value)
+        obj.n_queries = int(n_queries)
+        obj.n_skipped = int(n_skipped)
+        return obj
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (MetricValue, (float(self), self.n_queries, self.n_skipped))
+
+    def __repr__(self) -> str:
+        return f"{float(self)!r}"
+
+
+@dataclass(frozen=True)
+class Convention:
+    """The settings that reproduce one tool's nDCG.
+
+    ``gain``, ``discount``, ``ties`` and ``empty`` are the public options;
+    the remaining fields are quirks no keyword exposes.
+
+    Attributes
+    ----------
+    ideal_by_label : bool
+        Build the ideal ordering by label rather than by gain (LightGBM sorts
+        labels and then looks gains up; identical for monotone gain tables).
+    score_float32 : bool
+        Compare scores after rounding them to float32 (XGBoost).
+    min_relevant : float or None
+        Labels below this get zero gain (ranx ignores judgments below 1).
+    empty_unweighted : bool
+        In a weighted mean, an empty query adds its ``empty`` value with
+        weight 1 to the numerator while its weight stays in the denominator
+        (LightGBM and XGBoost).
+    """
+
+    gain: Any = "exp2"
+    discount: Any = "log2"
+    ties: str = "average"
+    empty: Any = "skip"
+    ideal_by_label: bool = False
+    score_float32: bool = False
+    min_relevant: float | None = None
+    empty_unweighted: bool = False
+
+
+CONVENTIONS: dict[str, Convention] = {
+    "lightgbm": Convention(gain="exp2", ties="stable", empty=1.0, ideal_by_label=True,
+                           empty_unweighted=True),
+    "xgboost": Convention(gain="exp2", ties="stable", empty=1.0, score_float32=True,
+                          empty_unweighted=True),
+    "sklearn": Convention(gain="linear", ties="average", empty=0.0),
+    "trec_eval": Convention(gain="linear", ties="doc_id_desc", empty=0.0),
+    "ranx": Convention(gain="linear", ties="stable", empty=0.0, min_relevant=1.0),
+}
+_DEFAULT = Convention()
+
+
+@dataclass
+class _Prepared:
+    labels: np.ndarray
+    scores: np.ndarray
+    offsets: np.ndarray
+    gains: np.ndarray
+    gain_mode: int
+    tie_keys: np.ndarray
+    tie_mode: int
+    ideal_keys: np.ndarray
+    ideal_mode: int
+    conv: Convention
+    weights: np.ndarray | None
+    _discounts: dict[int, np.ndarray] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------
+# validation helpers
+# ----------------------------------------------------------------------------
+
+
+def _resolve_convention(convention: str | None, **overrides: Any) -> Convention:
+    if convention is None:
+        base = _DEFAULT
+    elif isinstance(convention, str) and convention in CONVENTIONS:
+        base = CONVENTIONS[convention]
+    else:
+        raise ValueError(
+            f"convention must be one of {sorted(CONVENTIONS)} or None, got {convention!r}"
+        )
+    given = {name: value for name, value in overrides.items() if value is not None}
+    return replace(base, **given)
+
+
+def _check_k(k: Any) -> list[int | None]:
+    """Normalise ``k`` to a list of cut-offs (None = whole list)."""
+    if k is None:
+        return [None]
+    if isinstance(k, (list, tuple, np.ndarray)):
+        if len(k) == 0:
+            raise ValueError("k must not be an empty list")
+        return [check_int(v, f"k[{i}]", minimum=1) for i, v in enumerate(k)]
+    return [check_int(k, "k", minimum=1)]
+
+
+def _gain_rows(labels: np.ndarray, gain: Any, conv: Convention) -> tuple[np.ndarray, int]:
+    """Return (per-row gains or empty array, gain mode)."""
+    empty = np.empty(0)
+    if isinstance(gain, str):
+        if gain not in _GAINS:
+            raise ValueError(
+                f"gain must be 'exp2', 'linear', a label->gain table or a callable, got {gain!r}"
+            )
+        if gain == "exp2":
+            if labels.min() < 0:
+                bad = int(np.argmin(labels))
+                raise ValueError(
+                    f"y_true must be >= 0 with gain='exp2'; y_true[{bad}] = {labels[bad]!r}"
+                )
+            mode, rows = K.GAIN_EXP2, empty
+        else:
+            mode, rows = K.GAIN_LINEAR, empty
+    elif callable(gain):
+        try:
+            rows = np.asarray(gain(labels.copy()), dtype=np.float64)
+        except Exception as exc:
+            raise TypeError(f"gain callable failed on y_true: {exc}") from exc
+        if rows.shape != labels.shape:
+            raise ValueError(
+                f"gain callable must return one gain per label (shape {labels.shape}), "
+                f"got shape {rows.shape}"
+            )
+        check_finite(rows, "gain(y_true)")
+        mode = K.GAIN_TABLE
+    else:
+        table = np.asarray(gain)
+        if table.ndim != 1 or table.size == 0 or not np.issubdtype(table.dtype, np.number):
+            raise TypeError(
+                "gain must be 'exp2', 'linear', a 1-D label->gain table or a callable, "
+                f"got {short_repr(gain)}"
+            )
+        table = table.astype(np.float64)
+        check_finite(table, "gain table")
+        as_int = labels.astype(np.int64)
+        bad = (labels != as_int) | (as_int < 0) | (as_int >= table.size)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"y_true[{i}] = {labels[i]!r} is not a label of the gain table "
+                f"(integer labels 0..{table.size - 1})"
+            )
+        rows = table[as_int]
+        mode = K.GAIN_TABLE
+    if conv.min_relevant is not None:
+        if mode != K.GAIN_TABLE:
+            rows = 2.0 ** labels - 1.0 if mode == K.GAIN_EXP2 else labels.copy()
+            mode = K.GAIN_TABLE
+        rows = np.where(labels < conv.min_relevant, 0.0, rows)
+    return np.ascontiguousarray(rows, dtype=np.float64), mode
+
+
+def _discount_table(discount: Any, length: int) -> np.ndarray:
+    positions = np.arange(1, length + 1, dtype=np.float64)
+    if isinstance(discount, str):
+        if discount == "log2":
+            return 1.0 / np.log2(positions + 1.0)
+        if discount == "log2_plus_one":
+            return 1.0 / (np.log2(positions) + 1.0)
+        raise ValueError(
+            f"discount must be one of {_DISCOUNTS}, an array or a callable, got {discount!r}"
+        )
+    if callable(discount):
+        try:
+            table = np.asarray(discount(positions), dtype=np.float64)
+        except Exception as exc:
+            raise TypeError(f"discount callable failed on positions 1..{length}: {exc}") from exc
+        if table.shape != positions.shape:
+            raise ValueError(
+                f"discount callable must return one value per position (shape ({length},)), "
+                f"got shape {table.shape}"
+            )
+    else:
+        table = np.asarray(discount)
+        if table.ndim != 1 or not np.issubdtype(table.dtype, np.number):
+            raise TypeError(
+                "discount must be 'log2', 'log2_plus_one', a 1-D array of per-position "
+                f"discounts or a callable, got {short_repr(discount)}"
+            )
+        table = table.astype(np.float64)
+        if table.size < length:
+            raise ValueError(
+                f"discount has {table.size} positions but {length} are needed "
+                "(the cut-off k or the longest query); pass a longer array or a smaller k"
+            )
+        table = table[:length]
+    check_finite(table, "discount")
+    return np.ascontiguousarray(table)
+
+
+def _prepare(
+    y_true: Any,
+    y_score: Any,
+    *,
+    qid: Any,
+    group: Any,
+    offsets: np.ndarray | None,
+    conv: Convention,
+    weights: Any,
+    doc_ids: Any,
+) -> _Prepared:
+    labels = check_1d_float(y_true, "y_true")
+    scores = check_1d_float(y_score, "y_score")
+    if scores.shape[0] != labels.shape[0]:
+        raise ValueError(
+            f"y_score has {scores.shape[0]} rows but y_true has {labels.shape[0]}; they must match"
+        )
+    check_finite(labels, "y_true")
+    check_finite(scores, "y_score")
+    if offsets is not None:
+        offs = np.ascontiguousarray(offsets, dtype=np.int64)
+        if offs.ndim != 1 or offs.size < 2 or offs[0] != 0 or offs[-1] != labels.size:
+            raise ValueError(
+                f"offsets must run from 0 to the number of rows ({labels.size}), "
+                f"got {short_repr(offsets)}"
+            )
+        if qid is not None or group is not None:
+            raise ValueError("pass only one of qid, group or offsets")
+    else:
+        offs = resolve_groups(labels.size, qid=qid, group=group).offsets
+    n_q = offs.size - 1
+
+    if conv.score_float32:
+        scores = scores.astype(np.float32).astype(np.float64)
+
+    gains, gain_mode = _gain_rows(labels, conv.gain, conv)
+
+    if not isinstance(conv.ties, str) or conv.ties not in _TIES:
+        raise ValueError(f"ties must be one of {sorted(_TIES)}, got {conv.ties!r}")
+    tie_mode = _TIES[conv.ties]
+    tie_keys = np.empty(0)
+    if tie_mode == K.TIES_KEY_DESC:
+        if doc_ids is None:
+            raise ValueError(
+                "ties='doc_id_desc' (trec_eval/ranx) orders tied scores by document id: "
+                "pass doc_ids (one id per row)"
+            )
+        ids = np.asarray(doc_ids)
+        if ids.ndim != 1 or ids.size != labels.size:
+            raise ValueError(
+                f"doc_ids must have one id per row ({labels.size}), got shape {ids.shape}"
+            )
+        # Rank of each id under string comparison (strcmp order, as trec_eval).
+        _, inverse = np.unique(ids.astype(str), return_inverse=True)
+        tie_keys = inverse.ravel().astype(np.float64)
+
+    ideal_mode = 0
+    ideal_keys = np.empty(0)
+    if conv.ideal_by_label:
+        ideal_mode, ideal_keys = 1, labels
+
+    empty = conv.empty
+    if not (isinstance(empty, str) and empty == "skip"):
+        if isinstance(empty, (bool, np.bool_)) or not isinstance(empty, Real):
+            raise ValueError(f"empty must be 'skip' or a number, got {empty!r}")
+        check_real(empty, "empty")
+
+    w = None
+    if weights is not None:
+        w = check_1d_float(weights, "weights")
+        if w.size != n_q:
+            raise ValueError(
+                f"weights must hold one weight per query ({n_q} queries), got {w.size}"
+            )
+        check_finite(w, "weights")
+        if (w < 0).any():
+            i = int(np.flatnonzero(w < 0)[0])
+            raise ValueError(f"weights must be >= 0; weights[{i}] = {w[i]!r}")
+    return _Prepared(labels, scores, offs, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                     ideal_mode, conv, w)
+
+
+def _discount_for(prep: _Prepared, k: int | None) -> np.ndarray:
+    longest = int(np.max(np.diff(prep.offsets)))
+    length = longest if k is None else min(k, longest)
+    key = length
+    if key not in prep._discounts:
+        prep._discounts[key] = _discount_table(prep.conv.discount, length)
+    return prep._discounts[key]
+
+
+def _run_kernel(prep: _Prepared, k: int | None, want_dcg: bool, want_idcg: bool):
+    n_q = prep.offsets.size - 1
+    out_dcg = np.zeros(n_q)
+    out_idcg = np.zeros(n_q)
+    discount = _discount_for(prep, k)
+    K.dcg_idcg(prep.labels, prep.scores, prep.gains, prep.gain_mode, prep.tie_keys,
+               prep.tie_mode, prep.ideal_keys, prep.ideal_mode, discount, prep.offsets,
+               0 if k is None else k, out_dcg, out_idcg, want_dcg, want_idcg)
+    return out_dcg, out_idcg
+
+
+def _reduce(per_query: np.ndarray, weights: np.ndarray | None, n_skipped: int,
+            reduce: str | None, unweighted: np.ndarray | None = None) -> Any:
+    """Mean of *per_query* (NaN = skipped); rows flagged *unweighted* count 1 in the numerator."""
+    if reduce is None:
+        return per_query
+    valid = ~np.isnan(per_query)
+    n_used = int(valid.sum())
+    if n_used == 0:
+        return MetricValue(np.nan, 0, n_skipped)
+    if weights is None:
+        value = float(per_query[valid].mean())
+    else:
+        wv = weights[valid]
+        total = wv.sum()
+        terms = per_query[valid] * wv
+        if unweighted is not None:
+            terms = np.where(unweighted[valid], per_query[valid], terms)
+        value = float(terms.sum() / total) if total > 0 else np.nan
+    return MetricValue(value, n_used, n_skipped)
+
+
+def _check_reduce(reduce: Any) -> None:
+    if reduce not in ("mean", None):
+        raise ValueError(f"reduce must be 'mean' or None, got {reduce!r}")
+
+
+def _per_k(ks: list[int | None], k_arg: Any, compute: Callable[[int | None], Any]) -> Any:
+    if isinstance(k_arg, (list, tuple, np.ndarray)):
+        return {kk: compute(kk) for kk in ks}
+    return compute(ks[0])
+
+
+# ----------------------------------------------------------------------------
+# public API
+# ----------------------------------------------------------------------------
+
+
+def ndcg(
+    y_true: Any,
+    y_score: Any,
+    *,
+    qid: Any = None,
+    group: Any = None,
+    offsets: np.ndarray | None = None,
+    k: KSpec = 10,
+    gain: GainSpec | None = None,
+    discount: DiscountSpec | None = None,
+    ties: str | None = None,
+    empty: float | str | None = None,
+    weights: Any = None,
+    doc_ids: Any = None,
+    reduce: str | None = "mean",
+    convention: str | None = None,
+) -> Any:
+    r"""Normalised discounted cumulative gain over ragged queries.
+
+    .. math::
+        \mathrm{nDCG@k}(q) = \frac{\sum_{i=1}^{k} g(l_{\pi(i)})\, d(i)}
+                                  {\sum_{i=1}^{k} g(l_{\pi^*(i)})\, d(i)}
+
+    where :math:`\pi` orders the query's documents by predicted score and
+    :math:`\pi^*` by gain.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_rows,)
+        Graded relevance labels (float grades are allowed with exp2/linear).
+    y_score : array-like of shape (n_rows,)
+        Predicted scores; higher ranks first.
+    qid, group, offsets : array-like
+        Exactly one: a query id per row (contiguous), query sizes, or ``int64``
+        offsets of length ``n_queries + 1`` (fast path, no conversion).
+    k : int, None or list of int, default=10
+        Cut-off. ``None`` is the whole list; a ``k`` larger than a query means
+        the whole query. A list returns ``{k: value}``.
+    gain : {'exp2', 'linear'}, array or callable, default='exp2'
+        ``2**l - 1``, ``l``, a label->gain table (LightGBM ``label_gain``), or a
+        vectorised callable labels -> gains.
+    discount : {'log2', 'log2_plus_one'}, array or callable, default='log2'
+        ``1/log2(i+1)``, ``1/(log2(i)+1)``, per-position discounts, or a
+        callable positions (1-based) -> discounts.
+    ties : {'average', 'stable', 'pessimistic', 'optimistic', 'doc_id_desc'}, default='average'
+        Order among equal scores: averaged over all orders (McSherry & Najork,
+        as scikit-learn), input order (LightGBM, XGBoost), worst or best case,
+        or document id descending as strings (trec_eval; needs ``doc_ids``).
+    empty : 'skip' or float, default='skip'
+        Value of a query whose ideal DCG is 0. ``'skip'`` leaves it out of the
+        mean (NaN per query); LightGBM/XGBoost use 1, scikit-learn/trec_eval/ranx 0.
+    weights : array-like of shape (n_queries,), optional
+        Per-query weights for the mean.
+    doc_ids : array-like of shape (n_rows,), optional
+        Document ids, for ``ties='doc_id_desc'``.
+    reduce : {'mean', None}, default='mean'
+        ``'mean'`` returns a :class:`MetricValue` (a float with ``n_queries``
+        and ``n_skipped``); ``None`` returns the per-query array.
+    convention : {'lightgbm', 'xgboost', 'sklearn', 'trec_eval', 'ranx'}, optional
+        Start from the settings that reproduce that tool; explicit keyword
+        arguments override single fields (``convention='xgboost', empty=0.0``
+        is XGBoost's ``ndcg@k-``; ``convention='ranx', gain='exp2'`` is ranx's
+        ``ndcg_burges``).
+
+    Returns
+    -------
+    MetricValue, ndarray or dict
+        The mean, the per-query values, or a dict keyed by ``k``.
+
+    Examples
+    --------
+    >>> from ltr.metrics import ndcg
+    >>> round(ndcg([3, 2, 0, 1, 2], [5, 4, 3, 2, 1], group=[5], k=3, gain="linear"), 4)
+    0.81
+    """
+    conv = _resolve_convention(convention, gain=gain, discount=discount, ties=ties, empty=empty)
+    ks = _check_k(k)
+    _check_reduce(reduce)
+    prep = _prepare(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
+                    weights=weights, doc_ids=doc_ids)
+
+    def compute(kk: int | None) -> Any:
+        d, i = _run_kernel(prep, kk, True, True)
+        positive = i > 0
+        per_query = np.empty_like(d)
+        np.divide(d, i, out=per_query, where=positive)
+        n_empty = int((~positive).sum())
+        skip = isinstance(conv.empty, str)
+        per_query[~positive] = np.nan if skip else float(conv.empty)
+        unweighted = None if skip or not conv.empty_unweighted else ~positive
+        return _reduce(per_query, prep.weights, n_empty if skip else 0, reduce, unweighted)
+
+    return _per_k(ks, k, compute)
+
+
+def _unnormalised(
+    which: str,
+    y_true: Any,
+    y_score: Any,
+    *,
+    qid: Any,
+    group: Any,
+    offsets: np.ndarray | None,
+    k: KSpec,
+    gain: Any,
+    discount: Any,
+    ties: Any,
+    weights: Any,
+    doc_ids: Any,
+    reduce: str | None,
+    convention: str | None,
+) -> Any:
+    conv = _resolve_convention(convention, gain=gain, discount=discount, ties=ties)
+    ks = _check_k(k)
+    _check_reduce(reduce)
+    if y_score is None:  # idcg needs no scores
+        y_score = np.zeros(len(np.asarray(y_true)))
+    prep = _prepare(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
+                    weights=weights, doc_ids=doc_ids)
+
+    def compute(kk: int | None) -> Any:
+        d, i = _run_kernel(prep, kk, which == "dcg", which == "idcg")
+        return _reduce(d if which == "dcg" else i, prep.weights, 0, reduce)
+
+    return _per_k(ks, k, compute)
+
+
+def dcg(
+    y_true: Any,
+    y_score: Any,
+    *,
+    qid: Any = None,
+    group: Any = None,
+    offsets: np.ndarray | None = None,
+    k: KSpec = 10,
+    gain: GainSpec | None = None,
+    discount: DiscountSpec | None = None,
+    ties: str | None = None,
+    weights: Any = None,
+    doc_ids: Any = None,
+    reduce: str | None = "mean",
+    convention: str | None = None,
+) -> Any:
+    """Discounted cumulative gain of the predicted order; options as :func:`ndcg`."""
+    return _unnormalised("dcg", y_true, y_score, qid=qid, group=group, offsets=offsets, k=k,
+                         gain=gain, discount=discount, ties=ties, weights=weights,
+                         doc_ids=doc_ids, reduce=reduce, convention=convention)
+
+
+def idcg(
+    y_true: Any,
+    y_score: Any = None,
+    *,
+    qid: Any = None,
+    group: Any = None,
+    offsets: np.ndarray | None = None,
+    k: KSpec = 10,
+    gain: GainSpec | None = None,
+    discount: DiscountSpec | None = None,
+    ties: str | None = None,
+    weights: Any = None,
+    doc_ids: Any = None,
+    reduce: str | None = "mean",
+    convention: str | None = None,
+) -> Any:
+    """Ideal DCG (labels sorted by gain); ``y_score`` is ignored. Options as :func:`ndcg`."""
+    return _unnormalised("idcg", y_true, None, qid=qid, group=group, offsets=offsets, k=k,
+                         gain=gain, discount=discount, ties=ties, weights=weights,
+                         doc_ids=doc_ids, reduce=reduce, convention=convention)
+
+
+def cg(
+    y_true: Any,
+    y_score: Any,
+    *,
+    qid: Any = None,
+    group: Any = None,
+    offsets: np.ndarray | None = None,
+    k: KSpec = 10,
+    gain: GainSpec | None = None,
+    ties: str | None = None,
+    weights: Any = None,
+    doc_ids: Any = None,
+    reduce: str | None = "mean",
+    convention: str | None = None,
+) -> Any:
+    """Cumulative gain: total gain of the top ``k`` predicted documents (no discount)."""
+    return _unnormalised("dcg", y_true, y_score, qid=qid, group=group, offsets=offsets, k=k,
+                         gain=gain, discount=np.ones, ties=ties, weights=weights,
+                         doc_ids=doc_ids, reduce=reduce, convention=convention)
+
+
+@dataclass(frozen=True)
+class CompositeNDCG:
+    """Result of :func:`composite_ndcg`.
+
+    Attributes
+    ----------
+    total : float
+        ``sum_o weight_o * nDCG_o`` with weights normalised to sum to 1.
+    per_objective : dict[str, float]
+        Each objective's mean nDCG.
+    weights : dict[str, float]
+        The normalised weights used.
+    """
+
+    total: float
+    per_objective: dict[str, float]
+    weights: dict[str, float]
+
+    def __float__(self) -> float:
+        return float(self.total)
+
+    def to_dict(self) -> dict[str, float]:
+        """``{"composite": total, "<objective>": value, ...}``."""
+        return {"composite": float(self.total), **{k: float(v) for k, v in self.per_objective.items()}}
+
+
+def _check_objective_weights(weights: Any, names: Sequence[str]) -> dict[str, float]:
+    if not isinstance(weights, Mapping) or len(weights) == 0:
+        raise TypeError(f"weights must be a non-empty mapping objective -> weight, got {short_repr(weights)}")
+    out: dict[str, float] = {}
+    for name, w in weights.items():
+        if name not in names:
+            raise ValueError(
+                f"weights names objective {name!r} but labels has no such column "
+                f"(available: {sorted(names)})"
+            )
+        out[name] = check_real(w, f"weights[{name!r}]", minimum=0.0)
+    total = sum(out.values())
+    if total <= 0:
+        raise ValueError(f"weights must not all be zero, got {dict(weights)!r}")
+    return {name: w / total for name, w in out.items()}
+
+
+def composite_ndcg(
+    labels: Mapping[str, Any],
+    y_score: Any,
+    *,
+    weights: Mapping[str, float],
+    qid: Any = None,
+    group: Any = None,
+    offsets: np.ndarray | None = None,
+    k: int | None = 10,
+    gains: Mapping[str, GainSpec] | None = None,
+    **ndcg_options: Any,
+) -> CompositeNDCG:
+    """Multi-objective nDCG: the weighted sum of one nDCG per relevance definition.
+
+    Parameters
+    ----------
+    labels : mapping of str to array-like of shape (n_rows,)
+        One graded label column per objective, e.g. ``{"watch": ..., "share": ...}``.
+    y_score : array-like of shape (n_rows,)
+        Predicted scores.
+    weights : mapping of str to float
+        Weight of each objective (e.g. watch 0.6, share 0.25, follow 0.15);
+        non-negative, not all zero, normalised to sum to 1.
+    qid, group, offsets : array-like
+        Query information as in :func:`ndcg`.
+    k : int or None, default=10
+        Cut-off.
+    gains : mapping of str to gain, optional
+        Per-objective gain (as ``gain`` in :func:`ndcg`); default ``'exp2'``.
+    **ndcg_options
+        Passed to :func:`ndcg` (``discount``, ``ties``, ``empty``, ``convention``...).
+
+    Returns
+    -------
+    CompositeNDCG
+    """
+    if not isinstance(labels, Mapping) or len(labels) == 0:
+        raise TypeError(f"labels must be a non-empty mapping objective -> label column, got {short_repr(labels)}")
+    norm = _check_objective_weights(weights, list(labels))
+    gains = dict(gains or {})
+    for name in gains:
+        if name not in labels:
+            raise ValueError(f"gains names objective {name!r} but labels has no such column")
+    if "gain" in ndcg_options:
+        raise TypeError("pass per-objective gains with gains={name: gain}, not gain=")
+    if isinstance(k, (list, tuple)):
+        raise TypeError("composite_ndcg takes a single k (int or None)")
+    if offsets is None:
+        n_rows = len(np.asarray(y_score))
+        offsets = resolve_groups(n_rows, qid=qid, group=group).offsets
+    per: dict[str, float] = {}
+    for name, w in norm.items():
+        per[name] = float(ndcg(labels[name], y_score, offsets=offsets, k=k,
+                               gain=gains.get(name), **ndcg_options))
+    total = float(sum(norm[name] * per[name] for name in norm))
+    return CompositeNDCG(total=total, per_objective=per, weights=norm)
+
+
+def ndcg_by_segment(
+    y_true: Any,
+    y_score: Any,
+    *,
+    segments: Any,
+    qid: Any = None,
+    group: Any = None,
+    offsets: np.ndarray | None = None,
+    k: int | None = 10,
+    strength: float | None = None,
+    **ndcg_options: Any,
+) -> pd.DataFrame:
+    """Mean nDCG per query segment (e.g. a category), optionally smoothed.
+
+    Parameters
+    ----------
+    y_true, y_score : array-like of shape (n_rows,)
+    segments : array-like of shape (n_rows,) or (n_queries,)
+        Segment of each row (constant within a query) or of each query.
+    qid, group, offsets : array-like
+        Query information as in :func:`ndcg`.
+    k : int or None, default=10
+    strength : float, optional
+        When given, adds ``ndcg_smoothed`` from :func:`smooth` with this strength.
+    **ndcg_options
+        Passed to :func:`ndcg`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``segment``, ``queries``, ``ndcg`` (and ``ndcg_smoothed``),
+        sorted by segment; queries skipped as empty are not counted.
+    """
+    labels = check_1d_float(y_true, "y_true")
+    if offsets is None:
+        offsets = resolve_groups(labels.size, qid=qid, group=group).offsets
+    offsets = np.asarray(offsets, dtype=np.int64)
+    n_q = offsets.size - 1
+    seg = np.asarray(segments)
+    if seg.ndim != 1:
+        raise ValueError(f"segments must be 1-D, got shape {seg.shape}")
+    if seg.size == labels.size:
+        seg_q = seg[offsets[:-1]]
+        per_row = np.repeat(seg_q, np.diff(offsets))
+        if not np.array_equal(per_row, seg):
+            bad = int(np.flatnonzero(per_row != seg)[0])
+            raise ValueError(
+                f"segments must be constant within each query; row {bad} has {seg[bad]!r} "
+                f"but its query starts with {per_row[bad]!r}"
+            )
+    elif seg.size == n_q:
+        seg_q = seg
+    else:
+        raise ValueError(
+            f"segments must have one value per row ({labels.size}) or per query ({n_q}), "
+            f"got {seg.size}"
+        )
+    per_query = ndcg(labels, y_score, offsets=offsets, k=k, reduce=None, **ndcg_options)
+    frame = pd.DataFrame({"segment": seg_q, "value": per_query})
+    frame = frame[~np.isnan(frame["value"].to_numpy())]
+    table = frame.groupby("segment", sort=True)["value"].agg(["count", "mean"]).reset_index()
+    table.columns = ["segment", "queries", "ndcg"]
+    if strength is not None:
+        table["ndcg_smoothed"] = smooth(table["ndcg"].to_numpy(), table["queries"].to_numpy(),
+                                        strength=strength)
+    return table
+
+
+def smooth(values: Any, counts: Any, *, strength: float, prior: float | None = None) -> np.ndarray:
+    r"""Bayesian (additive) smoothing of per-segment means for long-tail segments.
+
+    .. math:: \hat{x} = \frac{n\,x + m\,\mathrm{prior}}{n + m}
+
+    Parameters
+    ----------
+    values : array-like of shape (n_segments,)
+        Per-segment means ``x``.
+    counts : array-like of shape (n_segments,)
+        Queries behind each mean ``n`` (>= 0).
+    strength : float
+        Pseudo-count ``m`` (>= 0); 0 returns ``values`` unchanged.
+    prior : float, optional
+        Value shrunk towards; defaults to the global mean ``sum(n x) / sum(n)``.
+
+    Returns
+    -------
+    ndarray of shape (n_segments,)
+    """
+    x = check_1d_float(values, "values")
+    n = check_1d_float(counts, "counts")
+    if x.size != n.size:
+        raise ValueError(f"counts has {n.size} entries but values has {x.size}; they must match")
+    check_finite(x, "values")
+    check_finite(n, "counts")
+    if (n < 0).any():
+        i = int(np.flatnonzero(n < 0)[0])
+        raise ValueError(f"counts must be >= 0; counts[{i}] = {n[i]!r}")
+    m = check_real(strength, "strength", minimum=0.0)
+    if prior is None:
+        if n.sum() <= 0:
+            raise ValueError("counts sum to 0: pass prior explicitly")
+        prior = float(np.dot(n, x) / n.sum())
+    else:
+        prior = check_real(prior, "prior")
+    if m == 0:
+        return x.copy()
+    return (n * x + m * prior) / (n + m)
