@@ -1,0 +1,462 @@
+"""LambdaRank gradient kernels (numba, no validation).
+
+Layout: flat ``float64`` scores, per-objective label and gain rows
+(``labels[o, i]``, ``gains[o, i]``), ``int64`` query offsets.  One
+``parallel=True`` driver loops over queries with ``prange``; every per-query
+step works in place on its own slice ``[start, start + n)`` of preallocated
+``O(n)`` work buffers, so nothing is allocated inside the parallel loop.
+
+Per query and objective the gradient follows LightGBM's ``LambdarankNDCG``
+(``src/objective/rank_objective.hpp``) in behaviour:
+
+* documents are ordered by score, descending, with a *stable* sort (ties keep
+  input order);
+* pairs are formed between rank ``i < min(k, n - 1)`` and every rank
+  ``j > i`` whose label differs, so at least one document of a pair is in the
+  current top ``k``; documents scored ``-inf`` are skipped;
+* ``|delta NDCG| = (gain_high - gain_low) * |d(r_high) - d(r_low)| / maxDCG@k``
+  with ``d(r) = 1 / log2(2 + r)``; with ``norm`` (and not all scores equal)
+  it is divided by ``0.01 + |s_high - s_low|``;
+* ``rho = 1 / (1 + exp(sigma * (s_high - s_low)))``;
+  ``lambda = -sigma * rho * |delta|`` and
+  ``hessian = sigma**2 * rho * (1 - rho) * |delta|``, added to the high
+  document and subtracted (lambda) / added (hessian) at the low one;
+* with ``norm`` every gradient and hessian of the query is multiplied by
+  ``log2(1 + S) / S``, ``S`` the sum of ``2 * |lambda|`` over its pairs.
+
+``use_table`` evaluates ``rho`` through LightGBM's 2**20-bin lookup table and
+``f32`` rounds every accumulation to ``float32`` in LightGBM's order; both
+together reproduce LightGBM's native gradients bit for bit.
+
+Pair weighting / sampling (``top``, ``head_weight``, ``pairs_per_doc``): a pair
+whose better-ranked document is in the current top ``top`` has weight
+``head_weight``, other pairs weight 1.  ``pairs_per_doc == 0`` multiplies
+every pair's terms by its weight.  ``pairs_per_doc = m > 0`` lets every
+document draw ``m`` partners among its eligible partners with probability
+proportional to the pair weight and scales each drawn pair by
+``W_d / (2 m)`` (``W_d`` the document's total eligible weight), an unbiased
+estimate of the weighted all-pairs sum.  Random numbers come from a
+counter-based SplitMix64 stream per (query, objective), so results do not
+depend on thread scheduling.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+#: Number of bins of LightGBM's sigmoid lookup table.
+SIGMOID_BINS = 1024 * 1024
+
+# LightGBM adds the float literal 0.01f (promoted to double) to |delta score|.
+_F32_001 = float(np.float32(0.01))
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_QUERY_MUL = np.uint64(0xD1B54A32D192ED03)
+_OBJ_MUL = np.uint64(0x8CB92BA72F3D8DD7)
+_U53 = 1.0 / 9007199254740992.0
+
+
+# ---------------------------------------------------------------- helpers
+
+
+@njit(cache=True)
+def position_discounts(n):
+    """``1 / log2(2 + i)`` for ``i < n`` (libm ``log2``, as in LightGBM)."""
+    out = np.empty(max(n, 1), dtype=np.float64)
+    for i in range(out.shape[0]):
+        out[i] = 1.0 / math.log2(2.0 + i)
+    return out
+
+
+@njit(cache=True)
+def lightgbm_sigmoid_table(sigma):
+    """LightGBM's sigmoid lookup table: ``(table, min_input, max_input, factor)``."""
+    min_input = -50.0 / sigma / 2.0
+    max_input = -min_input
+    factor = SIGMOID_BINS / (max_input - min_input)
+    table = np.empty(SIGMOID_BINS, dtype=np.float64)
+    for i in range(SIGMOID_BINS):
+        x = i / factor + min_input
+        table[i] = 1.0 / (1.0 + math.exp(x * sigma))
+    return table, min_input, max_input, factor
+
+
+@njit(cache=True, inline="always")
+def _before(ka, kb, desc):
+    if desc:
+        return ka > kb
+    return ka < kb
+
+
+@njit(cache=True)
+def _stable_argsort(key, s, n, idx, tmp, desc):
+    """Stable argsort of ``key[s:s+n]`` into ``idx[s:s+n]`` (local indices).
+
+    ``desc`` sorts descending.  ``tmp[s:s+n]`` is scratch.  Insertion sort on
+    runs of 24, then bottom-up merges ping-ponging between ``idx`` and ``tmp``.
+    """
+    for i in range(n):
+        idx[s + i] = i
+    run = 24
+    for lo in range(0, n, run):
+        hi = min(lo + run, n)
+        for i in range(lo + 1, hi):
+            v = idx[s + i]
+            kv = key[s + v]
+            j = i - 1
+            while j >= lo and _before(kv, key[s + idx[s + j]], desc):
+                idx[s + j + 1] = idx[s + j]
+                j -= 1
+            idx[s + j + 1] = v
+    width = run
+    in_idx = True
+    while width < n:
+        if in_idx:
+            src = idx
+            dst = tmp
+        else:
+            src = tmp
+            dst = idx
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            a = lo
+            b = mid
+            o = lo
+            while a < mid and b < hi:
+                if _before(key[s + src[s + b]], key[s + src[s + a]], desc):
+                    dst[s + o] = src[s + b]
+                    b += 1
+                else:
+                    dst[s + o] = src[s + a]
+                    a += 1
+                o += 1
+            while a < mid:
+                dst[s + o] = src[s + a]
+                a += 1
+                o += 1
+            while b < hi:
+                dst[s + o] = src[s + b]
+                b += 1
+                o += 1
+        in_idx = not in_idx
+        width *= 2
+    if not in_idx:
+        for i in range(n):
+            idx[s + i] = tmp[s + i]
+
+
+@njit(cache=True, inline="always")
+def _rho(ds, sigma, use_table, table, tmin, tmax, tfactor):
+    if use_table:
+        if ds <= tmin:
+            return table[0]
+        if ds >= tmax:
+            return table[SIGMOID_BINS - 1]
+        b = int((ds - tmin) * tfactor)
+        if b >= SIGMOID_BINS:
+            b = SIGMOID_BINS - 1
+        return table[b]
+    return 1.0 / (1.0 + math.exp(sigma * ds))
+
+
+@njit(cache=True, inline="always")
+def _add_pair(acc_l, acc_h, s, high, low, pl, ph, f32):
+    if f32:
+        plf = float(np.float32(pl))
+        phf = float(np.float32(ph))
+        acc_l[s + low] = float(np.float32(acc_l[s + low] - plf))
+        acc_h[s + low] = float(np.float32(acc_h[s + low] + phf))
+        acc_l[s + high] = float(np.float32(acc_l[s + high] + plf))
+        acc_h[s + high] = float(np.float32(acc_h[s + high] + phf))
+    else:
+        acc_l[s + low] -= pl
+        acc_h[s + low] += ph
+        acc_l[s + high] += pl
+        acc_h[s + high] += ph
+
+
+@njit(cache=True, inline="always")
+def _lower_bound(arr, lo, hi, value):
+    # first index in [lo, hi) with arr[index] >= value (arr ascending there)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _next_uniform(state):
+    state = state + _GOLDEN
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    return state, float(z >> np.uint64(11)) * _U53
+
+
+# ---------------------------------------------------------------- ideal DCG
+
+
+@njit(parallel=True, cache=True)
+def inverse_ideal_dcg(gains, offsets, k, disc, work):
+    """``1 / maxDCG@k`` per objective and query (0 where maxDCG is 0).
+
+    ``gains`` has shape ``(n_objectives, n_rows)``; ``work`` is a float64
+    scratch buffer of ``n_rows``.  Gains are summed best first, position by
+    position, like LightGBM's ``CalMaxDCGAtK``.
+    """
+    n_obj = gains.shape[0]
+    nq = offsets.shape[0] - 1
+    out = np.zeros((n_obj, nq), dtype=np.float64)
+    for q in prange(nq):
+        s = offsets[q]
+        n = offsets[q + 1] - s
+        m = min(k, n)
+        for o in range(n_obj):
+            for i in range(n):
+                work[s + i] = gains[o, s + i]
+            work[s:s + n].sort()
+            ret = 0.0
+            for j in range(m):
+                ret += disc[j] * work[s + n - 1 - j]
+            if ret > 0.0:
+                out[o, q] = 1.0 / ret
+    return out
+
+
+# ---------------------------------------------------------------- per query
+
+
+@njit(cache=True)
+def _all_pairs_query(scores, labels, gains, s, n, perm, acc_l, acc_h, inv_idcg, k, sigma,
+                     norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight, f32):
+    """All eligible pairs of one query (optionally weighted), into ``acc_*[s:s+n]``."""
+    for i in range(n):
+        acc_l[s + i] = 0.0
+        acc_h[s + i] = 0.0
+    if n < 2 or inv_idcg == 0.0:
+        return
+    best = scores[s + perm[s]]
+    wi = n - 1
+    if wi > 0 and scores[s + perm[s + wi]] == -np.inf:
+        wi -= 1
+    worst = scores[s + perm[s + wi]]
+    regularize = norm and best != worst
+    weighted = head_weight != 1.0
+    sum_lambdas = 0.0
+    imax = min(n - 1, k)
+    for i in range(imax):
+        di = perm[s + i]
+        si = scores[s + di]
+        if si == -np.inf:
+            continue
+        li = labels[s + di]
+        gi = gains[s + di]
+        w = head_weight if i < top else 1.0
+        for j in range(i + 1, n):
+            dj = perm[s + j]
+            sj = scores[s + dj]
+            if sj == -np.inf:
+                continue
+            lj = labels[s + dj]
+            if li == lj:
+                continue
+            if li > lj:
+                high = di
+                low = dj
+                gap = gi - gains[s + dj]
+                ds = si - sj
+            else:
+                high = dj
+                low = di
+                gap = gains[s + dj] - gi
+                ds = sj - si
+            delta = gap * abs(disc[i] - disc[j]) * inv_idcg
+            if regularize:
+                delta /= _F32_001 + abs(ds)
+            p = _rho(ds, sigma, use_table, table, tmin, tmax, tfactor)
+            ph = p * (1.0 - p)
+            pl = p * (-sigma * delta)
+            ph *= sigma * sigma * delta
+            if weighted:
+                pl *= w
+                ph *= w
+            _add_pair(acc_l, acc_h, s, high, low, pl, ph, f32)
+            sum_lambdas -= 2.0 * pl
+    if norm and sum_lambdas > 0.0:
+        factor = math.log2(1.0 + sum_lambdas) / sum_lambdas
+        for i in range(n):
+            if f32:
+                acc_l[s + i] = float(np.float32(acc_l[s + i] * factor))
+                acc_h[s + i] = float(np.float32(acc_h[s + i] * factor))
+            else:
+                acc_l[s + i] *= factor
+                acc_h[s + i] *= factor
+
+
+@njit(cache=True, inline="always")
+def _same_in(lranks, lo, hi, a, b):
+    # number of same-label ranks in [a, b)
+    return _lower_bound(lranks, lo, hi, b) - _lower_bound(lranks, lo, hi, a)
+
+
+@njit(cache=True, inline="always")
+def _select_other(lranks, lo, hi, a, u):
+    # u-th (0-based) rank in [a, ...) that is not one of lranks[lo:hi]
+    j0 = _lower_bound(lranks, lo, hi, a)
+    t_lo = 0
+    t_hi = hi - j0
+    while t_lo < t_hi:
+        mid = (t_lo + t_hi) >> 1
+        if lranks[j0 + mid] - a - mid <= u:
+            t_lo = mid + 1
+        else:
+            t_hi = mid
+    return a + u + t_lo
+
+
+@njit(cache=True)
+def _sampled_query(scores, labels, gains, s, n, perm, rank, lranks, blk_lo, blk_hi, kbuf, tmp,
+                   acc_l, acc_h, inv_idcg, k, sigma, norm, use_table, table, tmin, tmax,
+                   tfactor, disc, top, head_weight, m, state, f32):
+    """Every document draws ``m`` weighted partners; scaled to the weighted all-pairs sum."""
+    for i in range(n):
+        acc_l[s + i] = 0.0
+        acc_h[s + i] = 0.0
+    if n < 2 or inv_idcg == 0.0:
+        return
+    best = scores[s + perm[s]]
+    worst = scores[s + perm[s + n - 1]]
+    regularize = norm and best != worst
+    # ranks, and rank positions grouped by label (ranks ascending inside a label block)
+    for r in range(n):
+        rank[s + perm[s + r]] = r
+        kbuf[s + r] = labels[s + perm[s + r]]
+    _stable_argsort(kbuf, s, n, lranks, tmp, False)
+    t = 0
+    while t < n:
+        u = t + 1
+        lab = kbuf[s + lranks[s + t]]
+        while u < n and kbuf[s + lranks[s + u]] == lab:
+            u += 1
+        for v in range(t, u):
+            d = perm[s + lranks[s + v]]
+            blk_lo[s + d] = s + t
+            blk_hi[s + d] = s + u
+        t = u
+    # lranks holds local rank positions; absolute indices into it are s + t
+    big_k = min(k, n)
+    big_t = min(top, n)
+    sum_lambdas = 0.0
+    for d in range(n):
+        r = rank[s + d]
+        lo = blk_lo[s + d]
+        hi = blk_hi[s + d]
+        lim = n if r < big_k else big_k
+        head_end = lim if r < big_t else min(big_t, lim)
+        n_head = head_end - _same_in(lranks, lo, hi, 0, head_end)
+        n_tail = (lim - head_end) - _same_in(lranks, lo, hi, head_end, lim)
+        w_head = head_weight * n_head
+        total = w_head + n_tail
+        if total <= 0.0:
+            continue
+        scale = total / (2.0 * m)
+        ld = labels[s + d]
+        gd = gains[s + d]
+        sd = scores[s + d]
+        for _ in range(m):
+            state, u1 = _next_uniform(state)
+            state, u2 = _next_uniform(state)
+            if u1 * total < w_head or n_tail == 0:
+                c = min(int(u2 * n_head), n_head - 1)
+                x = _select_other(lranks, lo, hi, 0, c)
+            else:
+                c = min(int(u2 * n_tail), n_tail - 1)
+                x = _select_other(lranks, lo, hi, head_end, c)
+            e = perm[s + x]
+            le = labels[s + e]
+            if ld > le:
+                high = d
+                low = e
+                gap = gd - gains[s + e]
+                ds = sd - scores[s + e]
+            else:
+                high = e
+                low = d
+                gap = gains[s + e] - gd
+                ds = scores[s + e] - sd
+            delta = gap * abs(disc[r] - disc[x]) * inv_idcg
+            if regularize:
+                delta /= _F32_001 + abs(ds)
+            p = _rho(ds, sigma, use_table, table, tmin, tmax, tfactor)
+            ph = p * (1.0 - p)
+            pl = p * (-sigma * delta) * scale
+            ph *= sigma * sigma * delta * scale
+            _add_pair(acc_l, acc_h, s, high, low, pl, ph, f32)
+            sum_lambdas -= 2.0 * pl
+    if norm and sum_lambdas > 0.0:
+        factor = math.log2(1.0 + sum_lambdas) / sum_lambdas
+        for i in range(n):
+            if f32:
+                acc_l[s + i] = float(np.float32(acc_l[s + i] * factor))
+                acc_h[s + i] = float(np.float32(acc_h[s + i] * factor))
+            else:
+                acc_l[s + i] *= factor
+                acc_h[s + i] *= factor
+
+
+# ---------------------------------------------------------------- driver
+
+
+@njit(parallel=True, cache=True)
+def lambdarank_gradients(scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma, norm,
+                         use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
+                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, rank, lranks, blk_lo,
+                         blk_hi, kbuf, acc_l, acc_h):
+    """Fill ``grad`` / ``hess`` with the weighted sum over objectives of LambdaRank terms.
+
+    ``labels`` / ``gains``: ``(n_objectives, n_rows)``; ``inv_idcg``:
+    ``(n_objectives, n_queries)``; ``obj_weights``: ``(n_objectives,)``.
+    ``pairs_per_doc == 0`` means all pairs.  ``seed`` is a ``uint64``.
+    Work buffers (int64: ``perm, tmp, rank, lranks, blk_lo, blk_hi``; float64:
+    ``kbuf, acc_l, acc_h``) have ``n_rows`` entries each (the sampling-only
+    ones may be length 1 when ``pairs_per_doc == 0``).
+    """
+    nq = offsets.shape[0] - 1
+    n_obj = labels.shape[0]
+    for q in prange(nq):
+        s = offsets[q]
+        n = offsets[q + 1] - s
+        for i in range(n):
+            grad[s + i] = 0.0
+            hess[s + i] = 0.0
+        if n < 2:
+            continue
+        _stable_argsort(scores, s, n, perm, tmp, True)
+        for o in range(n_obj):
+            w = obj_weights[o]
+            if w == 0.0:
+                continue
+            if pairs_per_doc > 0:
+                state = seed ^ (np.uint64(q) * _QUERY_MUL) ^ (np.uint64(o + 1) * _OBJ_MUL)
+                state, _ = _next_uniform(state)
+                _sampled_query(scores, labels[o], gains[o], s, n, perm, rank, lranks, blk_lo,
+                               blk_hi, kbuf, tmp, acc_l, acc_h, inv_idcg[o, q], k, sigma, norm,
+                               use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
+                               pairs_per_doc, state, f32)
+            else:
+                _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
+                                 inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
+                                 tfactor, disc, top, head_weight, f32)
+            for i in range(n):
+                grad[s + i] += w * acc_l[s + i]
+                hess[s + i] += w * acc_h[s + i]

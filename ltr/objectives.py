@@ -1,0 +1,611 @@
+"""LambdaRank objectives usable as custom objectives in LightGBM and XGBoost.
+
+:class:`LambdaRankObjective` computes LambdaRank gradients and hessians from
+flat scores, labels and query offsets with numba kernels
+(:mod:`ltr.kernels._lambdarank`: parallel over queries, no per-pair
+allocation, ``O(n)`` buffers).  An instance is a callable ``obj(preds, data)
+-> (grad, hess)`` that plugs straight into
+
+* ``lightgbm.train({"objective": obj, ...}, dataset)`` (groups from
+  ``Dataset.get_group()``, weights from ``Dataset.get_weight()``), and
+* ``xgboost.train(params, dmatrix, obj=obj)`` (groups from
+  ``dmatrix.get_uint_info("group_ptr")``).
+
+Compared with LightGBM's native ``lambdarank`` it also accepts graded float
+labels (any non-negative value, not just integers below 31), queries longer
+than LightGBM's 10,000-row cap, a truncation level that changes per round
+(``schedule``), weighted / sampled pairs (:class:`ltr.sampling.TopKPairSampling`),
+and, in :class:`CompositeLambdaRankObjective`, several label columns at once.
+
+With ``sigmoid="lightgbm"`` the sigmoid goes through LightGBM's lookup table
+and gradients are accumulated in ``float32`` in LightGBM's order: training
+then reproduces ``objective="lambdarank"`` bit for bit (same
+``lambdarank_truncation_level=k``, ``label_gain``, ``lambdarank_norm``,
+``sigmoid`` and tree parameters).  ``sigmoid="exact"`` (default) evaluates
+``1 / (1 + exp(sigma * ds))`` and accumulates in ``float64``.
+
+The gradient of one pair (``high`` has the larger label, ranks by current
+score, stable for ties) is
+
+.. math::
+
+    |\\Delta| = \\frac{(g_{high} - g_{low}) |d(r_{high}) - d(r_{low})|}
+                     {\\mathrm{maxDCG@k}}, \\quad d(r) = \\frac{1}{\\log_2(2 + r)},
+
+    \\rho = \\frac{1}{1 + e^{\\sigma (s_{high} - s_{low})}},\\quad
+    \\lambda = -\\sigma \\rho |\\Delta|,\\quad h = \\sigma^2 \\rho (1 - \\rho) |\\Delta|,
+
+summed over pairs with different labels where at least one document is in the
+current top ``k``; with ``norm=True`` ``|Delta|`` is divided by
+``0.01 + |s_high - s_low|`` and the query's terms are scaled by
+``log2(1 + S) / S`` (``S = sum 2|lambda|``), as in LightGBM.
+
+References
+----------
+Burges. "From RankNet to LambdaRank to LambdaMART: An Overview". MSR-TR-2010-82.
+Svore, Volkovs, Burges. "Learning to rank with multiple objective functions". WWW 2011.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, Union
+
+import numpy as np
+
+from ltr._validation import check_1d_float, check_int, check_real, short_repr
+from ltr.kernels import _lambdarank as _kern
+from ltr.sampling import TopKPairSampling, _base_seed, round_seed
+
+__all__ = ["CompositeLambdaRankObjective", "LambdaRankObjective"]
+
+GainSpec = Union[str, "np.typing.ArrayLike"]
+_SIGMOIDS = ("exact", "lightgbm")
+_GAIN_NAMES = ("exp2", "linear")
+
+_TABLE_LOCK = threading.Lock()
+_TABLES: dict[float, tuple[np.ndarray, float, float, float]] = {}
+_DUMMY_F = np.zeros(1, dtype=np.float64)
+
+
+def _sigmoid_table(sigma: float) -> tuple[np.ndarray, float, float, float]:
+    with _TABLE_LOCK:
+        hit = _TABLES.get(sigma)
+        if hit is None:
+            table, tmin, tmax, factor = _kern.lightgbm_sigmoid_table(sigma)
+            hit = (table, float(tmin), float(tmax), float(factor))
+            _TABLES.clear()  # 8 MiB each: keep only the latest sigma
+            _TABLES[sigma] = hit
+        return hit
+
+
+# ------------------------------------------------------------------ validation
+
+
+def _check_gain(gain: Any, name: str) -> tuple[str, np.ndarray | None]:
+    """Normalise a gain spec to ``("exp2"|"linear", None)`` or ``("table", gains)``."""
+    if isinstance(gain, str):
+        if gain not in _GAIN_NAMES:
+            raise ValueError(
+                f"{name} must be 'exp2', 'linear' or a label->gain table, got {gain!r}"
+            )
+        return gain, None
+    try:
+        table = np.asarray(gain, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{name} must be 'exp2', 'linear' or a label->gain table, got {short_repr(gain)}"
+        ) from exc
+    if table.ndim != 1 or table.size == 0:
+        raise ValueError(f"{name} table must be a non-empty 1-D sequence, got {short_repr(gain)}")
+    if not np.all(np.isfinite(table)) or np.any(table < 0):
+        raise ValueError(f"{name} table must hold finite gains >= 0, got {short_repr(gain)}")
+    return "table", table
+
+
+def _check_labels(labels: Any, name: str) -> np.ndarray:
+    y = check_1d_float(labels, name)
+    bad = np.isnan(y)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must not contain NaN; found {int(bad.sum())}, first at index {i}")
+    bad = y < 0
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must be >= 0; got {y[i]!r} at index {i}")
+    if np.isinf(y).any():
+        i = int(np.flatnonzero(np.isinf(y))[0])
+        raise ValueError(f"{name} must be finite; got {y[i]!r} at index {i}")
+    return y
+
+
+def _gain_values(y: np.ndarray, spec: tuple[str, np.ndarray | None], name: str) -> np.ndarray:
+    kind, table = spec
+    if kind == "linear":
+        return y.copy()
+    if kind == "exp2":
+        with np.errstate(over="ignore"):
+            g = np.exp2(y) - 1.0
+        if not np.all(np.isfinite(g)):
+            i = int(np.flatnonzero(~np.isfinite(g))[0])
+            raise ValueError(f"{name} value {y[i]!r} is too large for gain 'exp2' (2**label overflows)")
+        return g
+    assert table is not None  # internal invariant, not user input
+    idx = y.astype(np.int64)
+    frac = idx != y
+    if frac.any():
+        i = int(np.flatnonzero(frac)[0])
+        raise ValueError(
+            f"{name} must be integers to index a gain table; got {y[i]!r} at index {i}"
+        )
+    beyond = idx >= table.size
+    if beyond.any():
+        i = int(np.flatnonzero(beyond)[0])
+        raise ValueError(
+            f"{name} value {y[i]!r} (index {i}) is beyond the gain table of "
+            f"{table.size} entries (labels 0..{table.size - 1})"
+        )
+    return table[idx]
+
+
+def _check_offsets(offsets: Any, n_rows: int) -> np.ndarray:
+    off = np.asarray(offsets)
+    if off.ndim != 1 or off.size < 1 or not np.issubdtype(off.dtype, np.integer):
+        raise ValueError(f"offsets must be a 1-D integer array, got {short_repr(offsets)}")
+    off = np.ascontiguousarray(off, dtype=np.int64)
+    if off[0] != 0 or off[-1] != n_rows or np.any(np.diff(off) < 0):
+        raise ValueError(
+            f"offsets must start at 0, be non-decreasing and end at the number of rows "
+            f"({n_rows}), got {short_repr(offsets)}"
+        )
+    return off
+
+
+def _engine_inputs(preds: Any, data: Any) -> tuple[np.ndarray, Any, np.ndarray, np.ndarray | None]:
+    """Scores, labels, offsets and per-row weights from a LightGBM Dataset or XGBoost DMatrix."""
+    scores = np.ascontiguousarray(np.asarray(preds, dtype=np.float64).reshape(-1))
+    n = scores.shape[0]
+    if hasattr(data, "get_uint_info"):  # xgboost.DMatrix
+        ptr = np.asarray(data.get_uint_info("group_ptr"), dtype=np.int64)
+        if ptr.size < 2:
+            raise ValueError("the XGBoost DMatrix has no query groups: set qid= or group= on it")
+        offsets = ptr
+        labels = data.get_label()
+        w = np.asarray(data.get_weight(), dtype=np.float64)
+    elif hasattr(data, "get_group"):  # lightgbm.Dataset
+        group = data.get_group()
+        if group is None:
+            raise ValueError("the LightGBM Dataset has no query groups: set group= on it")
+        offsets = np.concatenate(([0], np.cumsum(np.asarray(group, dtype=np.int64))))
+        labels = data.get_label()
+        w = data.get_weight()
+        w = None if w is None else np.asarray(w, dtype=np.float64)
+    else:
+        raise TypeError(
+            "data must be a lightgbm.Dataset or an xgboost.DMatrix, "
+            f"got {type(data).__name__}"
+        )
+    if w is not None and w.size == 0:
+        w = None
+    if w is not None and w.size != n:
+        sizes = np.diff(offsets)
+        if w.size == sizes.size:  # XGBoost ranking: one weight per query
+            w = np.repeat(w, sizes)
+        else:
+            raise ValueError(f"weights have {w.size} entries but there are {n} rows")
+    return scores, labels, offsets, w
+
+
+# ------------------------------------------------------------------ base
+
+
+class _LambdaRankBase:
+    """Shared state and kernel dispatch of the single and composite objectives."""
+
+    def __init__(
+        self,
+        k: int,
+        sigma: float,
+        norm: bool,
+        sampling: TopKPairSampling | None,
+        schedule: Callable[[int], int] | None,
+        sigmoid: str,
+        random_state: Any,
+    ) -> None:
+        self.k = check_int(k, "k", minimum=1)
+        self.sigma = check_real(sigma, "sigma", minimum=0.0, exclusive_minimum=True)
+        if not isinstance(norm, (bool, np.bool_)):
+            raise TypeError(f"norm must be a bool, got {short_repr(norm)}")
+        self.norm = bool(norm)
+        if sampling is not None and not isinstance(sampling, TopKPairSampling):
+            raise TypeError(
+                f"sampling must be None or a TopKPairSampling, got {short_repr(sampling)}"
+            )
+        self.sampling = sampling
+        if schedule is not None and not callable(schedule):
+            raise TypeError(
+                f"schedule must be None or a callable round -> k, got {short_repr(schedule)}"
+            )
+        self.schedule = schedule
+        if sigmoid not in _SIGMOIDS:
+            raise ValueError(f"sigmoid must be 'exact' or 'lightgbm', got {sigmoid!r}")
+        self.sigmoid = sigmoid
+        self.random_state = random_state
+        seed = None
+        if sampling is not None:
+            seed = sampling.base_seed
+        if seed is None:
+            seed = _base_seed(random_state, "random_state")
+        if seed is None:
+            seed = int(np.random.SeedSequence().entropy % (2**63))
+        self._seed = seed
+        self.iteration = 0
+        self._prep: dict[str, Any] | None = None
+        self._work: dict[str, np.ndarray] = {}
+        self._disc = _kern.position_discounts(1)
+
+    # -- state ---------------------------------------------------------------
+
+    def reset(self, iteration: int = 0) -> None:
+        """Set the round counter (e.g. ``reset(n_done)`` before continuing training)."""
+        self.iteration = check_int(iteration, "iteration", minimum=0)
+
+    def k_at(self, iteration: int) -> int:
+        """Truncation level used in round ``iteration`` (``schedule(iteration)`` or ``k``)."""
+        if self.schedule is None:
+            return self.k
+        k = self.schedule(iteration)
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"schedule({iteration}) must return an integer k >= 1, got {k!r}")
+        return int(k)
+
+    # -- kernel dispatch -----------------------------------------------------
+
+    def _buffers(self, n: int, sampled: bool) -> dict[str, np.ndarray]:
+        w = self._work
+        need = n if sampled else 1
+        if w.get("n") != n or w["perm"].shape[0] != n or w["rank"].shape[0] != need:
+            ints = ("perm", "tmp")
+            w = {name: np.empty(n, dtype=np.int64) for name in ints}
+            for name in ("rank", "lranks", "blk_lo", "blk_hi"):
+                w[name] = np.empty(need, dtype=np.int64)
+            w["kbuf"] = np.empty(need, dtype=np.float64)
+            w["acc_l"] = np.empty(n, dtype=np.float64)
+            w["acc_h"] = np.empty(n, dtype=np.float64)
+            w["n"] = n  # type: ignore[assignment]
+            self._work = w
+        return w
+
+    def _prepared(
+        self, label_cols: list[np.ndarray], specs: list[tuple[str, np.ndarray | None]],
+        names: list[str], offsets: np.ndarray, k: int,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Validated ``(labels2d, gains2d, inv_idcg)``, cached across rounds."""
+        p = self._prep
+        if (
+            p is not None
+            and p["k"] == k
+            and np.array_equal(p["offsets"], offsets)
+            and len(p["raw"]) == len(label_cols)
+            and all(np.array_equal(a, b) for a, b in zip(p["raw"], label_cols))
+        ):
+            return p["labels"], p["gains"], p["inv_idcg"]
+        ys = [_check_labels(y, name) for y, name in zip(label_cols, names)]
+        gains = np.vstack([_gain_values(y, s, name) for y, s, name in zip(ys, specs, names)])
+        labels2d = np.vstack(ys)
+        max_n = int(np.max(np.diff(offsets))) if offsets.size > 1 else 1
+        if self._disc.shape[0] < max_n:
+            self._disc = _kern.position_discounts(max_n)
+        work = np.empty(labels2d.shape[1], dtype=np.float64)
+        inv = _kern.inverse_ideal_dcg(gains, offsets, k, self._disc, work)
+        self._prep = {
+            "k": k, "offsets": offsets.copy(), "raw": [np.array(y, copy=True) for y in label_cols],
+            "labels": labels2d, "gains": gains, "inv_idcg": inv,
+        }
+        return labels2d, gains, inv
+
+    def _compute(
+        self, scores: np.ndarray, label_cols: list[np.ndarray],
+        specs: list[tuple[str, np.ndarray | None]], names: list[str], obj_weights: np.ndarray,
+        offsets: np.ndarray, iteration: int, sample_weight: np.ndarray | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        n = scores.shape[0]
+        for y, name in zip(label_cols, names):
+            if len(y) != n:
+                raise ValueError(f"{name} has {len(y)} rows but scores has {n}; they must match")
+        offsets = _check_offsets(offsets, n)
+        k = self.k_at(iteration)
+        labels2d, gains2d, inv = self._prepared(label_cols, specs, names, offsets, k)
+        if self.sampling is not None:
+            top, head_weight, ppd = self.sampling.kernel_args()
+        else:
+            top, head_weight, ppd = 1, 1.0, 0
+        lgb = self.sigmoid == "lightgbm"
+        if lgb:
+            table, tmin, tmax, factor = _sigmoid_table(self.sigma)
+        else:
+            table, tmin, tmax, factor = _DUMMY_F, 0.0, 0.0, 1.0
+        seed = round_seed(self._seed, iteration) if ppd > 0 else np.uint64(0)
+        buf = self._buffers(n, ppd > 0)
+        grad = np.empty(n, dtype=np.float64)
+        hess = np.empty(n, dtype=np.float64)
+        _kern.lambdarank_gradients(
+            scores, labels2d, gains2d, offsets, inv, obj_weights, k, self.sigma, self.norm,
+            lgb, table, tmin, tmax, factor, self._disc, top, head_weight, ppd, seed, lgb,
+            grad, hess, buf["perm"], buf["tmp"], buf["rank"], buf["lranks"], buf["blk_lo"],
+            buf["blk_hi"], buf["kbuf"], buf["acc_l"], buf["acc_h"],
+        )
+        if sample_weight is not None:
+            sw = check_1d_float(sample_weight, "sample_weight")
+            if sw.shape[0] != n:
+                raise ValueError(f"sample_weight has {sw.shape[0]} rows but scores has {n}")
+            if lgb:  # LightGBM multiplies in float32
+                sw32 = sw.astype(np.float32)
+                grad = (grad.astype(np.float32) * sw32).astype(np.float64)
+                hess = (hess.astype(np.float32) * sw32).astype(np.float64)
+            else:
+                grad *= sw
+                hess *= sw
+        return grad, hess
+
+    @staticmethod
+    def _scores(scores: Any) -> np.ndarray:
+        s = check_1d_float(scores, "scores")
+        if np.isnan(s).any() or np.isposinf(s).any():
+            raise ValueError("scores must not contain NaN or +inf")
+        return s
+
+
+# ------------------------------------------------------------------ public
+
+
+class LambdaRankObjective(_LambdaRankBase):
+    """LambdaRank gradients as a LightGBM / XGBoost custom objective.
+
+    Parameters
+    ----------
+    k : int, default=20
+        Truncation level: pairs need one document in the current top ``k``
+        and the ideal DCG is taken at ``k`` (LightGBM
+        ``lambdarank_truncation_level``).  Ignored when ``schedule`` is set.
+    sigma : float, default=1.0
+        Sigmoid steepness (> 0), LightGBM ``sigmoid``.
+    gain : {"exp2", "linear"} or array-like, default="exp2"
+        ``2**label - 1``, ``label``, or a table indexed by integer label
+        (LightGBM ``label_gain``).
+    norm : bool, default=True
+        LightGBM ``lambdarank_norm``: score-distance regularisation and
+        per-query ``log2(1 + S) / S`` normalisation.
+    sampling : TopKPairSampling or None, default=None
+        Pair weighting / sampling; ``None`` uses every eligible pair with weight 1.
+    schedule : callable or None, default=None
+        ``schedule(iteration) -> k`` (e.g. from :mod:`ltr.schedules`); overrides ``k``.
+    sigmoid : {"exact", "lightgbm"}, default="exact"
+        ``"lightgbm"`` reproduces LightGBM's lookup-table sigmoid and float32
+        accumulation (bit-identical to ``objective="lambdarank"``).
+    random_state : int, numpy Generator or None, default=None
+        Seed for sampled pairs (used when ``sampling.random_state`` is None).
+
+    Attributes
+    ----------
+    iteration : int
+        Number of calls so far (= boosting rounds); see :meth:`reset`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ltr.objectives import LambdaRankObjective
+    >>> obj = LambdaRankObjective(k=10)
+    >>> grad, hess = obj.gradients(np.zeros(3), np.array([0.0, 2.0, 1.0]), np.array([0, 3]))
+    >>> bool(grad[1] < 0 < grad[0])
+    True
+    """
+
+    def __init__(
+        self,
+        k: int = 20,
+        sigma: float = 1.0,
+        gain: GainSpec = "exp2",
+        norm: bool = True,
+        sampling: TopKPairSampling | None = None,
+        schedule: Callable[[int], int] | None = None,
+        sigmoid: str = "exact",
+        random_state: int | np.random.Generator | None = None,
+    ) -> None:
+        super().__init__(k, sigma, norm, sampling, schedule, sigmoid, random_state)
+        self.gain = gain
+        self._gain_spec = _check_gain(gain, "gain")
+
+    def __repr__(self) -> str:
+        return (
+            f"LambdaRankObjective(k={self.k!r}, sigma={self.sigma!r}, gain={self.gain!r}, "
+            f"norm={self.norm!r}, sampling={self.sampling!r}, schedule={self.schedule!r}, "
+            f"sigmoid={self.sigmoid!r}, random_state={self.random_state!r})"
+        )
+
+    def gradients(
+        self,
+        scores: Any,
+        labels: Any,
+        offsets: Any,
+        iteration: int | None = None,
+        *,
+        sample_weight: Any = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Gradients and hessians (``float64``) without advancing :attr:`iteration`.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_rows,)
+            Current model scores.
+        labels : array-like of shape (n_rows,)
+            Graded relevance, non-negative (floats allowed unless ``gain`` is a table).
+        offsets : array-like of int of shape (n_queries + 1,)
+            Query boundaries: rows ``offsets[q]:offsets[q + 1]`` form query ``q``.
+        iteration : int or None, default=None
+            Round used for the schedule and the sampling seed
+            (``None``: :attr:`iteration`).
+        sample_weight : array-like of shape (n_rows,) or None, default=None
+            Per-row weights multiplied into gradients and hessians.
+
+        Returns
+        -------
+        grad, hess : ndarray of shape (n_rows,)
+        """
+        it = self.iteration if iteration is None else check_int(iteration, "iteration", minimum=0)
+        s = self._scores(scores)
+        y = np.asarray(labels)
+        return self._compute(
+            s, [y], [self._gain_spec], ["labels"], np.ones(1), offsets, it, sample_weight
+        )
+
+    def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`."""
+        scores, labels, offsets, w = _engine_inputs(preds, data)
+        grad, hess = self._compute(
+            scores, [np.asarray(labels)], [self._gain_spec], ["labels"], np.ones(1), offsets,
+            self.iteration, w,
+        )
+        self.iteration += 1
+        return grad, hess
+
+
+class CompositeLambdaRankObjective(_LambdaRankBase):
+    """Weighted sum of LambdaRank objectives over several label columns.
+
+    Each label column (e.g. one per behaviour: ``watch``, ``share``,
+    ``follow``) gets its own gain and its own ideal DCG; the gradient and
+    hessian are ``sum_o weight_o * lambdarank_o`` with the documents ranked by
+    the one shared score.  The engine's own label is ignored.
+
+    Parameters
+    ----------
+    objectives : Mapping[str, float]
+        Objective name -> weight (>= 0, not all zero).
+    labels : Mapping[str, array-like]
+        Objective name -> per-row label column in training-row order; must
+        hold every name of ``objectives``.
+    gains : Mapping[str, gain] or None, default=None
+        Per-objective gain (``"exp2"``, ``"linear"`` or a table); missing
+        names use ``"exp2"``.
+    k, sigma, norm, sampling, schedule, sigmoid, random_state
+        As in :class:`LambdaRankObjective`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ltr.objectives import CompositeLambdaRankObjective
+    >>> obj = CompositeLambdaRankObjective(
+    ...     {"watch": 1.0, "share": 0.5},
+    ...     {"watch": np.array([0.0, 2.0, 1.0]), "share": np.array([1.0, 0.0, 0.0])},
+    ...     k=10,
+    ... )
+    >>> grad, hess = obj.gradients(np.zeros(3), None, np.array([0, 3]))
+    >>> grad.shape
+    (3,)
+    """
+
+    def __init__(
+        self,
+        objectives: Mapping[str, float],
+        labels: Mapping[str, Any],
+        gains: Mapping[str, GainSpec] | None = None,
+        k: int = 20,
+        sigma: float = 1.0,
+        norm: bool = True,
+        sampling: TopKPairSampling | None = None,
+        schedule: Callable[[int], int] | None = None,
+        sigmoid: str = "exact",
+        random_state: int | np.random.Generator | None = None,
+    ) -> None:
+        super().__init__(k, sigma, norm, sampling, schedule, sigmoid, random_state)
+        if not isinstance(objectives, Mapping) or len(objectives) == 0:
+            raise ValueError(
+                f"objectives must be a non-empty mapping name -> weight, got {short_repr(objectives)}"
+            )
+        if not isinstance(labels, Mapping):
+            raise TypeError(f"labels must be a mapping name -> label column, got {short_repr(labels)}")
+        names = [str(name) for name in objectives]
+        weights = []
+        for name in objectives:
+            w = check_real(objectives[name], f"objectives[{name!r}]", minimum=0.0)
+            weights.append(w)
+        if sum(weights) <= 0:
+            raise ValueError(f"objectives weights must not all be zero, got {dict(objectives)!r}")
+        gains = {} if gains is None else dict(gains)
+        unknown = sorted(set(gains) - set(objectives))
+        if unknown:
+            raise ValueError(f"gains has names that are not objectives: {unknown!r}")
+        missing = [name for name in objectives if name not in labels]
+        if missing:
+            raise ValueError(
+                f"labels has no column for objective {missing[0]!r} "
+                f"(available: {sorted(map(str, labels))!r})"
+            )
+        self.objectives = dict(objectives)
+        self.gains = gains
+        self._names = names
+        self._weights = np.asarray(weights, dtype=np.float64)
+        self._specs = [_check_gain(gains.get(name, "exp2"), f"gains[{name!r}]") for name in objectives]
+        cols = []
+        n_rows = None
+        for name, spec in zip(objectives, self._specs):
+            y = _check_labels(labels[name], f"labels[{name!r}]")
+            _gain_values(y, spec, f"labels[{name!r}]")  # fail early: beyond table, overflow
+            if n_rows is not None and y.shape[0] != n_rows:
+                raise ValueError(
+                    f"labels[{name!r}] has {y.shape[0]} rows but labels[{names[0]!r}] has {n_rows}"
+                )
+            n_rows = y.shape[0]
+            cols.append(y)
+        self.labels = dict(zip(objectives, cols))
+        self._cols = cols
+
+    def __repr__(self) -> str:
+        return (
+            f"CompositeLambdaRankObjective(objectives={self.objectives!r}, labels=<{len(self._cols)} "
+            f"columns>, gains={self.gains!r}, k={self.k!r}, sigma={self.sigma!r}, "
+            f"norm={self.norm!r}, sampling={self.sampling!r}, schedule={self.schedule!r}, "
+            f"sigmoid={self.sigmoid!r}, random_state={self.random_state!r})"
+        )
+
+    def _columns(self, labels: Any) -> list[np.ndarray]:
+        if isinstance(labels, Mapping):
+            missing = [name for name in self.objectives if name not in labels]
+            if missing:
+                raise ValueError(f"labels has no column for objective {missing[0]!r}")
+            return [np.asarray(labels[name]) for name in self.objectives]
+        return self._cols
+
+    def gradients(
+        self,
+        scores: Any,
+        labels: Any,
+        offsets: Any,
+        iteration: int | None = None,
+        *,
+        sample_weight: Any = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Weighted composite gradients and hessians without advancing :attr:`iteration`.
+
+        ``labels`` may be a mapping name -> column overriding the stored columns;
+        anything else (``None``, the engine label) uses the stored columns.
+        See :meth:`LambdaRankObjective.gradients` for the other arguments.
+        """
+        it = self.iteration if iteration is None else check_int(iteration, "iteration", minimum=0)
+        s = self._scores(scores)
+        names = [f"labels[{name!r}]" for name in self._names]
+        return self._compute(
+            s, self._columns(labels), self._specs, names, self._weights, offsets, it, sample_weight
+        )
+
+    def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`."""
+        scores, _, offsets, w = _engine_inputs(preds, data)
+        names = [f"labels[{name!r}]" for name in self._names]
+        grad, hess = self._compute(
+            scores, self._cols, self._specs, names, self._weights, offsets, self.iteration, w
+        )
+        self.iteration += 1
+        return grad, hess
