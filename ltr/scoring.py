@@ -21,9 +21,11 @@ optional ``:CONVENTION`` of :func:`ltr.metrics.ndcg`) are parsed in one place,
 :func:`parse_metric_name`, and turned into scorers by :func:`get_scorer`.
 
 A query whose rows are not contiguous in the rows handed to the scorer is an
-error, not a silently wrong number: it is what a row-wise splitter (``KFold``
-with ``shuffle=True``) does to queries.  Split by query instead
-(``GroupKFold``, ``GroupShuffleSplit`` with ``groups=qid``).
+error, not a silently wrong number: it is what a row-wise splitter such as
+``ShuffleSplit`` does to queries.  Split by query instead (``GroupKFold``,
+``GroupShuffleSplit`` with ``groups=qid``).  ``KFold`` (shuffled or not) keeps
+each fold's rows in input order, so the queries it cuts stay contiguous and
+cannot be told apart from whole ones: that mistake is not detectable here.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ __all__ = [
 ]
 
 #: nDCG conventions accepted after ``:`` in a metric name (see :func:`ltr.metrics.ndcg`).
-CONVENTIONS: tuple[str, ...] = ("lightgbm", "xgboost", "sklearn", "trec_eval", "ranx")
+#: ``trec_eval`` and ``ranx`` break ties by document id, which a scorer does not
+#: receive; use ``make_ndcg_scorer(convention="trec_eval", ties=...)`` for those.
+CONVENTIONS: tuple[str, ...] = ("lightgbm", "xgboost", "sklearn")
 
 #: Options of :func:`ltr.metrics.ndcg` that a scorer passes through.
 NDCG_OPTIONS: tuple[str, ...] = ("gain", "discount", "ties", "empty", "convention")
