@@ -277,7 +277,7 @@ class ImportanceConfig(_Section):
     features: list[str] | None = Field(None, description="features to permute (default: all)")
     groups: dict[str, list[str]] | None = Field(None, description="feature groups permuted together")
     max_queries: int | None = Field(None, ge=1)
-    on: Literal["valid", "test"] = "test"
+    evaluate_on: Literal["valid", "test"] = Field("test", description="set whose queries are permuted")
 
 
 class SearchConfig(_Section):
