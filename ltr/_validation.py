@@ -94,7 +94,7 @@ def check_finite(arr: np.ndarray, name: str) -> None:
         idx = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"{name} must be finite; found {int(bad.sum())} NaN/inf value(s), "
-            f"first at index {idx}: {arr[idx]!r}"
+            f"first at index {idx}: {arr[idx].item()!r}"
         )
 
 

@@ -191,7 +191,7 @@ def _gain_rows(labels: np.ndarray, gain: Any, conv: Convention) -> tuple[np.ndar
             if labels.min() < 0:
                 bad = int(np.argmin(labels))
                 raise ValueError(
-                    f"y_true must be >= 0 with gain='exp2'; y_true[{bad}] = {labels[bad]!r}"
+                    f"y_true must be >= 0 with gain='exp2'; y_true[{bad}] = {labels[bad].item()!r}"
                 )
             mode, rows = K.GAIN_EXP2, empty
         else:
@@ -222,7 +222,7 @@ def _gain_rows(labels: np.ndarray, gain: Any, conv: Convention) -> tuple[np.ndar
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"y_true[{i}] = {labels[i]!r} is not a label of the gain table "
+                f"y_true[{i}] = {labels[i].item()!r} is not a label of the gain table "
                 f"(integer labels 0..{table.size - 1})"
             )
         rows = table[as_int]
@@ -233,6 +233,10 @@ def _gain_rows(labels: np.ndarray, gain: Any, conv: Convention) -> tuple[np.ndar
             mode = K.GAIN_TABLE
         rows = np.where(labels < conv.min_relevant, 0.0, rows)
     return np.ascontiguousarray(rows, dtype=np.float64), mode
+
+
+def _no_discount(positions: np.ndarray) -> np.ndarray:
+    return np.ones_like(positions)
 
 
 def _discount_table(discount: Any, length: int) -> np.ndarray:
@@ -350,7 +354,7 @@ def _prepare(
         check_finite(w, "weights")
         if (w < 0).any():
             i = int(np.flatnonzero(w < 0)[0])
-            raise ValueError(f"weights must be >= 0; weights[{i}] = {w[i]!r}")
+            raise ValueError(f"weights must be >= 0; weights[{i}] = {w[i].item()!r}")
     return _Prepared(labels, scores, offs, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
                      ideal_mode, conv, w)
 
@@ -600,7 +604,7 @@ def cg(
 ) -> Any:
     """Cumulative gain: total gain of the top ``k`` predicted documents (no discount)."""
     return _unnormalised("dcg", y_true, y_score, qid=qid, group=group, offsets=offsets, k=k,
-                         gain=gain, discount=np.ones, ties=ties, weights=weights,
+                         gain=gain, discount=_no_discount, ties=ties, weights=weights,
                          doc_ids=doc_ids, reduce=reduce, convention=convention)
 
 
@@ -801,7 +805,7 @@ def smooth(values: Any, counts: Any, *, strength: float, prior: float | None = N
     check_finite(n, "counts")
     if (n < 0).any():
         i = int(np.flatnonzero(n < 0)[0])
-        raise ValueError(f"counts must be >= 0; counts[{i}] = {n[i]!r}")
+        raise ValueError(f"counts must be >= 0; counts[{i}] = {n[i].item()!r}")
     m = check_real(strength, "strength", minimum=0.0)
     if prior is None:
         if n.sum() <= 0:
