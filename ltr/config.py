@@ -226,7 +226,7 @@ class SamplingConfig(_Section):
     """Top-k weighted pair sampling (``ltr.sampling.TopKPairSampling``)."""
 
     top: int = Field(20, ge=1)
-    head_weight: float = Field(2.0, gt=0)
+    head_weight: float = Field(2.0, ge=1)
     pairs_per_doc: int | None = Field(None, ge=1)
 
 
@@ -410,7 +410,10 @@ def _describe(error: Mapping[str, Any]) -> str:
     if kind == "extra_forbidden":
         parent = _parent_model(loc[:-1])
         allowed = f" (allowed: {', '.join(parent.model_fields)})" if parent is not None else ""
-        return f"unknown key{allowed}"
+        hint = ""
+        if loc and str(loc[-1]).lower() in ("true", "false"):
+            hint = " (YAML reads bare on/off/yes/no as booleans: quote the key or rename it)"
+        return f"unknown key{allowed}{hint}"
     if kind == "missing":
         return "required field is missing"
     bounds = {
@@ -511,7 +514,7 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
             where = _fmt_loc(path[: i + 1])
             if isinstance(part, int):
                 if not isinstance(node, list) or part >= len(node):
-                    raise ConfigError(f"--set {_fmt_loc(path)}: {where} has no item {part}")
+                    raise ConfigError(f"--set {_fmt_loc(path)}: {_fmt_loc(path[:i])} has no item {part}")
                 if node[part] is None:
                     node[part] = [] if isinstance(nxt, int) else {}
                 node = node[part]
