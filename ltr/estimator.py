@@ -368,10 +368,10 @@ class LambdaMARTRanker(BaseEstimator):
         self._validate_params()
         eval_at, schedule, weights = self._check_extra_params()
         owner = f"{type(self).__name__}.fit"
-        if group is not None and qid is None:
-            X, _ = _get_qid(owner, X, None, self.qid_column, required=False)
-        else:
-            X, qid = _get_qid(owner, X, qid, self.qid_column)
+        # Take the qid column out first, validate the data, then require query ids,
+        # so that bad data gets sklearn's usual messages.
+        X_in = X
+        X, qid = _get_qid(owner, X, qid, self.qid_column, required=False)
         y_main, labels = self._split_labels(y, weights)
         X, y_main = validate_data(
             self,
@@ -383,19 +383,17 @@ class LambdaMARTRanker(BaseEstimator):
             reset=True,
         )
         n = X.shape[0]
+        if qid is None and group is None:
+            raise ValueError(_missing_qid_message(owner, self.qid_column, X_in))
         if qid is not None:
             qid = _check_qid_rows(qid, n)
+        sample_weight = self._check_sample_weight(sample_weight, n)
         groups = resolve_groups(n, qid=qid, group=group, sort=True)
         order = groups.order
         X = _take(X, order)
         y_main = np.ascontiguousarray(_take(np.asarray(y_main, dtype=np.float64), order))
         if sample_weight is not None:
-            sw = np.asarray(sample_weight, dtype=np.float64)
-            if sw.shape != (n,):
-                raise ValueError(
-                    f"sample_weight must have shape ({n},) (one weight per row), got {sw.shape}"
-                )
-            sample_weight = np.ascontiguousarray(_take(sw, order))
+            sample_weight = np.ascontiguousarray(_take(sample_weight, order))
         if labels is not None:
             labels = {name: np.ascontiguousarray(_take(col, order)) for name, col in labels.items()}
 
@@ -426,6 +424,21 @@ class LambdaMARTRanker(BaseEstimator):
         self.best_iteration_ = model.best_iteration
         self.n_queries_ = groups.n_queries
         return self
+
+    @staticmethod
+    def _check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
+        if sample_weight is None:
+            return None
+        sw = np.asarray(sample_weight, dtype=np.float64)
+        if sw.shape != (n,):
+            raise ValueError(
+                f"sample_weight must have shape ({n},) (one weight per row), got {sw.shape}"
+            )
+        if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+            raise ValueError("sample_weight must be finite and >= 0")
+        if not np.any(sw > 0):
+            raise ValueError("sample_weight: all weights are zero; at least one must be > 0")
+        return sw
 
     def _seed(self) -> int | None:
         if self.random_state is None:

@@ -168,7 +168,7 @@ def _label_columns(y: Any, objectives: Mapping[str, float], name: str = "y") -> 
 
 
 def _is_multilabel(y: Any) -> bool:
-    return _is_dataframe(y) or np.ndim(y) == 2
+    return _is_dataframe(y) or np.asarray(y).ndim == 2
 
 
 # --------------------------------------------------------------------------- #

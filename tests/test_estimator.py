@@ -1,0 +1,434 @@
+"""ltr.estimator: LambdaMARTRanker / GroupedRanker contract, engines, qid transport, errors."""
+
+from __future__ import annotations
+
+import pickle
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.utils._param_validation import InvalidParameterError
+from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.validation import _num_samples
+
+from ltr.datasets import load_letor
+from ltr.estimator import GroupedRanker, LambdaMARTRanker
+from ltr.metrics import composite_ndcg, ndcg
+
+lgb = pytest.importorskip("lightgbm")
+
+FAST = dict(n_estimators=10, num_leaves=7, n_jobs=1, random_state=0)
+
+
+# --------------------------------------------------------------------------- #
+# scikit-learn estimator checks                                                #
+# --------------------------------------------------------------------------- #
+
+_NEEDS_QID = (
+    "calls fit(X, y) without query ids; a ranker needs qid (LambdaMARTRanker raises the "
+    "'needs query ids' ValueError). The same check runs on _OneQueryRanker, which supplies "
+    "one query when qid is absent."
+)
+_WEIGHTS_NOT_REPEATS = (
+    "LambdaRank losses are pairwise within a query: repeating a row adds pairs, so weight 2 is "
+    "not equivalent to a duplicated row"
+)
+# Checks that call fit(X, y) (or fit then score) without qid.  Checks that only
+# inspect parameters or fit on invalid data (sparse, complex, empty, 1 sample...)
+# pass on the real class because data are validated before query ids.
+_EXPECTED_FAILED_REAL = {
+    name: _NEEDS_QID
+    for name in (
+        "check_fit_score_takes_y",
+        "check_estimators_overwrite_params",
+        "check_dont_overwrite_parameters",
+        "check_estimators_fit_returns_self",
+        "check_readonly_memmap_input",
+        "check_n_features_in_after_fitting",
+        "check_positive_only_tag_during_fit",
+        "check_estimators_dtypes",
+        "check_sample_weights_pandas_series",
+        "check_sample_weights_not_an_array",
+        "check_sample_weights_list",
+        "check_all_zero_sample_weights_error",
+        "check_sample_weights_shape",
+        "check_sample_weights_not_overwritten",
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_dtype_object",
+        "check_pipeline_consistency",
+        "check_estimators_pickle",
+        "check_f_contiguous_array_estimator",
+        "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance",
+        "check_fit2d_1sample",
+        "check_fit2d_1feature",
+        "check_dict_unchanged",
+        "check_fit_idempotent",
+        "check_fit_check_is_fitted",
+        "check_n_features_in",
+        "check_fit2d_predict1d",
+    )
+}
+_EXPECTED_FAILED_ONE_QUERY = {"check_sample_weight_equivalence_on_dense_data": _WEIGHTS_NOT_REPEATS}
+
+
+class _OneQueryRanker(LambdaMARTRanker):
+    """Test-only: treats rows as one query when no qid is given, so sklearn's checks can fit."""
+
+    def fit(self, X, y, *, qid=None, group=None, sample_weight=None, eval_set=None, eval_qid=None):
+        if qid is None and group is None and self.qid_column is None:
+            qid = np.zeros(_num_samples(X), dtype=np.int64)
+        return super().fit(X, y, qid=qid, group=group, sample_weight=sample_weight,
+                           eval_set=eval_set, eval_qid=eval_qid)
+
+    def score(self, X, y, *, qid=None):
+        if qid is None and self.qid_column is None:
+            qid = np.zeros(_num_samples(X), dtype=np.int64)
+        return super().score(X, y, qid=qid)
+
+
+def _expected_failed(estimator):
+    if type(estimator) is _OneQueryRanker:
+        return _EXPECTED_FAILED_ONE_QUERY
+    return _EXPECTED_FAILED_REAL
+
+
+_CHECK_PARAMS = dict(n_estimators=5, num_leaves=4, min_child_samples=1, n_jobs=1, random_state=0)
+
+
+@parametrize_with_checks(
+    [
+        LambdaMARTRanker(**_CHECK_PARAMS),
+        _OneQueryRanker(**_CHECK_PARAMS),
+        _OneQueryRanker(engine="xgboost", **_CHECK_PARAMS),
+    ],
+    expected_failed_checks=_expected_failed,
+)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+# --------------------------------------------------------------------------- #
+# fixtures                                                                     #
+# --------------------------------------------------------------------------- #
+
+
+@pytest.fixture(scope="module")
+def train(lambdarank_dir):
+    return load_letor(lambdarank_dir / "rank.train")
+
+
+@pytest.fixture(scope="module")
+def test_data(lambdarank_dir):
+    return load_letor(lambdarank_dir / "rank.test")
+
+
+@pytest.fixture(scope="module")
+def fitted(train):
+    return LambdaMARTRanker(**FAST).fit(train.X, train.y, qid=train.qid)
+
+
+def _frame(data, qid_name="qid"):
+    frame = pd.DataFrame(data.X, columns=data.feature_names)
+    frame.insert(3, qid_name, data.qid)  # anywhere: it is taken out by name
+    return frame
+
+
+# --------------------------------------------------------------------------- #
+# fit / predict / score                                                        #
+# --------------------------------------------------------------------------- #
+
+
+def test_fit_sets_fitted_attributes_and_learns(fitted, train, test_data):
+    assert fitted.n_features_in_ == 300
+    assert not hasattr(fitted, "feature_names_in_")
+    assert fitted.n_queries_ == train.n_queries
+    assert fitted.booster_ is fitted.model_.booster
+    assert isinstance(fitted.booster_, lgb.Booster)
+    assert fitted.booster_.num_trees() == 10
+    pred = fitted.predict(test_data.X)
+    assert pred.dtype == np.float64 and pred.shape == (len(test_data.y),)
+    # quality floor on LightGBM's own lambdarank example (10 small trees)
+    assert ndcg(test_data.y, pred, qid=test_data.qid, k=10) > 0.6
+
+
+def test_score_is_mean_ndcg_at_first_eval_at(fitted, test_data):
+    pred = fitted.predict(test_data.X)
+    expected = float(ndcg(test_data.y, pred, qid=test_data.qid, k=10))
+    assert fitted.score(test_data.X, test_data.y, qid=test_data.qid) == pytest.approx(expected, abs=1e-12)
+    five = clone(fitted).set_params(eval_at=[5, 10])
+    five.model_ = fitted.model_
+    five.n_features_in_ = fitted.n_features_in_
+    expected5 = float(ndcg(test_data.y, pred, qid=test_data.qid, k=5))
+    assert five.score(test_data.X, test_data.y, qid=test_data.qid) == pytest.approx(expected5, abs=1e-12)
+
+
+def test_unsorted_rows_train_the_same_model_as_presorted_rows(train, test_data):
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(train.y))
+    X, y, qid = train.X[perm], train.y[perm], train.qid[perm]
+    # the internal sort: stable, queries in order of first appearance
+    first = {q: i for i, q in reversed(list(enumerate(qid)))}
+    order = np.argsort([first[q] for q in qid], kind="stable")
+    a = LambdaMARTRanker(**FAST).fit(X, y, qid=qid)
+    b = LambdaMARTRanker(**FAST).fit(X[order], y[order], qid=qid[order])
+    np.testing.assert_array_equal(a.predict(test_data.X), b.predict(test_data.X))
+    # and score() sorts too: scoring shuffled rows equals scoring sorted rows
+    tperm = rng.permutation(len(test_data.y))
+    assert a.score(test_data.X[tperm], test_data.y[tperm], qid=test_data.qid[tperm]) == pytest.approx(
+        a.score(test_data.X, test_data.y, qid=test_data.qid), abs=1e-12
+    )
+
+
+def test_group_sizes_and_qid_give_the_same_model(fitted, train, test_data):
+    by_group = LambdaMARTRanker(**FAST).fit(train.X, train.y, group=np.diff(train.offsets))
+    np.testing.assert_array_equal(by_group.predict(test_data.X), fitted.predict(test_data.X))
+
+
+def test_qid_column_is_taken_out_of_a_dataframe(fitted, train, test_data):
+    ranker = LambdaMARTRanker(qid_column="qid", **FAST).fit(_frame(train), train.y)
+    assert ranker.n_features_in_ == 300
+    assert list(ranker.feature_names_in_) == train.feature_names
+    frame = _frame(test_data)
+    expected = fitted.predict(test_data.X)
+    np.testing.assert_array_equal(ranker.predict(frame), expected)  # column dropped
+    np.testing.assert_array_equal(ranker.predict(frame.drop(columns="qid")), expected)
+    assert ranker.score(frame, test_data.y) == pytest.approx(
+        fitted.score(test_data.X, test_data.y, qid=test_data.qid), abs=1e-12
+    )
+
+
+def test_pickle_and_clone_round_trip(fitted, test_data):
+    restored = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(restored.predict(test_data.X), fitted.predict(test_data.X))
+    fresh = clone(fitted)
+    assert fresh.get_params() == fitted.get_params()
+    assert not hasattr(fresh, "model_")
+
+
+def test_eval_set_records_our_ndcg_per_round(train, test_data):
+    ranker = LambdaMARTRanker(eval_at=(5, 10), **FAST).fit(
+        train.X, train.y, qid=train.qid, eval_set=[(test_data.X, test_data.y)],
+        eval_qid=[test_data.qid],
+    )
+    history = ranker.evals_result_["valid_0"]
+    assert set(history) >= {"ndcg@5", "ndcg@10"}
+    assert len(history["ndcg@10"]) == 10
+    expected = float(ndcg(test_data.y, ranker.predict(test_data.X), qid=test_data.qid, k=10))
+    assert history["ndcg@10"][-1] == pytest.approx(expected, abs=1e-9)
+    assert isinstance(ranker.best_iteration_, (int, np.integer))
+
+
+def test_eval_set_takes_qid_from_its_column(train, test_data):
+    ranker = LambdaMARTRanker(qid_column="qid", **FAST).fit(
+        _frame(train), train.y, eval_set=[(_frame(test_data), test_data.y)]
+    )
+    expected = float(ndcg(test_data.y, ranker.predict(_frame(test_data)), qid=test_data.qid, k=10))
+    assert ranker.evals_result_["valid_0"]["ndcg@10"][-1] == pytest.approx(expected, abs=1e-9)
+
+
+def test_xgboost_engine_works_the_same_way(train, test_data):
+    xgb = pytest.importorskip("xgboost")
+    ranker = LambdaMARTRanker(engine="xgboost", max_depth=4, **FAST).fit(
+        train.X, train.y, qid=train.qid
+    )
+    assert isinstance(ranker.booster_, xgb.Booster)
+    pred = ranker.predict(test_data.X)
+    assert ndcg(test_data.y, pred, qid=test_data.qid, k=10) > 0.55
+    restored = pickle.loads(pickle.dumps(ranker))
+    np.testing.assert_allclose(restored.predict(test_data.X), pred, rtol=0, atol=0)
+
+
+def test_sampling_uses_our_objective_and_schedule_changes_training(train, test_data):
+    from ltr.sampling import TopKPairSampling
+
+    native = LambdaMARTRanker(**FAST).fit(train.X, train.y, qid=train.qid)
+    sampled = LambdaMARTRanker(sampling=TopKPairSampling(top=10), **FAST).fit(
+        train.X, train.y, qid=train.qid
+    )
+    scheduled = LambdaMARTRanker(schedule=[(5, 5), (20, 5)], **FAST).fit(
+        train.X, train.y, qid=train.qid
+    )
+    for model in (sampled, scheduled):
+        assert model.booster_.num_trees() == 10
+        pred = model.predict(test_data.X)
+        assert not np.array_equal(pred, native.predict(test_data.X))
+        assert ndcg(test_data.y, pred, qid=test_data.qid, k=10) > 0.55
+    # a sampled model pickles and clones like any other
+    again = pickle.loads(pickle.dumps(sampled))
+    np.testing.assert_array_equal(again.predict(test_data.X), sampled.predict(test_data.X))
+    assert clone(sampled).get_params()["sampling"].top == 10
+
+
+def test_composite_objectives_take_label_columns(train, test_data):
+    rng = np.random.default_rng(1)
+    share = (train.y >= 2).astype(float) * rng.integers(0, 2, len(train.y))
+    y2 = pd.DataFrame({"watch": train.y, "share": share})
+    weights = {"watch": 1.0, "share": 0.5}
+    ranker = LambdaMARTRanker(objectives=weights, **FAST).fit(train.X, y2, qid=train.qid)
+    assert ranker.booster_.num_trees() == 10
+    tshare = (test_data.y >= 2).astype(float)
+    ty = pd.DataFrame({"share": tshare, "watch": test_data.y})  # column order is by name
+    got = ranker.score(test_data.X, ty, qid=test_data.qid)
+    expected = composite_ndcg({"watch": test_data.y, "share": tshare}, ranker.predict(test_data.X),
+                              qid=test_data.qid, weights=weights, k=10).total
+    assert got == pytest.approx(float(expected), abs=1e-12)
+    # a 2-D array follows the order of the objectives dict
+    arr = ranker.fit(train.X, np.column_stack([train.y, share]), qid=train.qid)
+    assert arr.score(test_data.X, np.column_stack([test_data.y, tshare]), qid=test_data.qid) == (
+        pytest.approx(got, abs=1e-12)
+    )
+    assert ranker.__sklearn_tags__().target_tags.multi_output
+
+
+# --------------------------------------------------------------------------- #
+# metadata routing defaults                                                    #
+# --------------------------------------------------------------------------- #
+
+
+def test_fit_and_score_request_qid_by_default():
+    with sklearn.config_context(enable_metadata_routing=True):
+        routing = LambdaMARTRanker().get_metadata_routing()
+        assert routing.fit.requests["qid"] is True
+        assert routing.score.requests["qid"] is True
+        ranker = LambdaMARTRanker().set_fit_request(qid=False, sample_weight=True)
+        assert ranker.get_metadata_routing().fit.requests["qid"] is False
+        assert ranker.get_metadata_routing().fit.requests["sample_weight"] is True
+
+
+# --------------------------------------------------------------------------- #
+# errors                                                                       #
+# --------------------------------------------------------------------------- #
+
+
+def test_missing_qid_error_says_both_ways_to_pass_it(train):
+    with pytest.raises(ValueError, match="needs query ids") as info:
+        LambdaMARTRanker(**FAST).fit(train.X, train.y)
+    message = str(info.value)
+    assert "qid=qid" in message and "enable_metadata_routing=True" in message
+    assert "qid_column" in message
+    with pytest.raises(ValueError, match="X has no column 'query'"):
+        LambdaMARTRanker(qid_column="query", **FAST).fit(_frame(train), train.y)
+    with pytest.raises(ValueError, match="qid_column='qid' is set but X is not a pandas DataFrame"):
+        LambdaMARTRanker(qid_column="qid", **FAST).fit(train.X, train.y)
+
+
+def test_score_without_qid_is_an_error(fitted, test_data):
+    with pytest.raises(ValueError, match=r"LambdaMARTRanker.score needs query ids"):
+        fitted.score(test_data.X, test_data.y)
+
+
+def test_qid_length_must_match_rows(train):
+    with pytest.raises(ValueError, match="qid has 3004 entries but X has 3005 rows"):
+        LambdaMARTRanker(**FAST).fit(train.X, train.y, qid=train.qid[:-1])
+
+
+def test_qid_given_twice_is_an_error(train):
+    with pytest.raises(ValueError, match="got qid twice"):
+        LambdaMARTRanker(qid_column="qid", **FAST).fit(_frame(train), train.y, qid=train.qid)
+
+
+def test_predict_with_a_different_number_of_features_is_an_error(fitted, test_data):
+    with pytest.raises(ValueError, match="X has 299 features, but LambdaMARTRanker is expecting 300"):
+        fitted.predict(test_data.X[:, :-1])
+
+
+def test_predict_before_fit_is_an_error(test_data):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        LambdaMARTRanker().predict(test_data.X)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"engine": "catboost"}, "'engine' parameter of LambdaMARTRanker must be a str among .*Got 'catboost'"),
+        ({"n_estimators": 0}, "'n_estimators' parameter .* range \\[1, inf\\). Got 0"),
+        ({"learning_rate": 0.0}, "'learning_rate' parameter .* range \\(0.0, inf\\). Got 0.0"),
+        ({"num_leaves": 1}, "'num_leaves' parameter .* range \\[2, inf\\). Got 1"),
+        ({"max_depth": -3}, "'max_depth' parameter .* Got -3"),
+        ({"min_child_samples": -1}, "'min_child_samples' parameter .* Got -1"),
+        ({"k": 0}, "'k' parameter .* Got 0"),
+        ({"k": 2.5}, "'k' parameter .* Got 2.5"),
+        ({"eval_at": 0}, "'eval_at' parameter .* Got 0"),
+        ({"eval_at": "10"}, "'eval_at' parameter .* Got '10'"),
+        ({"objectives": ["a"]}, "'objectives' parameter .* Got \\['a'\\]"),
+        ({"engine_params": "x"}, "'engine_params' parameter .* Got 'x'"),
+        ({"random_state": "seed"}, "'random_state' parameter .* Got 'seed'"),
+    ],
+)
+def test_invalid_hyper_parameters_are_rejected_in_fit(train, params, match):
+    ranker = LambdaMARTRanker(**params)  # __init__ only stores
+    with pytest.raises(InvalidParameterError, match=match):
+        ranker.fit(train.X, train.y, qid=train.qid)
+
+
+@pytest.mark.parametrize(
+    "params, exc, match",
+    [
+        ({"eval_at": [10, 0]}, ValueError, r"eval_at\[1\] must be >= 1, got 0"),
+        ({"eval_at": []}, ValueError, "eval_at must hold at least one cut-off"),
+        ({"objectives": {"watch": -1.0}}, ValueError, r"objectives\['watch'\] must be a finite weight >= 0, got -1.0"),
+        ({"objectives": {}}, ValueError, "objectives must name at least one label"),
+        ({"sampling": "top"}, TypeError, "sampling must be None or a ltr.sampling.TopKPairSampling, got 'top'"),
+        ({"schedule": [(0, 5)]}, ValueError, r"steps\[0\].k must be >= 1, got 0"),
+    ],
+)
+def test_invalid_structured_parameters_name_the_entry(train, params, exc, match):
+    with pytest.raises(exc, match=match):
+        LambdaMARTRanker(**params).fit(train.X, train.y, qid=train.qid)
+
+
+def test_bad_labels_and_weights_are_rejected(train):
+    ranker = LambdaMARTRanker(**FAST)
+    with pytest.raises(ValueError, match=r"y has shape \(3005, 2\) but objectives is None"):
+        ranker.fit(train.X, np.column_stack([train.y, train.y]), qid=train.qid)
+    with pytest.raises(ValueError, match=r"without label column\(s\) \['share'\]"):
+        LambdaMARTRanker(objectives={"watch": 1.0, "share": 1.0}).fit(
+            train.X, pd.DataFrame({"watch": train.y}), qid=train.qid
+        )
+    with pytest.raises(ValueError, match=r"sample_weight must have shape \(3005,\)"):
+        ranker.fit(train.X, train.y, qid=train.qid, sample_weight=np.ones(3))
+    with pytest.raises(ValueError, match="eval_qid has 2 entries but eval_set has 1"):
+        ranker.fit(train.X, train.y, qid=train.qid, eval_set=[(train.X, train.y)],
+                   eval_qid=[train.qid, train.qid])
+
+
+# --------------------------------------------------------------------------- #
+# GroupedRanker adapter                                                        #
+# --------------------------------------------------------------------------- #
+
+
+def test_grouped_ranker_fits_lgbm_ranker_with_group_sizes_from_qid(train, test_data):
+    params = dict(n_estimators=10, num_leaves=7, verbose=-1, n_jobs=1)
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(train.y))
+    adapter = GroupedRanker(lgb.LGBMRanker(**params)).fit(train.X[perm], train.y[perm],
+                                                          qid=train.qid[perm])
+    first = {q: i for i, q in reversed(list(enumerate(train.qid[perm])))}
+    order = np.argsort([first[q] for q in train.qid[perm]], kind="stable")
+    sizes = np.unique(train.qid[perm][order], return_counts=True)
+    sizes = [sizes[1][list(sizes[0]).index(q)] for q in dict.fromkeys(train.qid[perm][order])]
+    direct = lgb.LGBMRanker(**params).fit(train.X[perm][order], train.y[perm][order], group=sizes)
+    np.testing.assert_array_equal(adapter.predict(test_data.X), direct.predict(test_data.X))
+    assert adapter.n_features_in_ == 300
+    assert adapter.score(test_data.X, test_data.y, qid=test_data.qid) == pytest.approx(
+        float(ndcg(test_data.y, direct.predict(test_data.X), qid=test_data.qid, k=10)), abs=1e-12
+    )
+    restored = pickle.loads(pickle.dumps(adapter))
+    np.testing.assert_array_equal(restored.predict(test_data.X), adapter.predict(test_data.X))
+
+
+def test_grouped_ranker_reads_qid_column_and_rejects_missing_qid(train, test_data):
+    adapter = GroupedRanker(lgb.LGBMRanker(n_estimators=5, verbose=-1, n_jobs=1), qid_column="qid")
+    adapter.fit(_frame(train), train.y)
+    assert adapter.n_features_in_ == 300
+    assert adapter.predict(_frame(test_data)).shape == (len(test_data.y),)
+    with pytest.raises(ValueError, match=re.escape("GroupedRanker.fit needs query ids")):
+        GroupedRanker(lgb.LGBMRanker()).fit(train.X, train.y)
+    with pytest.raises(InvalidParameterError, match="'estimator' parameter of GroupedRanker"):
+        GroupedRanker("lgbm").fit(train.X, train.y, qid=train.qid)
