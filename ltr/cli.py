@@ -18,8 +18,8 @@ it runs in-process in tests.  User errors end as one line on stderr
 
 A run folder ``<output.runs_dir>/<name>-<YYYYmmdd-HHMMSS>/`` is created
 exclusively (never reused) and holds ``config.yaml`` (resolved config with
-versions), ``models/`` (one model file per stage, written as each stage
-completes), ``model.txt``/``model.json`` (final model), ``metrics.json``,
+versions), ``models/`` (one engine model file per stage, written as each stage
+completes), ``model.json`` (final model, ``RankingModel.save``), ``metrics.json``,
 ``curves.png``, optional ``importance.csv``/``importance.png``,
 ``report.md``/``report.html``, ``run.log`` and finally the ``DONE`` marker.
 A folder without ``DONE`` is unfinished; ``ltr train --resume`` completes it.
@@ -279,7 +279,6 @@ def _engine_params(cfg: RunConfig) -> dict[str, Any]:
         params = {
             "learning_rate": m.learning_rate,
             "max_leaves": m.num_leaves,
-            "min_child_weight": float(m.min_data_in_leaf) * 1e-3,
         }
         if m.max_depth > 0:
             params["max_depth"] = m.max_depth
@@ -375,7 +374,9 @@ def _progress_enabled(cfg: RunConfig, flag: bool | None) -> bool:
 
 
 def _model_file(run_dir: Path, engine: str) -> Path:
-    return run_dir / ("model.json" if engine == "xgboost" else "model.txt")
+    """The final model: ``RankingModel.save`` JSON (engine model text embedded)."""
+    del engine  # one format for both engines
+    return run_dir / "model.json"
 
 
 def _load_run_config(run_dir: Path) -> RunConfig:
@@ -426,33 +427,24 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def _stage_metrics(cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path) -> list[dict[str, Any]]:
-    """Per-stage metrics on valid/test, from each stage's saved model file."""
-    from ltr.engines import RankingModel
-
+def _stage_metrics(model: Any, run_dir: Path) -> list[dict[str, Any]]:
+    """Per-stage valid/test metrics at each stage's end, as recorded by ``ltr.engines.train``."""
     out = []
     for i, st in enumerate(getattr(model, "stages", None) or []):
-        st = dict(st)
         entry: dict[str, Any] = {
             "stage": i,
             "k": st.get("k"),
             "first_round": int(st.get("first_round", 0)),
             "n_rounds": int(st.get("n_rounds", 0)),
         }
-        if st.get("best_iteration") is not None:
-            entry["best_iteration"] = int(st["best_iteration"])
+        for key in ("rounds_run", "best_iteration", "early_stopped"):
+            if st.get(key) is not None:
+                entry[key] = st[key]
         path = st.get("path")
-        metrics: dict[str, Any] = {}
-        if path is not None and Path(path).exists():
+        if path is not None:
             p = Path(path)
             entry["model"] = str(p.relative_to(run_dir)) if p.is_relative_to(run_dir) else str(p)
-            stage_model = RankingModel.load(p)
-            for name in ("valid", "test"):
-                if name in sets:
-                    metrics[name] = _set_metrics(cfg, sets[name], stage_model.predict(sets[name].X))
-        elif st.get("metrics"):
-            metrics = {k: dict(v) for k, v in st["metrics"].items() if k in ("valid", "test")}
-        entry["metrics"] = metrics
+        entry["metrics"] = {k: dict(v) for k, v in (st.get("metrics") or {}).items() if k in ("valid", "test")}
         out.append(entry)
     return out
 
@@ -472,7 +464,7 @@ def _compute_metrics(cfg: RunConfig, model: Any, sets: Mapping[str, RankingData]
         "convention": ev.convention,
         "data": {n: {"queries": int(ds.n_queries), "rows": int(ds.n_rows)} for n, ds in sets.items()},
         "final": {n: _set_metrics(cfg, sets[n], s) for n, s in scores.items()},
-        "stages": _stage_metrics(cfg, model, sets, run_dir),
+        "stages": _stage_metrics(model, run_dir),
     }
     if cfg.data.objectives:
         weights = {name: oc.weight for name, oc in cfg.data.objectives.items()}
@@ -724,12 +716,12 @@ def _load_model(path: Path) -> tuple[Any, Path | None]:
     from ltr.engines import RankingModel
 
     if path.is_dir():
-        for name in ("model.txt", "model.json"):
+        for name in ("model.json",):
             if (path / name).exists():
                 if not (path / DONE_MARKER).exists():
                     raise CLIError(f"--model: {str(path)!r} is not a finished run (no {DONE_MARKER} marker)")
                 return RankingModel.load(path / name), path
-        raise CLIError(f"--model: {str(path)!r} holds no model.txt or model.json")
+        raise CLIError(f"--model: {str(path)!r} holds no model.json (not a run folder)")
     if not path.exists():
         raise CLIError(f"--model: file not found: {str(path)!r}")
     try:

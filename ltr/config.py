@@ -177,7 +177,7 @@ class ModelConfig(_Section):
     learning_rate: float = Field(0.1, gt=0)
     num_leaves: int = Field(31, ge=2)
     max_depth: int = Field(-1, ge=-1, description="-1: unlimited (LightGBM) / engine default (XGBoost)")
-    min_data_in_leaf: int = Field(20, ge=1)
+    min_data_in_leaf: int = Field(20, ge=1, description="LightGBM only (XGBoost: params.min_child_weight)")
     early_stopping_rounds: int | None = Field(None, ge=1)
     n_jobs: int = Field(2, ge=1, description="threads for training")
     params: dict[str, Any] = Field(default_factory=dict, description="extra engine-native parameters")

@@ -44,6 +44,9 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -294,7 +297,8 @@ class RunReport:
 
         stages = m.get("stages") or []
         if stages:
-            sets = sorted({s for st in stages for s in (st.get("metrics") or {})})
+            found = {s for st in stages for s in (st.get("metrics") or {})}
+            sets = [s for s in ("valid", "test") if s in found] + sorted(found - {"valid", "test"})
             metric_keys = _metric_keys({s: v for st in stages for s, v in (st.get("metrics") or {}).items()})
             header = ["stage", "k", "rounds"] + [f"{s} {k}" for s in sets for k in metric_keys]
             rows = []
