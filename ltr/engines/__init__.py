@@ -1,0 +1,155 @@
+"""Thin adapters that train LambdaMART rankers on LightGBM or XGBoost.
+
+:func:`train` is the single entry point: it validates everything, splits the
+truncation schedule into stages, trains each stage on the chosen engine
+(continued from the previous stage's model), evaluates nDCG@k with
+:func:`ltr.metrics.ndcg` every round, stops each stage early when asked,
+checkpoints stages to disk and returns a :class:`RankingModel`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ltr.engines._common import RankingModel, make_spec, run_training
+
+__all__ = ["RankingModel", "train"]
+
+
+def train(
+    X: Any,
+    y: Any,
+    offsets: Any,
+    *,
+    engine: str = "lightgbm",
+    objective: Any = "native",
+    k: int = 20,
+    schedule: Any = None,
+    params: Mapping[str, Any] | None = None,
+    num_boost_round: int | None = None,
+    sample_weight: Any = None,
+    eval_sets: Sequence[tuple[Any, ...]] = (),
+    eval_at: Sequence[int] = (1, 3, 5, 10, 20),
+    early_stopping_rounds: int | None = None,
+    stage_dir: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    convention: str | None = None,
+    random_state: int | np.random.RandomState | np.random.Generator | None = None,
+    n_jobs: int | None = None,
+    progress: bool | None = False,
+    labels: Mapping[str, Any] | None = None,
+) -> RankingModel:
+    """Train a LambdaMART ranking model.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_rows, n_features)
+        Features; rows sorted by query (ndarray, DataFrame or scipy sparse).
+    y : array-like of shape (n_rows,)
+        Graded relevance, finite and >= 0 (integers for the native objectives).
+    offsets : array-like of int64, shape (n_queries + 1,)
+        Query ``q`` owns rows ``offsets[q]:offsets[q + 1]``
+        (see :func:`ltr.groups.resolve_groups`).
+    engine : {"lightgbm", "xgboost"}, default="lightgbm"
+        XGBoost is imported only when chosen.
+    objective : "native", LambdaRankObjective, CompositeLambdaRankObjective or mapping
+        ``"native"``: LightGBM ``lambdarank`` (``lambdarank_truncation_level=k``)
+        or XGBoost ``rank:ndcg`` (``lambdarank_pair_method="topk"``,
+        ``lambdarank_num_pair_per_sample=k``).  An objective instance from
+        :mod:`ltr.objectives` is used as a custom objective.  A mapping of
+        objective weights (``{"watch": 0.6, "share": 0.25, "follow": 0.15}``)
+        builds a ``CompositeLambdaRankObjective`` over the ``labels`` columns.
+    k : int, default=20
+        Truncation level when there is no schedule (a custom objective's own
+        ``k``/``schedule`` take precedence).
+    schedule : Schedule, list of (k, rounds), int or callable, optional
+        Truncation schedule (:mod:`ltr.schedules`).  The schedule is split into
+        stages of equal ``k`` (:func:`ltr.schedules.stages_of`); each stage is a
+        training continued from the previous model, the native objective rebuilt
+        with the stage's ``k``.  A custom objective receives the schedule and
+        changes ``k`` every round (its ``iteration`` is reset to each stage's
+        first round).
+    params : mapping, optional
+        Engine-native parameters merged over the defaults (LightGBM:
+        ``learning_rate=0.1, num_leaves=31, min_data_in_leaf=20,
+        deterministic=True, force_row_wise=True, verbosity=-1, seed``;
+        XGBoost: ``tree_method="hist", learning_rate=0.1, max_depth=6, seed``).
+        The objective, rounds, truncation and early stopping are set through
+        this function's arguments; passing them in *params* is an error.
+    num_boost_round : int or None, default=None
+        Total boosting rounds.  ``None`` means the schedule's own length (or
+        100).  Must not be smaller than the schedule's length; when larger,
+        the schedule's last ``k`` continues.
+    sample_weight : array-like of shape (n_rows,), optional
+        Per-row weights (for XGBoost's native objective they must be constant
+        within each query).
+    eval_sets : sequence of tuples, default=()
+        ``(name, X, y, offsets)`` or ``(name, X, y, offsets, labels)`` with
+        ``labels`` a mapping of label columns (for composite nDCG).
+    eval_at : sequence of int, default=(1, 3, 5, 10, 20)
+        Cut-offs recorded every round as ``"ndcg@k"`` with
+        :func:`ltr.metrics.ndcg`; eval sets with labels also record
+        ``"composite_ndcg@k"`` and ``"ndcg@k/<objective>"`` when the objective
+        is composite.
+    early_stopping_rounds : int, optional
+        Per stage: stop the stage when the first eval set's ``ndcg@k_stage``
+        (``composite_ndcg@k_stage`` for composite) has not improved for this
+        many rounds, and keep the stage's best round.
+    stage_dir : path, optional
+        Write each stage's model there when it ends
+        (``stage_{i:02d}_k{k}.txt`` / ``.json``) plus ``stages.json``.
+    resume : bool, default=False
+        Load the completed stages found in *stage_dir* and train only the rest;
+        the result is identical to an uninterrupted run.  The folder must hold
+        a run with the same settings and data.
+    convention : str, optional
+        nDCG convention for evaluation (``"lightgbm"``, ``"xgboost"``,
+        ``"sklearn"``, ``"trec_eval"``, ``"ranx"``; see :mod:`ltr.metrics`).
+    random_state : int, RandomState, Generator or None, default=None
+        Engine seed (``None`` -> 0, deterministic).  Stage ``i`` uses seed + i.
+    n_jobs : int, optional
+        Engine threads (``num_threads`` / ``nthread``); ``None`` or -1: engine default.
+    progress : bool or None, default=False
+        Show a tqdm bar over rounds; ``None`` shows it only on a terminal.
+    labels : mapping of str to array-like, optional
+        Label columns per objective, in training-row order, for a composite objective.
+
+    Returns
+    -------
+    RankingModel
+
+    Raises
+    ------
+    ValueError, TypeError
+        For any invalid argument, before any training starts.
+    ImportError
+        When ``engine="xgboost"`` and xgboost is not installed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ltr.engines import train
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 5)); y = rng.integers(0, 3, 200)
+    >>> offsets = np.arange(0, 201, 20)
+    >>> model = train(X, y, offsets, schedule=[(5, 3), (10, 2)], n_jobs=1,
+    ...               params={"min_data_in_leaf": 5})
+    >>> model.num_trees(), [s["k"] for s in model.stages]
+    (5, [5, 10])
+    """
+    spec = make_spec(
+        X, y, offsets, engine=engine, objective=objective, k=k, schedule=schedule,
+        params=params, num_boost_round=num_boost_round, sample_weight=sample_weight,
+        eval_sets=eval_sets, eval_at=eval_at, early_stopping_rounds=early_stopping_rounds,
+        stage_dir=stage_dir, resume=resume, convention=convention, random_state=random_state,
+        n_jobs=n_jobs, progress=progress, labels=labels,
+    )
+    if engine == "xgboost":
+        from ltr.engines.xgboost import import_xgboost
+
+        import_xgboost()
+    return run_training(spec)
