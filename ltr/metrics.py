@@ -17,6 +17,7 @@ trec_eval  l         1/log2(i+1)  doc id descending     0
 ranx       l         1/log2(i+1)  stable (see below)    0              labels < 1 gain 0
 ========== ========= ============ ===================== ============== ===================
 
+XGBoost's bare ``ndcg`` metric (no ``@k``) truncates at ``k=32``.
 LightGBM and XGBoost add an empty query's value with weight 1 to a weighted
 mean (its weight still counts in the denominator).  ranx orders tied scores
 with numba's quicksort, which keeps input order for queries of up to 16
