@@ -21,7 +21,6 @@ group sizes for each fold (LightGBM issues 1137, 3018, 5660).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any
@@ -110,7 +109,8 @@ class LambdaMARTRanker(BaseEstimator):
     engine : {"lightgbm", "xgboost"}, default="lightgbm"
         Boosting library.
     n_estimators : int, default=100
-        Boosting rounds in total (a schedule shorter than this keeps its last k).
+        Boosting rounds in total.  A schedule shorter than this keeps its last
+        k; one longer than this is an error (it would be cut).
     learning_rate : float, default=0.1
         Shrinkage, > 0.
     num_leaves : int, default=31
@@ -163,7 +163,8 @@ class LambdaMARTRanker(BaseEstimator):
     evals_result_ : dict
         ``{"valid_0": {"ndcg@10": [...]}}`` per ``eval_set`` entry.
     best_iteration_ : int
-        Best iteration reported by the engine.
+        Boosting rounds kept: the engine's early-stopping best when it stopped
+        early, else ``n_estimators``.
     n_queries_ : int
         Queries in the training data.
     """
@@ -236,6 +237,7 @@ class LambdaMARTRanker(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         tags.input_tags.allow_nan = True
+        tags.input_tags.sparse = True
         if self.objectives is not None:
             tags.target_tags.multi_output = True
             tags.target_tags.single_output = False
@@ -261,11 +263,9 @@ class LambdaMARTRanker(BaseEstimator):
             schedule = as_schedule(self.schedule)
             n_rounds = getattr(schedule, "n_rounds", None)
             if n_rounds is not None and n_rounds > self.n_estimators:
-                warnings.warn(
-                    f"schedule {schedule!r} defines {n_rounds} rounds but n_estimators="
-                    f"{self.n_estimators}: training stops after {self.n_estimators} rounds",
-                    UserWarning,
-                    stacklevel=3,
+                raise ValueError(
+                    f"n_estimators={self.n_estimators!r} would cut schedule={self.schedule!r}, "
+                    f"which defines {n_rounds} rounds; set n_estimators >= {n_rounds}"
                 )
         if self.sampling is not None:
             from ltr.sampling import TopKPairSampling
@@ -344,7 +344,7 @@ class LambdaMARTRanker(BaseEstimator):
 
         Parameters
         ----------
-        X : array-like or DataFrame of shape (n_rows, n_features)
+        X : array-like, sparse matrix or DataFrame of shape (n_rows, n_features)
             Features (plus the ``qid_column`` when set).  NaN allowed.
         y : array-like of shape (n_rows,) or (n_rows, n_objectives)
             Graded relevance labels (one column per objective with ``objectives``).
@@ -377,6 +377,7 @@ class LambdaMARTRanker(BaseEstimator):
             self,
             X,
             y_main,
+            accept_sparse="csr",
             dtype=[np.float64, np.float32],
             ensure_all_finite="allow-nan",
             y_numeric=True,
@@ -399,7 +400,9 @@ class LambdaMARTRanker(BaseEstimator):
 
         eval_sets = self._prepare_eval_sets(eval_set, eval_qid, weights)
         seed = self._seed()
-        objective = self._objective(schedule, labels, weights, seed)
+        # The schedule goes to train(), which hands it to a custom objective or
+        # splits native training into stages.
+        objective = self._objective(labels, weights, seed)
         model = train(
             X,
             y_main,
@@ -421,7 +424,8 @@ class LambdaMARTRanker(BaseEstimator):
         self.model_ = model
         self.booster_ = model.booster
         self.evals_result_ = model.evals_result
-        self.best_iteration_ = model.best_iteration
+        best = model.best_iteration
+        self.best_iteration_ = int(self.n_estimators) if best is None else int(best)
         self.n_queries_ = groups.n_queries
         return self
 
@@ -449,7 +453,6 @@ class LambdaMARTRanker(BaseEstimator):
 
     def _objective(
         self,
-        schedule: Any,
         labels: dict[str, np.ndarray] | None,
         weights: dict[str, float] | None,
         seed: int | None,
@@ -458,20 +461,17 @@ class LambdaMARTRanker(BaseEstimator):
             from ltr.objectives import CompositeLambdaRankObjective
 
             return CompositeLambdaRankObjective(
-                weights, labels, k=int(self.k), sampling=self.sampling, schedule=schedule,
-                random_state=seed,
+                weights, labels, k=int(self.k), sampling=self.sampling, random_state=seed
             )
         if self.sampling is not None:
             from ltr.objectives import LambdaRankObjective
 
-            return LambdaRankObjective(
-                k=int(self.k), sampling=self.sampling, schedule=schedule, random_state=seed
-            )
+            return LambdaRankObjective(k=int(self.k), sampling=self.sampling, random_state=seed)
         return "native"
 
     def _prepare_eval_sets(
         self, eval_set: Any, eval_qid: Any, weights: dict[str, float] | None
-    ) -> list[tuple[str, Any, np.ndarray, np.ndarray]]:
+    ) -> list[tuple]:
         if eval_set is None:
             if eval_qid is not None:
                 raise ValueError("eval_qid was given without eval_set")
@@ -490,8 +490,8 @@ class LambdaMARTRanker(BaseEstimator):
             Xe, ye = item
             qe = None if eval_qid is None else eval_qid[i]
             Xe, qe = _get_qid(f"{type(self).__name__}.fit eval_set[{i}]", Xe, qe, self.qid_column)
-            ye, _ = self._split_labels(ye, weights, name=f"eval_set[{i}] y")
-            Xe = validate_data(self, Xe, dtype=[np.float64, np.float32],
+            ye, le = self._split_labels(ye, weights, name=f"eval_set[{i}] y")
+            Xe = validate_data(self, Xe, accept_sparse="csr", dtype=[np.float64, np.float32],
                                ensure_all_finite="allow-nan", reset=False)
             ye = np.asarray(ye, dtype=np.float64)
             if ye.shape != (Xe.shape[0],):
@@ -500,15 +500,19 @@ class LambdaMARTRanker(BaseEstimator):
                 )
             qe = _check_qid_rows(qe, Xe.shape[0], name=f"eval_qid[{i}]")
             g = resolve_groups(Xe.shape[0], qid=qe, sort=True)
-            out.append((f"valid_{i}", _take(Xe, g.order), np.ascontiguousarray(_take(ye, g.order)),
-                        g.offsets))
+            entry: tuple = (f"valid_{i}", _take(Xe, g.order),
+                            np.ascontiguousarray(_take(ye, g.order)), g.offsets)
+            if le is not None:
+                entry += ({name: np.ascontiguousarray(_take(col, g.order)) for name, col in le.items()},)
+            out.append(entry)
         return out
 
     def _transform_X(self, X: Any) -> Any:
         check_is_fitted(self)
         X, _ = _take_qid_column(X, self.qid_column, drop=True)
         return validate_data(
-            self, X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan", reset=False
+            self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+            ensure_all_finite="allow-nan", reset=False,
         )
 
     def predict(self, X: Any) -> np.ndarray:

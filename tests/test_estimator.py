@@ -57,6 +57,7 @@ _EXPECTED_FAILED_REAL = {
         "check_sample_weights_shape",
         "check_sample_weights_not_overwritten",
         "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
         "check_dtype_object",
         "check_pipeline_consistency",
         "check_estimators_pickle",
@@ -70,9 +71,15 @@ _EXPECTED_FAILED_REAL = {
         "check_fit_check_is_fitted",
         "check_n_features_in",
         "check_fit2d_predict1d",
+        "check_estimator_sparse_tag",
+        "check_estimator_sparse_array",
+        "check_estimator_sparse_matrix",
     )
 }
-_EXPECTED_FAILED_ONE_QUERY = {"check_sample_weight_equivalence_on_dense_data": _WEIGHTS_NOT_REPEATS}
+_EXPECTED_FAILED_ONE_QUERY = {
+    "check_sample_weight_equivalence_on_dense_data": _WEIGHTS_NOT_REPEATS,
+    "check_sample_weight_equivalence_on_sparse_data": _WEIGHTS_NOT_REPEATS,
+}
 
 
 class _OneQueryRanker(LambdaMARTRanker):
@@ -90,8 +97,19 @@ class _OneQueryRanker(LambdaMARTRanker):
         return super().score(X, y, qid=qid)
 
 
+_EXPECTED_FAILED_XGBOOST = {
+    **_EXPECTED_FAILED_ONE_QUERY,
+    "check_sample_weights_not_overwritten": (
+        "XGBoost's native rank:ndcg takes one weight per query; the check varies weights within "
+        "its one query, which ltr.engines rejects with a ValueError"
+    ),
+}
+
+
 def _expected_failed(estimator):
     if type(estimator) is _OneQueryRanker:
+        if estimator.engine == "xgboost":
+            return _EXPECTED_FAILED_XGBOOST
         return _EXPECTED_FAILED_ONE_QUERY
     return _EXPECTED_FAILED_REAL
 
@@ -219,7 +237,7 @@ def test_eval_set_records_our_ndcg_per_round(train, test_data):
     assert len(history["ndcg@10"]) == 10
     expected = float(ndcg(test_data.y, ranker.predict(test_data.X), qid=test_data.qid, k=10))
     assert history["ndcg@10"][-1] == pytest.approx(expected, abs=1e-9)
-    assert isinstance(ranker.best_iteration_, (int, np.integer))
+    assert ranker.best_iteration_ == 10  # no early stopping: every round is kept
 
 
 def test_eval_set_takes_qid_from_its_column(train, test_data):
