@@ -116,6 +116,10 @@ class PermutationImportance:
     segment_importances : ndarray of shape (n_segments, n_features, n_repeats) (k axis first when several), or None
     ndcg_options : dict
         The extra nDCG options used (``gain``, ``ties``, ...), for the record.
+    n_rows_predicted : int
+        Rows sent to the model's predict over all features and repeats (not
+        counting the baseline); ``n_features * n_repeats * n_rows`` without the
+        row-subset shortcut.
     """
 
     _baseline: np.ndarray
@@ -134,6 +138,7 @@ class PermutationImportance:
     _segment_baseline: np.ndarray | None = None
     _segment_importances: np.ndarray | None = None
     ndcg_options: dict[str, Any] = field(default_factory=dict)
+    n_rows_predicted: int = 0
 
     # ------------------------------------------------------------------ views
     @property
@@ -221,6 +226,7 @@ class PermutationImportance:
             if self._segment_importances is None
             else self._segment_importances[i : i + 1],
             ndcg_options=dict(self.ndcg_options),
+            n_rows_predicted=self.n_rows_predicted,
         )
 
     # ---------------------------------------------------------------- exports
@@ -1024,9 +1030,10 @@ def permutation_importance(
 
     n_out = 1 + (len(seg_index) if seg_index else 0)
 
-    def work(f: int) -> np.ndarray:
+    def work(f: int) -> tuple[np.ndarray, int]:
         cols = feat_cols[f]
         res = np.empty((n_repeats, len(ks), n_out))
+        n_pred = 0
         if row_wise:
             col_codes = [codes_of(j) for j in cols]
             col_codes = [c for c in col_codes if c is not None]
@@ -1045,8 +1052,9 @@ def permutation_importance(
                     block[:, j] = Xs[p[idx], j]
                 scores = base_scores.copy()
                 scores[idx] = predict(block)
+                n_pred += idx.size
                 res[r] = evaluate(scores)
-            return res
+            return res, n_pred
         buf = buffer()
         if frame_path:
             originals = [buf.iloc[:, j].to_numpy(copy=True) for j in cols]
@@ -1056,14 +1064,14 @@ def permutation_importance(
                 res[r] = evaluate(predict(buf))
             for j, orig in zip(cols, originals):
                 buf.isetitem(j, orig)
-            return res
+            return res, n_repeats * n_eval
         for r, p in enumerate(perms):
             for j in cols:
                 buf[:, j] = Xs[p, j]
             res[r] = evaluate(predict(buf))
         for j in cols:
             buf[:, j] = Xs[:, j]
-        return res
+        return res, n_repeats * n_eval
 
     show = sys.stderr.isatty() if progress is None else bool(progress)
     from tqdm.auto import tqdm
@@ -1088,7 +1096,8 @@ def permutation_importance(
     finally:
         bar.close()
 
-    perm_eval = np.stack(results)  # (n_features, n_repeats, n_k, n_out)
+    n_rows_predicted = int(sum(n for _, n in results))
+    perm_eval = np.stack([res for res, _ in results])  # (n_features, n_repeats, n_k, n_out)
     # importances: baseline minus permuted, k axis first
     delta = base_eval[None, None, :, :] - perm_eval  # (n_feat, n_rep, n_k, n_out)
     importances = np.ascontiguousarray(delta[..., 0].transpose(2, 0, 1))
@@ -1114,4 +1123,5 @@ def permutation_importance(
         _segment_baseline=seg_base,
         _segment_importances=seg_imp,
         ndcg_options={key: v for key, v in ndcg_options.items() if not isinstance(v, np.ndarray)},
+        n_rows_predicted=n_rows_predicted,
     )
