@@ -1,0 +1,217 @@
+"""Benchmark: mean NDCG@10 from flat arrays + query ids, ltr vs its peers.
+
+Times, in one run, on the same scores:
+
+* ``ltr.metrics.ndcg`` (LightGBM convention and scikit-learn convention),
+* LightGBM's C++ ``ndcg@10`` evaluation (a 0-iteration Booster whose init
+  score holds the scores; ``eval_train`` re-evaluates them),
+* scikit-learn ``ndcg_score`` on the padded 2-D matrix (default: ties averaged),
+* ranx's public path (``Qrels``/``Run`` construction and ``evaluate`` timed
+  separately; on a slice of queries, compared per row, since building its
+  dictionaries for 10M rows takes minutes),
+* a plain numpy pass over both arrays (``np.add.reduceat``): the memory-scan floor.
+
+Usage::
+
+    python experiments/bench_ndcg.py            # 100,000 queries x 100 docs + MSLR-shaped set
+    python experiments/bench_ndcg.py --quick    # 10,000 x 100, for a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from ltr.metrics import ndcg
+
+
+def median_time(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def ties_like_a_model(rng, n):
+    # Scores with ties, like a boosted model's leaf sums.
+    return np.round(rng.normal(size=n), 2)
+
+
+def bench_set(name, y, s, offsets, *, repeats, ranx_queries, sklearn_queries, out):
+    n_rows = len(y)
+    n_q = len(offsets) - 1
+    sizes = np.diff(offsets)
+    print(f"\n## {name}: {n_q:,} queries, {n_rows:,} rows (max {sizes.max()} docs/query)", file=out)
+    rows = []
+
+    # warm up numba (compilation is cached on disk after the first run)
+    ndcg(y[: offsets[10]], s[: offsets[10]], offsets=offsets[:11], k=10, convention="lightgbm")
+    ndcg(y[: offsets[10]], s[: offsets[10]], offsets=offsets[:11], k=10, convention="sklearn")
+
+    t_ltr = median_time(lambda: ndcg(y, s, offsets=offsets, k=10, convention="lightgbm"), repeats)
+    v_ltr = ndcg(y, s, offsets=offsets, k=10, convention="lightgbm")
+    rows.append(("ltr (lightgbm convention, stable ties)", t_ltr, n_rows, float(v_ltr)))
+    t_ltr_sk = median_time(lambda: ndcg(y, s, offsets=offsets, k=10, convention="sklearn"), repeats)
+    v_ltr_sk = ndcg(y, s, offsets=offsets, k=10, convention="sklearn")
+    rows.append(("ltr (sklearn convention, averaged ties)", t_ltr_sk, n_rows, float(v_ltr_sk)))
+    qid = np.repeat(np.arange(n_q), sizes)
+    t_ltr_qid = median_time(lambda: ndcg(y, s, qid=qid, k=10, convention="lightgbm"), repeats)
+    rows.append(("ltr from qid (incl. qid -> offsets)", t_ltr_qid, n_rows, float(v_ltr)))
+
+    t_floor = median_time(
+        lambda: (np.add.reduceat(y, offsets[:-1]), np.add.reduceat(s, offsets[:-1])), repeats
+    )
+    rows.append(("numpy scan floor (reduceat over both arrays)", t_floor, n_rows, float("nan")))
+
+    import lightgbm as lgb
+
+    ds = lgb.Dataset(np.zeros((n_rows, 1)), y, group=sizes, init_score=s,
+                     params={"verbosity": -1})
+    bst = lgb.Booster(params={"objective": "lambdarank", "metric": "ndcg", "eval_at": [10],
+                              "verbosity": -1}, train_set=ds)
+    t_lgb = median_time(bst.eval_train, repeats)
+    v_lgb = bst.eval_train()[0][2]
+    rows.append(("LightGBM C++ ndcg@10 (eval_train)", t_lgb, n_rows, v_lgb))
+    if abs(v_lgb - v_ltr) > 1e-12:
+        print(f"WARNING: LightGBM {v_lgb!r} != ltr {float(v_ltr)!r}", file=out)
+
+    from sklearn.metrics import ndcg_score
+
+    nq_sk = min(n_q, sklearn_queries)
+    width = int(sizes[:nq_sk].max())
+    Y = np.zeros((nq_sk, width))
+    S = np.full((nq_sk, width), -1e12)
+    for q in range(nq_sk):
+        a, b = offsets[q], offsets[q + 1]
+        Y[q, : b - a] = y[a:b]
+        S[q, : b - a] = s[a:b]
+    t_sk = median_time(lambda: ndcg_score(Y, S, k=10), 1)
+    v_sk = ndcg_score(Y, S, k=10)
+    sk_rows = int(offsets[nq_sk])
+    rows.append((f"scikit-learn ndcg_score, padded ({nq_sk:,} queries)", t_sk, sk_rows, v_sk))
+    v_ltr_part = ndcg(y[:sk_rows], s[:sk_rows], offsets=offsets[: nq_sk + 1], k=10, convention="sklearn")
+    if abs(v_sk - v_ltr_part) > 1e-12:
+        print(f"WARNING: sklearn {v_sk!r} != ltr {float(v_ltr_part)!r}", file=out)
+
+    try:
+        import ranx
+
+        nq_rx = min(n_q, ranx_queries)
+        rx_rows = int(offsets[nq_rx])
+        docs = [f"d{i}" for i in range(rx_rows)]
+
+        def build():
+            qrels, run = {}, {}
+            for q in range(nq_rx):
+                a, b = offsets[q], offsets[q + 1]
+                qrels[f"q{q}"] = {docs[i]: int(y[i]) for i in range(a, b)}
+                run[f"q{q}"] = {docs[i]: float(s[i]) for i in range(a, b)}
+            return ranx.Qrels(qrels), ranx.Run(run)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            qr, rn = build()
+            ranx.evaluate(qr, rn, "ndcg@10")  # compile
+            t_build = median_time(build, 1)
+            qr, rn = build()
+
+            def ev():
+                rn.mean_scores = {}
+                rn.scores = {}
+                return ranx.evaluate(qr, rn, "ndcg@10", save_results_in_run=False)
+
+            t_eval = median_time(ev, 1)
+        rows.append((f"ranx Qrels+Run construction ({nq_rx:,} queries)", t_build, rx_rows, float("nan")))
+        rows.append((f"ranx evaluate ({nq_rx:,} queries)", t_eval, rx_rows, float("nan")))
+        rows.append((f"ranx public path total ({nq_rx:,} queries)", t_build + t_eval, rx_rows, float("nan")))
+    except ImportError:
+        print("ranx not installed: skipped", file=out)
+
+    ns_per_row = {label: t / r * 1e9 for label, t, r, _ in rows}
+    base = ns_per_row["ltr (lightgbm convention, stable ties)"]
+    print("\n| method | median s | rows | ns/row | ratio vs ltr (per row) | NDCG@10 |", file=out)
+    print("|---|---:|---:|---:|---:|---:|", file=out)
+    for label, t, r, v in rows:
+        print(f"| {label} | {t:.4f} | {r:,} | {ns_per_row[label]:.2f} | "
+              f"{ns_per_row[label] / base:.2f}x | {'' if np.isnan(v) else f'{v:.6f}'} |", file=out)
+    print("\nTargets (per row):", file=out)
+    lgb_ratio = base / ns_per_row["LightGBM C++ ndcg@10 (eval_train)"]
+    print(f"- ltr / LightGBM = {lgb_ratio:.3f} (target <= 0.5)", file=out)
+    sk_label = [lbl for lbl in ns_per_row if lbl.startswith("scikit-learn")][0]
+    print(f"- ltr(sklearn conv.) / scikit-learn = "
+          f"{ns_per_row['ltr (sklearn convention, averaged ties)'] / ns_per_row[sk_label]:.4f} "
+          "(target <= 1/15 = 0.067)", file=out)
+    rx_label = [lbl for lbl in ns_per_row if lbl.startswith("ranx public path")]
+    if rx_label:
+        print(f"- ltr / ranx public path = {base / ns_per_row[rx_label[0]]:.4f} (target <= 1/50 = 0.02)",
+              file=out)
+    print(f"- ltr / numpy scan floor = {base / ns_per_row['numpy scan floor (reduceat over both arrays)']:.2f}"
+          " (target <= ~3)", file=out)
+
+
+class Tee:
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text):
+        for st in self.streams:
+            st.write(text)
+
+    def flush(self):
+        for st in self.streams:
+            st.flush()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 queries instead of 100,000")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--output", default=None, help="also write the tables to this markdown file")
+    args = parser.parse_args(argv)
+
+    n_q = 10_000 if args.quick else 100_000
+    streams = [sys.stdout]
+    fh = open(args.output, "w") if args.output else None
+    if fh:
+        streams.append(fh)
+    out = Tee(*streams)
+    import lightgbm
+    import numba
+    import sklearn
+
+    print("# nDCG@10 speed: ltr vs LightGBM, scikit-learn, ranx and a numpy scan", file=out)
+    print(f"\nCommand: `python experiments/bench_ndcg.py{' --quick' if args.quick else ''}`; "
+          f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, "
+          f"numba {numba.__version__} ({numba.config.NUMBA_NUM_THREADS} threads), "
+          f"LightGBM {lightgbm.__version__}, scikit-learn {sklearn.__version__}. "
+          f"Median of {args.repeats} runs (1 for scikit-learn and ranx).", file=out)
+
+    rng = np.random.default_rng(0)
+    n_rows = n_q * 100
+    offsets = np.arange(0, n_rows + 1, 100, dtype=np.int64)
+    y = rng.choice(5, size=n_rows, p=[0.52, 0.32, 0.13, 0.02, 0.01]).astype(np.float64)
+    s = ties_like_a_model(rng, n_rows)
+    bench_set(f"uniform {n_q:,} x 100", y, s, offsets, repeats=args.repeats,
+              ranx_queries=2_000, sklearn_queries=n_q if args.quick else 20_000, out=out)
+
+    from ltr.datasets import make_ranking
+
+    data = make_ranking(2_000 if args.quick else 10_000, n_features=8, random_state=0)
+    s2 = ties_like_a_model(np.random.default_rng(1), data.n_rows) + data.y * 0.5
+    bench_set("MSLR-shaped synthetic (make_ranking)", data.y, s2, data.offsets,
+              repeats=args.repeats, ranx_queries=500, sklearn_queries=2_000, out=out)
+    if fh:
+        fh.close()
+
+
+if __name__ == "__main__":
+    main()
