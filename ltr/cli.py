@@ -1211,6 +1211,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``ltr`` command line with *argv* (default ``sys.argv[1:]``); return the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    # OpenMP threads that spin while waiting (the default) slow numba's parallel
+    # nDCG kernels and LightGBM by 10-100x when cores are shared or oversubscribed;
+    # passive waiting costs little otherwise.  Only effective before the first
+    # OpenMP runtime starts (true for the console script); an explicit setting wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
