@@ -84,15 +84,15 @@ def check_labels(y: Any, name: str, n_rows: int, *, integer: bool = False) -> np
     bad = np.isnan(arr) | np.isinf(arr)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be finite; {name}[{i}] = {arr[i]!r}")
+        raise ValueError(f"{name} must be finite; {name}[{i}] = {float(arr[i])!r}")
     if (arr < 0).any():
         i = int(np.flatnonzero(arr < 0)[0])
-        raise ValueError(f"{name} must be >= 0 (graded relevance); {name}[{i}] = {arr[i]!r}")
+        raise ValueError(f"{name} must be >= 0 (graded relevance); {name}[{i}] = {float(arr[i])!r}")
     if integer and (arr != np.floor(arr)).any():
         i = int(np.flatnonzero(arr != np.floor(arr))[0])
         raise ValueError(
             f"{name} must hold integer grades for the engine's native objective; "
-            f"{name}[{i}] = {arr[i]!r} (use a LambdaRankObjective for fractional grades)"
+            f"{name}[{i}] = {float(arr[i])!r} (use a LambdaRankObjective for fractional grades)"
         )
     return arr
 
@@ -137,7 +137,7 @@ def check_weights(w: Any, name: str, n_rows: int) -> np.ndarray:
     bad = ~np.isfinite(arr) | (arr < 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be finite and >= 0; {name}[{i}] = {arr[i]!r}")
+        raise ValueError(f"{name} must be finite and >= 0; {name}[{i}] = {float(arr[i])!r}")
     return arr
 
 
@@ -754,6 +754,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
     any_early_stop = False
     bar = tqdm(total=spec.num_boost_round, disable=not spec.progress, unit="round",
                desc=f"ltr[{spec.engine}]", leave=False)
+    restore_threads = _limit_numba_threads(spec.n_jobs)
     try:
         for index, (k, first, n_rounds) in enumerate(spec.plan):
             if index < len(completed):
@@ -815,6 +816,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
             })
     finally:
         bar.close()
+        restore_threads()
     assert booster is not None
     total = adapter.num_rounds(booster)
     public_params = _json_safe(params)
@@ -828,6 +830,21 @@ def run_training(spec: TrainSpec) -> RankingModel:
         stages=stages,
         params=public_params,
     )
+
+
+def _limit_numba_threads(n_jobs: int | None) -> Any:
+    """Let ``n_jobs`` bound the metric kernels' threads too; returns the undo function.
+
+    On a busy machine numba's parallel kernels with more threads than free cores
+    are an order of magnitude slower on eval-set sized inputs.
+    """
+    if n_jobs is None or n_jobs < 1:
+        return lambda: None
+    import numba
+
+    before = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(n_jobs, numba.config.NUMBA_NUM_THREADS)))
+    return lambda: numba.set_num_threads(before)
 
 
 def _objective_weights(spec: TrainSpec) -> np.ndarray | None:

@@ -90,7 +90,7 @@ class LightGBMAdapter:
             merged["objective"] = "lambdarank"
             if "label_gain" not in merged and spec.y.max() > 30:
                 raise ValueError(
-                    f"y has grade {spec.y.max()!r} but LightGBM's default label_gain covers grades "
+                    f"y has grade {float(spec.y.max())!r} but LightGBM's default label_gain covers grades "
                     "0..30; pass params={'label_gain': [...]} or a LambdaRankObjective"
                 )
         return merged
@@ -133,8 +133,11 @@ class LightGBMAdapter:
 
         def after_round(env: Any) -> None:
             if recorder.end_round():
+                # Report the current round as "best" so lightgbm.train keeps every tree
+                # (it reloads the model truncated at best_iteration); we cut the stage
+                # back to its best round ourselves, counting from the stage's start.
                 raise lgb.callback.EarlyStopException(
-                    recorder.best_round, env.evaluation_result_list or []
+                    env.iteration, env.evaluation_result_list or []
                 )
 
         after_round.order = 100  # type: ignore[attr-defined]

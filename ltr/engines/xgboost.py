@@ -71,7 +71,7 @@ def _per_query_weights(weight: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         raise ValueError(
             "XGBoost's native ranking objective takes one weight per query, but sample_weight "
             f"varies within query {q} (rows {int(offsets[q])}..{int(offsets[q + 1]) - 1}): "
-            f"sample_weight[{row}] = {weight[row]!r} != {first[q]!r}"
+            f"sample_weight[{row}] = {float(weight[row])!r} != {float(first[q])!r}"
         )
     return first
 
@@ -108,7 +108,7 @@ class XGBoostAdapter:
             merged.setdefault("lambdarank_pair_method", "topk")
             if spec.y.max() >= 32 and merged.get("ndcg_exp_gain", True):
                 raise ValueError(
-                    f"y has grade {spec.y.max()!r} but XGBoost's exponential nDCG gain needs "
+                    f"y has grade {float(spec.y.max())!r} but XGBoost's exponential nDCG gain needs "
                     "grades < 32; pass params={'ndcg_exp_gain': False} or a LambdaRankObjective"
                 )
             if spec.sample_weight is not None:
