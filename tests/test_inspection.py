@@ -22,7 +22,7 @@ from ltr.inspection import PermutationImportance, _within_query_permutations, pe
 from ltr.metrics import ndcg, ndcg_by_segment
 
 LGB_PARAMS = dict(objective="lambdarank", num_leaves=15, min_data_in_leaf=20, verbose=-1,
-                  num_threads=2, seed=0, deterministic=True)
+                  num_threads=1, seed=0, deterministic=True)
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -40,7 +40,7 @@ def real(lambdarank_dir):
     unused = np.flatnonzero(gain == 0)[:5]
     cols = np.concatenate([used, unused])
     Xs = np.ascontiguousarray(X[:, cols])
-    ranker = lgb.LGBMRanker(n_estimators=15, num_leaves=15, min_child_samples=20, n_jobs=2,
+    ranker = lgb.LGBMRanker(n_estimators=15, num_leaves=15, min_child_samples=20, n_jobs=1,
                             random_state=0, verbose=-1)
     ranker.fit(Xs, y, group=sizes)
     return {"X": Xs, "y": y, "qid": qid, "sizes": sizes, "ranker": ranker}
@@ -229,8 +229,8 @@ def test_max_queries_evaluates_whole_queries_only(real):
     row_id = np.arange(len(y), dtype=np.float64)[:, None]
     Xi = np.hstack([X, row_id])  # the model ignores the last column; it identifies rows
     model = CallableModel(real["ranker"].booster_)
-    res = permutation_importance(lambda Z: _record(model, Z), Xi, y, qid=qid, max_queries=17, features=[0, 1], n_repeats=2,
-                                 random_state=4, progress=False)
+    res = permutation_importance(lambda Z: _record(model, Z), Xi, y, qid=qid, max_queries=17,
+                                 features=[0, 1], n_repeats=2, random_state=4, progress=False)
     seen = np.sort(model.calls[0][:, -1].astype(np.int64))
     chosen = np.unique(qid[seen])
     assert res.n_queries == 17 == len(chosen)
@@ -283,7 +283,7 @@ def test_segments_report_per_segment_baseline_and_importance(real):
 
 def test_k_list_adds_a_k_axis_and_matches_single_k_runs(real):
     X, y, qid, ranker = real["X"][:, :10], real["y"], real["qid"], None
-    model = lgb.LGBMRanker(n_estimators=8, num_leaves=7, n_jobs=2, verbose=-1, random_state=0)
+    model = lgb.LGBMRanker(n_estimators=8, num_leaves=7, n_jobs=1, verbose=-1, random_state=0)
     model.fit(X, y, group=real["sizes"])
     kw = dict(qid=qid, n_repeats=2, random_state=5, progress=False)
     multi = permutation_importance(model, X, y, k=[1, 10], **kw)
@@ -303,7 +303,7 @@ def test_dataframe_input_keeps_names_and_permutes_columns(real):
     X, y, qid, ranker = real["X"][:, :8], real["y"], real["qid"], None
     names = [f"feat_{i}" for i in range(8)]
     df = pd.DataFrame(X, columns=names)
-    model = lgb.LGBMRanker(n_estimators=8, num_leaves=7, n_jobs=2, verbose=-1, random_state=0)
+    model = lgb.LGBMRanker(n_estimators=8, num_leaves=7, n_jobs=1, verbose=-1, random_state=0)
     model.fit(df, y, group=real["sizes"])
     kw = dict(qid=qid, n_repeats=2, random_state=0, progress=False)
     from_df = permutation_importance(model, df, y, **kw)
