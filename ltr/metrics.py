@@ -146,6 +146,7 @@ class _Prepared:
     tie_mode: int
     ideal_keys: np.ndarray
     ideal_mode: int
+    label_gain: np.ndarray
     conv: Convention
     weights: np.ndarray | None
     _discounts: dict[int, np.ndarray] = field(default_factory=dict)
@@ -278,6 +279,30 @@ def _discount_table(discount: Any, length: int) -> np.ndarray:
     return np.ascontiguousarray(table)
 
 
+_HIST_LABELS = 32
+
+
+def _label_gain_table(conv: Convention) -> np.ndarray:
+    """Gain of integer labels ``0..31`` when label order is an ideal order, else empty.
+
+    The kernel then builds the ideal DCG from a label histogram (one pass per
+    query); queries with labels outside the table fall back to selection.
+    """
+    positions = np.arange(_HIST_LABELS, dtype=np.float64)
+    gain = conv.gain
+    if isinstance(gain, str):
+        table = 2.0**positions - 1.0 if gain == "exp2" else positions.copy()
+    elif callable(gain):
+        return np.empty(0)
+    else:
+        table = np.asarray(gain, dtype=np.float64).copy()
+    if conv.min_relevant is not None:
+        table = np.where(np.arange(table.size) < conv.min_relevant, 0.0, table)
+    if not conv.ideal_by_label and np.any(np.diff(table) < 0):
+        return np.empty(0)  # the ideal order by gain is not the label order
+    return np.ascontiguousarray(table)
+
+
 def _prepare(
     y_true: Any,
     y_score: Any,
@@ -338,6 +363,7 @@ def _prepare(
     ideal_keys = np.empty(0)
     if conv.ideal_by_label:
         ideal_mode, ideal_keys = 1, labels
+    label_gain = _label_gain_table(conv)
 
     empty = conv.empty
     if not (isinstance(empty, str) and empty == "skip"):
@@ -357,7 +383,7 @@ def _prepare(
             i = int(np.flatnonzero(w < 0)[0])
             raise ValueError(f"weights must be >= 0; weights[{i}] = {w[i].item()!r}")
     return _Prepared(labels, scores, offs, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
-                     ideal_mode, conv, w)
+                     ideal_mode, label_gain, conv, w)
 
 
 def _discount_for(prep: _Prepared, k: int | None) -> np.ndarray:
@@ -375,7 +401,8 @@ def _run_kernel(prep: _Prepared, k: int | None, want_dcg: bool, want_idcg: bool)
     out_idcg = np.zeros(n_q)
     discount = _discount_for(prep, k)
     K.dcg_idcg(prep.labels, prep.scores, prep.gains, prep.gain_mode, prep.tie_keys,
-               prep.tie_mode, prep.ideal_keys, prep.ideal_mode, discount, prep.offsets,
+               prep.tie_mode, prep.ideal_keys, prep.ideal_mode, prep.label_gain, discount,
+               prep.offsets,
                0 if k is None else k, out_dcg, out_idcg, want_dcg, want_idcg)
     return out_dcg, out_idcg
 

@@ -380,3 +380,26 @@ def test_ndcg_rejects_missing_or_double_query_information():
         ndcg([0, 1], [1, 2], qid=[1, 1], group=[2])
     with pytest.raises(ValueError, match="qid is not contiguous"):
         ndcg([0, 1, 1], [1, 2, 3], qid=[1, 2, 1])
+
+
+@pytest.mark.parametrize("labels_kind", ["large_integers", "fractional", "mixed"])
+def test_ideal_dcg_histogram_path_and_its_fallback_agree_with_naive(labels_kind):
+    # Integer labels 0..31 use a label histogram for the ideal DCG; other labels fall back.
+    rng = np.random.default_rng(11)
+    sizes = np.array([30, 12, 25])
+    n = int(sizes.sum())
+    if labels_kind == "large_integers":
+        y = rng.integers(0, 60, n).astype(float)
+    elif labels_kind == "fractional":
+        y = rng.integers(0, 8, n) / 2.0
+    else:
+        y = rng.integers(0, 5, n).astype(float)
+        y[:30] = rng.integers(0, 50, 30)
+    s = rng.normal(size=n)
+    got = ndcg(y, s, group=sizes, k=7, gain="linear", ties="stable", reduce=None)
+    offs = np.r_[0, np.cumsum(sizes)]
+    for q in range(3):
+        a, b = offs[q], offs[q + 1]
+        ref = naive_ndcg_query(list(y[a:b]), list(s[a:b]), 7, gain=lambda l: l,
+                               discount=log2_discount, ties="stable", empty=np.nan)
+        assert got[q] == pytest.approx(ref, abs=1e-12)

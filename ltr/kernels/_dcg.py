@@ -55,7 +55,7 @@ def _tie(i, labels, gains, gain_mode, tie_keys, tie_mode):
 
 @njit(cache=True)
 def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                buf_idx, buf_p, buf_t):
+                buf_idx, buf_p):
     """Fill ``buf_idx[:m]`` with the best ``m`` rows of ``start:end`` (best first)."""
     n = end - start
     if m <= _BUFFER_MAX and m < n:
@@ -66,21 +66,31 @@ def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, en
                 lp = buf_p[m - 1]
                 if p < lp:
                     continue
-                t = _tie(i, labels, gains, gain_mode, tie_keys, tie_mode)
-                if p == lp and t <= buf_t[m - 1]:
-                    continue
+                if p == lp:
+                    if tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE:
+                        continue  # a later row never beats an earlier tied one
+                    t = _tie(i, labels, gains, gain_mode, tie_keys, tie_mode)
+                    if t <= _tie(buf_idx[m - 1], labels, gains, gain_mode, tie_keys, tie_mode):
+                        continue
                 j = m - 1
             else:
-                t = _tie(i, labels, gains, gain_mode, tie_keys, tie_mode)
                 j = filled
                 filled += 1
-            while j > 0 and (buf_p[j - 1] < p or (buf_p[j - 1] == p and buf_t[j - 1] < t)):
-                buf_p[j] = buf_p[j - 1]
-                buf_t[j] = buf_t[j - 1]
+            while j > 0:
+                pj = buf_p[j - 1]
+                if pj > p:
+                    break
+                if pj == p:
+                    if tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE:
+                        break
+                    if _tie(buf_idx[j - 1], labels, gains, gain_mode, tie_keys, tie_mode) >= _tie(
+                        i, labels, gains, gain_mode, tie_keys, tie_mode
+                    ):
+                        break
+                buf_p[j] = pj
                 buf_idx[j] = buf_idx[j - 1]
                 j -= 1
             buf_p[j] = p
-            buf_t[j] = t
             buf_idx[j] = i
         return
     # Full stable sort: secondary key first, then primary (both descending, stable).
@@ -98,9 +108,9 @@ def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, en
 
 @njit(cache=True)
 def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start, end, m,
-               buf_idx, buf_p, buf_t):
+               buf_idx, buf_p):
     _select_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                buf_idx, buf_p, buf_t)
+                buf_idx, buf_p)
     total = 0.0
     if tie_mode != TIES_AVERAGE:
         for j in range(m):
@@ -133,8 +143,33 @@ def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, s
 
 
 @njit(cache=True)
-def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, discount, start, end, m,
-                buf_idx, buf_p, buf_t):
+def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, counts, discount,
+                start, end, m, buf_idx, buf_p):
+    n_labels = label_gain.shape[0]
+    usable = n_labels > 0
+    if usable:
+        # Small integer labels: a label histogram gives the ideal order in one pass.
+        counts[:] = 0
+        for i in range(start, end):
+            lab_f = labels[i]
+            li = int(lab_f)
+            if li < 0 or li >= n_labels or li != lab_f:
+                usable = False
+                break
+            counts[li] += 1
+    if usable:
+        total = 0.0
+        pos = 0
+        lab = label_gain.shape[0] - 1
+        while pos < m and lab >= 0:
+            c = counts[lab]
+            g = label_gain[lab]
+            while c > 0 and pos < m:
+                total += g * discount[pos]
+                pos += 1
+                c -= 1
+            lab -= 1
+        return total
     # ideal_mode 0: order by gain; 1: order by ideal_keys (LightGBM orders by label).
     if ideal_mode == 1:
         key = ideal_keys
@@ -143,7 +178,7 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, discount, star
     else:
         key = labels  # exp2 and linear gains increase with the label
     _select_top(key, labels, gains, gain_mode, ideal_keys, TIES_STABLE, start, end, m,
-                buf_idx, buf_p, buf_t)
+                buf_idx, buf_p)
     total = 0.0
     for j in range(m):
         total += _gain(buf_idx[j], labels, gains, gain_mode) * discount[j]
@@ -152,11 +187,14 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, discount, star
 
 @njit(cache=True, parallel=True)
 def dcg_idcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
-             discount, offsets, k, out_dcg, out_idcg, want_dcg, want_idcg):
+             label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg, want_idcg):
     """Per-query DCG@k and ideal DCG@k.
 
     ``k <= 0`` means the whole query.  ``discount`` must have at least
-    ``min(k, longest query)`` entries.  Results go to ``out_dcg`` / ``out_idcg``.
+    ``min(k, longest query)`` entries.  ``label_gain`` (gain of each integer
+    label, non-decreasing in the ideal order) enables the histogram path for
+    the ideal DCG; pass an empty array when labels are not small integers.
+    Results go to ``out_dcg`` / ``out_idcg``.
     """
     n_q = offsets.shape[0] - 1
     max_n = 0
@@ -169,7 +207,7 @@ def dcg_idcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, i
     for c in prange(n_chunks):
         buf_idx = np.empty(width, dtype=np.int64)
         buf_p = np.empty(min(width, _BUFFER_MAX) + 1)
-        buf_t = np.empty(min(width, _BUFFER_MAX) + 1)
+        counts = np.empty(max(label_gain.shape[0], 1), dtype=np.int64)
         q_end = min(n_q, (c + 1) * _CHUNK)
         for q in range(c * _CHUNK, q_end):
             start = offsets[q]
@@ -178,7 +216,8 @@ def dcg_idcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, i
             m = n if (k <= 0 or k > n) else k
             if want_dcg:
                 out_dcg[q] = _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode,
-                                        discount, start, end, m, buf_idx, buf_p, buf_t)
+                                        discount, start, end, m, buf_idx, buf_p)
             if want_idcg:
                 out_idcg[q] = _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode,
-                                          discount, start, end, m, buf_idx, buf_p, buf_t)
+                                          label_gain, counts, discount, start, end, m,
+                                          buf_idx, buf_p)
