@@ -347,6 +347,20 @@ def _new_run_dir(cfg: RunConfig, out: str | os.PathLike[str] | None, suffix: str
     raise CLIError(f"output.runs_dir: cannot create a new run folder for {base!r} in {str(runs)!r}")
 
 
+def _remove_run_dir(run_dir: Path, *, keep_folder: bool) -> None:
+    """Delete what a failed run wrote (the folder itself too unless the user named it)."""
+    import shutil
+
+    if keep_folder:
+        for child in run_dir.iterdir():
+            if child.is_dir():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
 @contextmanager
 def _run_log(run_dir: Path) -> Iterator[logging.Logger]:
     """Log ``ltr.*`` messages (INFO and up) to ``run_dir/run.log`` for the duration."""
@@ -637,25 +651,33 @@ def train_run(
         run_dir = _new_run_dir(cfg, out)
         resolved = cfg.model_copy(update={"versions": _versions(cfg)})
         write_atomic(run_dir / "config.yaml", _config_header(cfg) + dump_config(resolved))
-    with _run_log(run_dir):
-        t0 = time.perf_counter()
-        log.info("%s run %s (seed %d)", "resuming" if resume else "starting", run_dir, cfg.seed)
-        for name, ds in sets.items():
-            log.info("data %s: %d queries, %d rows, %d features", name, ds.n_queries, ds.n_rows, ds.n_features)
-        try:
-            model = _train_model(cfg, sets, run_dir, resume=resume is not None, progress=show)
-            model.save(_model_file(run_dir, cfg.model.engine))
-            metrics = _compute_metrics(cfg, model, sets, run_dir)
-            _write_curves(model, metrics["stages"], run_dir, cfg)
-            if cfg.importance.enabled:
-                metrics["importance"] = _importance(cfg, model, sets, run_dir, show)
-            write_atomic(run_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=False) + "\n")
-            RunReport.from_run_dir(run_dir).save(run_dir)
-        except BaseException as exc:
-            log.error("run stopped: %s: %s", type(exc).__name__, exc)
-            raise
-        log.info("finished in %.1f s", time.perf_counter() - t0)
-        write_atomic(run_dir / DONE_MARKER, json.dumps({"finished": datetime.now().isoformat(timespec="seconds")}) + "\n")
+    finished = False
+    try:
+        with _run_log(run_dir):
+            t0 = time.perf_counter()
+            log.info("%s run %s (seed %d)", "resuming" if resume else "starting", run_dir, cfg.seed)
+            for name, ds in sets.items():
+                log.info("data %s: %d queries, %d rows, %d features", name, ds.n_queries, ds.n_rows, ds.n_features)
+            try:
+                model = _train_model(cfg, sets, run_dir, resume=resume is not None, progress=show)
+                model.save(_model_file(run_dir, cfg.model.engine))
+                metrics = _compute_metrics(cfg, model, sets, run_dir)
+                _write_curves(model, metrics["stages"], run_dir, cfg)
+                if cfg.importance.enabled:
+                    metrics["importance"] = _importance(cfg, model, sets, run_dir, show)
+                write_atomic(run_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=False) + "\n")
+                RunReport.from_run_dir(run_dir).save(run_dir)
+            except BaseException as exc:
+                log.error("run stopped: %s: %s", type(exc).__name__, exc)
+                raise
+            log.info("finished in %.1f s", time.perf_counter() - t0)
+            write_atomic(run_dir / DONE_MARKER,
+                         json.dumps({"finished": datetime.now().isoformat(timespec="seconds")}) + "\n")
+            finished = True
+    finally:
+        if not finished and resume is None and not (run_dir / "models" / "stages.json").exists():
+            # no stage completed: nothing worth resuming, so leave no half-made folder behind
+            _remove_run_dir(run_dir, keep_folder=out is not None)
     return run_dir
 
 
@@ -1085,7 +1107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--label", help="label column of tabular data (default: the run's, else 'label')")
     p.add_argument("--qid", help="query id column of tabular data (default: the run's, else 'qid')")
     p.add_argument("--eval-at", nargs="+", type=int, metavar="K", help="cut-offs (default 1 3 5 10 20)")
-    p.add_argument("--convention", choices=("lightgbm", "xgboost", "sklearn", "trec_eval", "ranx"),
+    p.add_argument("--convention", choices=("lightgbm", "xgboost", "sklearn"),
                    help="nDCG convention (see ltr.metrics.ndcg)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_common(p)

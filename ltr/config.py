@@ -252,7 +252,9 @@ class EvaluationConfig(_Section):
 
     eval_at: list[int] = Field(default_factory=lambda: [1, 3, 5, 10, 20], min_length=1)
     k: int = Field(10, ge=1, description="k of composite, per-segment and importance nDCG")
-    convention: Literal["lightgbm", "xgboost", "sklearn", "trec_eval", "ranx"] | None = None
+    convention: Literal["lightgbm", "xgboost", "sklearn"] | None = Field(
+        None, description="nDCG convention of ltr.metrics.ndcg (trec_eval/ranx need document ids)"
+    )
     per_segment: bool = False
     smoothing: float = Field(0.0, ge=0, description="per-segment smoothing strength (pseudo-queries)")
 

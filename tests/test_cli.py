@@ -360,6 +360,60 @@ def test_tune_config_runs_a_grid_search_with_group_kfold(tmp_path, capsys):
     assert (tmp_path / "t" / "DONE").exists() and "## Search" in (tmp_path / "t" / "report.md").read_text()
 
 
+def test_tune_runs_a_randomized_search_over_distributions(tmp_path, capsys):
+    rc, _, err = run(["tune", CONFIGS / "tune.yaml", *SMALL, "--set", "model.rounds=3", "--set", "search.method=random",
+                      "--set", "search.param_grid=null", "--set", "search.n_iter=2", "--set", "search.folds=2",
+                      "--set", "search.param_distributions={learning_rate: {dist: loguniform, low: 0.05, high: 0.3}, "
+                      "num_leaves: [3, 7]}", "--out", tmp_path / "r"], capsys)
+    assert rc == 0, err
+    search = json.loads((tmp_path / "r" / "metrics.json").read_text())["search"]
+    assert search["method"] == "random" and len(search["results"]) == 2
+    assert 0.05 <= search["best_params"]["learning_rate"] <= 0.3
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["search.param_grid={n_leaves: [3, 7]}"], "search.param_grid.n_leaves: not a LambdaMARTRanker parameter"),
+        (["search.method=random", "search.param_distributions={learning_rate: {dist: normal, low: 0, high: 1}}"],
+         "search.param_distributions.learning_rate.dist: must be uniform, loguniform or randint, got 'normal'"),
+        (["search.folds=50"], "search.folds: 50 folds need at least as many training queries"),
+    ],
+)
+def test_tune_rejects_bad_search_spaces_before_creating_a_folder(overrides, message, tmp_path, capsys):
+    argv = ["tune", CONFIGS / "tune.yaml", *SMALL, "--out", tmp_path / "t"]
+    for o in overrides:
+        argv += ["--set", o]
+    rc, _, err = run(argv, capsys)
+    assert rc == 1 and message in err, err
+    assert not (tmp_path / "t").exists()
+
+
+def test_xgboost_engine_trains_and_evaluates(tmp_path, capsys):
+    rc, _, err = run(["train", CONFIGS / "quickstart.yaml", *SMALL, "--set", "model.engine=xgboost",
+                      "--set", "importance.enabled=false",
+                      "--set", "objective.schedule.steps=[{k: 5, rounds: 2}, {k: 10, rounds: 2}]",
+                      "--out", tmp_path / "x"], capsys)
+    assert rc == 0, err
+    assert sorted(p.name for p in (tmp_path / "x" / "models").glob("stage_*")) == ["stage_00_k5.json", "stage_01_k10.json"]
+    saved = yaml.safe_load((tmp_path / "x" / "config.yaml").read_text())
+    assert "xgboost" in saved["versions"]
+    rc, out, err = run(["evaluate", "--model", tmp_path / "x", "--json"], capsys)
+    metrics = json.loads((tmp_path / "x" / "metrics.json").read_text())
+    assert rc == 0 and json.loads(out)["test"] == pytest.approx(metrics["final"]["test"])
+
+
+def test_an_engine_error_before_the_first_stage_leaves_no_folder(tmp_path, capsys):
+    cfg = small_progressive(tmp_path)
+    rc, _, err = run(["train", cfg, "--set", "model.params={objective: regression}"], capsys)
+    assert rc == 1 and "params['objective'] is set by train()" in err and err.count("\n") == 1
+    _assert_nothing_written(tmp_path)
+    out = tmp_path / "named"
+    out.mkdir()
+    rc, _, err = run(["train", cfg, "--set", "model.params={objective: regression}", "--out", out], capsys)
+    assert rc == 1 and out.is_dir() and not any(out.iterdir())
+
+
 def test_tune_without_search_section_is_an_error(tmp_path, capsys):
     rc, _, err = run(["tune", CONFIGS / "quickstart.yaml", "--out", tmp_path / "t"], capsys)
     assert rc == 1 and "search: the config has no search section" in err
