@@ -36,11 +36,11 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -90,13 +90,15 @@ def _wrap_data_error(label: str, exc: Exception) -> CLIError:
     return CLIError(f"{label}: {msg}")
 
 
-def _split_queries(n_queries: int, fractions: Mapping[str, float], seed: int) -> dict[str, np.ndarray]:
+def _split_queries(
+    n_queries: int, fractions: Mapping[str, float], seed: int
+) -> dict[str, np.ndarray]:
     """Query-level split: a seeded permutation cut into the requested fractions."""
     perm = np.random.default_rng(seed).permutation(n_queries)
     out: dict[str, np.ndarray] = {}
     start = 0
     for name, frac in fractions.items():
-        n = int(round(frac * n_queries))
+        n = round(frac * n_queries)
         if frac > 0:
             n = max(n, 1)
         out[name] = np.sort(perm[start : start + n])
@@ -114,11 +116,15 @@ def _read_tabular(cfg: RunConfig, path: str, set_name: str) -> RankingData:
     label = f"data.{set_name} ({path})"
     try:
         df = read_table(path)
-    except Exception as exc:  # noqa: BLE001 - any reader failure is a user error here
+    except Exception as exc:
         raise _wrap_data_error(label, exc) from exc
     cols = [str(c) for c in df.columns]
     shown = ", ".join(cols[:15]) + (", ..." if len(cols) > 15 else "")
-    for field, column in (("data.label", data.label), ("data.qid", data.qid), ("data.segment", data.segment)):
+    for field, column in (
+        ("data.label", data.label),
+        ("data.qid", data.qid),
+        ("data.segment", data.segment),
+    ):
         if column is not None and column not in df.columns:
             raise CLIError(f"{field}: column {column!r} not found in {path} (columns: {shown})")
     for f in data.features or []:
@@ -155,8 +161,15 @@ def _read_tabular(cfg: RunConfig, path: str, set_name: str) -> RankingData:
         skip = {data.label, data.qid, data.segment, *labels.values(), *used_raw}
         features = [c for c in df.columns if c not in skip]
     try:
-        return from_frame(df, label=data.label, qid=data.qid, features=features, labels=labels,
-                          segment=data.segment, sort=True)
+        return from_frame(
+            df,
+            label=data.label,
+            qid=data.qid,
+            features=features,
+            labels=labels,
+            segment=data.segment,
+            sort=True,
+        )
     except (TypeError, ValueError) as exc:
         raise _wrap_data_error(label, exc) from exc
 
@@ -166,7 +179,7 @@ def _read_letor(cfg: RunConfig, path: str, set_name: str, n_features: int | None
 
     try:
         return load_letor(path, n_features=n_features)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise _wrap_data_error(f"data.{set_name} ({path})", exc) from exc
 
 
@@ -211,7 +224,11 @@ def load_data(cfg: RunConfig) -> dict[str, RankingData]:
     train = sets["train"]
     if data.max_queries is not None and train.n_queries > data.max_queries:
         train = sets["train"] = train.subset(np.arange(data.max_queries))
-    missing = {n: getattr(data.split, n) for n in ("valid", "test") if n not in sets and getattr(data.split, n) > 0}
+    missing = {
+        n: getattr(data.split, n)
+        for n in ("valid", "test")
+        if n not in sets and getattr(data.split, n) > 0
+    }
     if missing:
         seed = data.split.seed if data.split.seed is not None else cfg.seed
         parts = _split_queries(train.n_queries, missing, seed)
@@ -257,12 +274,20 @@ def _objective(cfg: RunConfig, train: RankingData) -> Any:
             pairs_per_doc=obj.sampling.pairs_per_doc,
             random_state=cfg.seed,
         )
-    common = dict(k=obj.k, sigma=obj.sigma, sampling=sampling, schedule=_schedule(cfg),
-                  sigmoid=obj.sigmoid, random_state=cfg.seed)
+    common = {
+        "k": obj.k,
+        "sigma": obj.sigma,
+        "sampling": sampling,
+        "schedule": _schedule(cfg),
+        "sigmoid": obj.sigmoid,
+        "random_state": cfg.seed,
+    }
     if obj.composite:
         assert cfg.data.objectives is not None
         weights = {name: oc.weight for name, oc in cfg.data.objectives.items()}
-        return CompositeLambdaRankObjective(weights, {n: train.labels[n] for n in weights}, **common)
+        return CompositeLambdaRankObjective(
+            weights, {n: train.labels[n] for n in weights}, **common
+        )
     return LambdaRankObjective(**common)
 
 
@@ -458,16 +483,24 @@ def _stage_metrics(model: Any, run_dir: Path) -> list[dict[str, Any]]:
         if path is not None:
             p = Path(path)
             entry["model"] = str(p.relative_to(run_dir)) if p.is_relative_to(run_dir) else str(p)
-        entry["metrics"] = {k: dict(v) for k, v in (st.get("metrics") or {}).items() if k in ("valid", "test")}
+        entry["metrics"] = {
+            k: dict(v) for k, v in (st.get("metrics") or {}).items() if k in ("valid", "test")
+        }
         out.append(entry)
     return out
 
 
-def _compute_metrics(cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path) -> dict[str, Any]:
+def _compute_metrics(
+    cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path
+) -> dict[str, Any]:
     from ltr.metrics import composite_ndcg, ndcg_by_segment
 
     ev = cfg.evaluation
-    scores = {name: np.asarray(model.predict(ds.X), dtype=np.float64) for name, ds in sets.items() if name != "train"}
+    scores = {
+        name: np.asarray(model.predict(ds.X), dtype=np.float64)
+        for name, ds in sets.items()
+        if name != "train"
+    }
     metrics: dict[str, Any] = {
         "status": "complete",
         "engine": cfg.model.engine,
@@ -476,7 +509,9 @@ def _compute_metrics(cfg: RunConfig, model: Any, sets: Mapping[str, RankingData]
         "n_trees": int(model.num_trees()),
         "best_iteration": _clean(getattr(model, "best_iteration", None)),
         "convention": ev.convention,
-        "data": {n: {"queries": int(ds.n_queries), "rows": int(ds.n_rows)} for n, ds in sets.items()},
+        "data": {
+            n: {"queries": int(ds.n_queries), "rows": int(ds.n_rows)} for n, ds in sets.items()
+        },
         "final": {n: _set_metrics(cfg, sets[n], s) for n, s in scores.items()},
         "stages": _stage_metrics(model, run_dir),
     }
@@ -486,8 +521,14 @@ def _compute_metrics(cfg: RunConfig, model: Any, sets: Mapping[str, RankingData]
         metrics["composite_weights"] = weights
         metrics["composite"] = {}
         for n, s in scores.items():
-            res = composite_ndcg({o: sets[n].labels[o] for o in weights}, s, offsets=sets[n].offsets,
-                                 weights=weights, k=ev.k, **_ndcg_options(cfg))
+            res = composite_ndcg(
+                {o: sets[n].labels[o] for o in weights},
+                s,
+                offsets=sets[n].offsets,
+                weights=weights,
+                k=ev.k,
+                **_ndcg_options(cfg),
+            )
             metrics["composite"][n] = res.to_dict()
     if ev.per_segment:
         metrics["segments_k"] = ev.k
@@ -496,21 +537,36 @@ def _compute_metrics(cfg: RunConfig, model: Any, sets: Mapping[str, RankingData]
         for n, s in scores.items():
             if sets[n].segments is None:
                 continue
-            table = ndcg_by_segment(sets[n].y, s, segments=sets[n].segments, offsets=sets[n].offsets,
-                                    k=ev.k, strength=ev.smoothing, **_ndcg_options(cfg))
+            table = ndcg_by_segment(
+                sets[n].y,
+                s,
+                segments=sets[n].segments,
+                offsets=sets[n].offsets,
+                k=ev.k,
+                strength=ev.smoothing,
+                **_ndcg_options(cfg),
+            )
             metrics["segments"][n] = _clean(table.to_dict(orient="records"))
     return _clean(metrics)
 
 
-def _write_curves(model: Any, stages: Sequence[Mapping[str, Any]], run_dir: Path, cfg: RunConfig) -> None:
+def _write_curves(
+    model: Any, stages: Sequence[Mapping[str, Any]], run_dir: Path, cfg: RunConfig
+) -> None:
     evals = getattr(model, "evals_result", None) or {}
     if not evals:
         return
     k = cfg.evaluation.k
     metric = f"ndcg@{k}" if any(f"ndcg@{k}" in v for v in evals.values()) else None
     sets = ["valid"] if "valid" in evals else None
-    plot_curves(evals, run_dir / "curves.png", stages=stages, metric=metric, sets=sets,
-                title="validation nDCG per round")
+    plot_curves(
+        evals,
+        run_dir / "curves.png",
+        stages=stages,
+        metric=metric,
+        sets=sets,
+        title="validation nDCG per round",
+    )
     # the raw numbers too, for anyone re-plotting
     buf = io.StringIO()
     writer = csv.writer(buf)
@@ -518,7 +574,9 @@ def _write_curves(model: Any, stages: Sequence[Mapping[str, Any]], run_dir: Path
     writer.writerow(["round"] + [f"{s}:{m}" for s, m in cols])
     n = max((len(evals[s][m]) for s, m in cols), default=0)
     for r in range(n):
-        writer.writerow([r + 1] + [_fmt_num(evals[s][m][r]) if r < len(evals[s][m]) else "" for s, m in cols])
+        writer.writerow(
+            [r + 1] + [_fmt_num(evals[s][m][r]) if r < len(evals[s][m]) else "" for s, m in cols]
+        )
     write_atomic(run_dir / "curves.csv", buf.getvalue())
 
 
@@ -529,12 +587,17 @@ def _fmt_num(v: Any) -> str:
 # =========================================================================== importance
 
 
-def _importance(cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path,
-                progress: bool) -> dict[str, Any]:
+def _importance(
+    cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path, progress: bool
+) -> dict[str, Any]:
     from ltr.inspection import permutation_importance
 
     imp = cfg.importance
-    name = imp.evaluate_on if imp.evaluate_on in sets else next(n for n in ("test", "valid", "train") if n in sets)
+    name = (
+        imp.evaluate_on
+        if imp.evaluate_on in sets
+        else next(n for n in ("test", "valid", "train") if n in sets)
+    )
     ds = sets[name]
     features: Any = None
     if imp.features or imp.groups:
@@ -546,18 +609,41 @@ def _importance(cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run
         for g, cols in features.items():
             for c in cols:
                 if c not in known:
-                    where = "importance.groups" if g in (imp.groups or {}) else "importance.features"
-                    raise CLIError(f"{where}: unknown feature {c!r} (features: {', '.join(ds.feature_names[:10])}, ...)")
-    log.info("permutation importance on %s (%d queries, %d repeats, %s)", name, ds.n_queries, imp.n_repeats, imp.strategy)
+                    where = (
+                        "importance.groups" if g in (imp.groups or {}) else "importance.features"
+                    )
+                    raise CLIError(
+                        f"{where}: unknown feature {c!r} (features: {', '.join(ds.feature_names[:10])}, ...)"
+                    )
+    log.info(
+        "permutation importance on %s (%d queries, %d repeats, %s)",
+        name,
+        ds.n_queries,
+        imp.n_repeats,
+        imp.strategy,
+    )
     result = permutation_importance(
-        model, ds.X, ds.y, qid=ds.qid, k=cfg.evaluation.k, n_repeats=imp.n_repeats, strategy=imp.strategy,
-        features=features, max_queries=imp.max_queries, random_state=cfg.seed, progress=progress,
-        feature_names=list(ds.feature_names), **_ndcg_options(cfg),
+        model,
+        ds.X,
+        ds.y,
+        qid=ds.qid,
+        k=cfg.evaluation.k,
+        n_repeats=imp.n_repeats,
+        strategy=imp.strategy,
+        features=features,
+        max_queries=imp.max_queries,
+        random_state=cfg.seed,
+        progress=progress,
+        feature_names=list(ds.feature_names),
+        **_ndcg_options(cfg),
     )
     frame = result.to_frame()
     write_atomic(run_dir / "importance.csv", frame.to_csv(index=False))
-    plot_importance(frame.to_dict(orient="records"), run_dir / "importance.png",
-                    title=f"Permutation importance (ΔnDCG@{cfg.evaluation.k}, {name})")
+    plot_importance(
+        frame.to_dict(orient="records"),
+        run_dir / "importance.png",
+        title=f"Permutation importance (ΔnDCG@{cfg.evaluation.k}, {name})",
+    )
     top = frame.head(10)
     return {
         "set": name,
@@ -581,7 +667,9 @@ def _check_resume(cfg: RunConfig | None, run_dir: Path) -> RunConfig:
         raise CLIError(f"--resume: run folder not found: {str(run_dir)!r}")
     saved = _load_run_config(run_dir)
     if (run_dir / DONE_MARKER).exists():
-        raise CLIError(f"--resume: {str(run_dir)!r} is already finished (it has a {DONE_MARKER} marker)")
+        raise CLIError(
+            f"--resume: {str(run_dir)!r} is already finished (it has a {DONE_MARKER} marker)"
+        )
     if cfg is None:
         return saved
     a, b = config_to_dict(saved), config_to_dict(cfg)
@@ -630,7 +718,9 @@ def train_run(
     """
     if resume is not None:
         if out is not None:
-            raise CLIError("--out and --resume exclude each other (a resumed run stays in its folder)")
+            raise CLIError(
+                "--out and --resume exclude each other (a resumed run stays in its folder)"
+            )
         run_dir = Path(resume)
         if cfg is not None:
             cfg = _prepare_config(cfg)
@@ -641,10 +731,14 @@ def train_run(
             raise CLIError("a config is required (or --resume RUN_DIR)")
         cfg = _prepare_config(cfg)
     if force_importance and not cfg.importance.enabled:
-        cfg = cfg.model_copy(update={"importance": cfg.importance.model_copy(update={"enabled": True})})
+        cfg = cfg.model_copy(
+            update={"importance": cfg.importance.model_copy(update={"enabled": True})}
+        )
     sets = load_data(cfg)  # all input errors surface before a folder exists
     if "valid" not in sets and cfg.model.early_stopping_rounds is not None:
-        raise CLIError("model.early_stopping_rounds: needs a validation set (data.valid or data.split.valid > 0)")
+        raise CLIError(
+            "model.early_stopping_rounds: needs a validation set (data.valid or data.split.valid > 0)"
+        )
     show = _progress_enabled(cfg, progress)
 
     if resume is None:
@@ -657,7 +751,13 @@ def train_run(
             t0 = time.perf_counter()
             log.info("%s run %s (seed %d)", "resuming" if resume else "starting", run_dir, cfg.seed)
             for name, ds in sets.items():
-                log.info("data %s: %d queries, %d rows, %d features", name, ds.n_queries, ds.n_rows, ds.n_features)
+                log.info(
+                    "data %s: %d queries, %d rows, %d features",
+                    name,
+                    ds.n_queries,
+                    ds.n_rows,
+                    ds.n_features,
+                )
             try:
                 model = _train_model(cfg, sets, run_dir, resume=resume is not None, progress=show)
                 model.save(_model_file(run_dir, cfg.model.engine))
@@ -665,14 +765,18 @@ def train_run(
                 _write_curves(model, metrics["stages"], run_dir, cfg)
                 if cfg.importance.enabled:
                     metrics["importance"] = _importance(cfg, model, sets, run_dir, show)
-                write_atomic(run_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=False) + "\n")
+                write_atomic(
+                    run_dir / "metrics.json", json.dumps(metrics, indent=2, sort_keys=False) + "\n"
+                )
                 RunReport.from_run_dir(run_dir).save(run_dir)
             except BaseException as exc:
                 log.error("run stopped: %s: %s", type(exc).__name__, exc)
                 raise
             log.info("finished in %.1f s", time.perf_counter() - t0)
-            write_atomic(run_dir / DONE_MARKER,
-                         json.dumps({"finished": datetime.now().isoformat(timespec="seconds")}) + "\n")
+            write_atomic(
+                run_dir / DONE_MARKER,
+                json.dumps({"finished": datetime.now().isoformat(timespec="seconds")}) + "\n",
+            )
             finished = True
     finally:
         if not finished and resume is None and not (run_dir / "models" / "stages.json").exists():
@@ -689,8 +793,9 @@ def _config_header(cfg: RunConfig) -> str:
     )
 
 
-def _train_model(cfg: RunConfig, sets: Mapping[str, RankingData], run_dir: Path, *, resume: bool,
-                 progress: bool) -> Any:
+def _train_model(
+    cfg: RunConfig, sets: Mapping[str, RankingData], run_dir: Path, *, resume: bool, progress: bool
+) -> Any:
     from ltr.engines import train
 
     tr = sets["train"]
@@ -741,15 +846,19 @@ def _load_model(path: Path) -> tuple[Any, Path | None]:
         for name in ("model.json",):
             if (path / name).exists():
                 if not (path / DONE_MARKER).exists():
-                    raise CLIError(f"--model: {str(path)!r} is not a finished run (no {DONE_MARKER} marker)")
+                    raise CLIError(
+                        f"--model: {str(path)!r} is not a finished run (no {DONE_MARKER} marker)"
+                    )
                 return RankingModel.load(path / name), path
         raise CLIError(f"--model: {str(path)!r} holds no model.json (not a run folder)")
     if not path.exists():
         raise CLIError(f"--model: file not found: {str(path)!r}")
     try:
         return RankingModel.load(path), None
-    except Exception as exc:  # noqa: BLE001
-        raise CLIError(f"--model: cannot load {str(path)!r}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+    except Exception as exc:
+        raise CLIError(
+            f"--model: cannot load {str(path)!r}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+        ) from exc
 
 
 def evaluate_model(
@@ -802,22 +911,35 @@ def evaluate_model(
             from ltr.config import format_validation_error
 
             if isinstance(exc, ValidationError):
-                raise CLIError(format_validation_error(exc).replace("eval_at", "--eval-at")) from exc
+                raise CLIError(
+                    format_validation_error(exc).replace("eval_at", "--eval-at")
+                ) from exc
             raise
         base = base.model_copy(update={"evaluation": ev})
     if data_path is None:
         if run_dir is None:
             raise CLIError("--data is required when --model is a model file (not a run folder)")
         sets = load_data(_prepare_config(base))
-        return {n: _set_metrics(base, ds, np.asarray(model.predict(ds.X), dtype=np.float64))
-                for n, ds in sets.items() if n != "train"}
+        return {
+            n: _set_metrics(base, ds, np.asarray(model.predict(ds.X), dtype=np.float64))
+            for n, ds in sets.items()
+            if n != "train"
+        }
     p = Path(data_path)
     if not p.exists():
         raise CLIError(f"--data: file not found: {str(p)!r}")
     if fmt == "auto":
-        suffixes = [s.lower() for s in p.suffixes if s.lower() not in (".gz", ".bz2", ".xz", ".zip")]
+        suffixes = [
+            s.lower() for s in p.suffixes if s.lower() not in (".gz", ".bz2", ".xz", ".zip")
+        ]
         last = suffixes[-1] if suffixes else ""
-        fmt = "csv" if last in (".csv", ".tsv", ".tab") else "parquet" if last in (".parquet", ".pq") else "letor"
+        fmt = (
+            "csv"
+            if last in (".csv", ".tsv", ".tab")
+            else "parquet"
+            if last in (".parquet", ".pq")
+            else "letor"
+        )
     data_cfg: dict[str, Any] = {"source": fmt, "train": str(p.resolve())}
     if fmt != "letor":
         data_cfg.update(label=label or base.data.label, qid=qid or base.data.qid)
@@ -826,11 +948,20 @@ def evaluate_model(
     else:
         data_cfg["n_features"] = _model_n_features(model) or base.data.n_features
     cfg = base.model_copy(update={"data": type(base.data).model_validate(data_cfg)})
-    ds = load_data(cfg.model_copy(update={"data": cfg.data.model_copy(
-        update={"split": type(cfg.data.split)(valid=0.0, test=0.0)})}))["train"]
+    ds = load_data(
+        cfg.model_copy(
+            update={
+                "data": cfg.data.model_copy(
+                    update={"split": type(cfg.data.split)(valid=0.0, test=0.0)}
+                )
+            }
+        )
+    )["train"]
     n_model = _model_n_features(model)
     if n_model is not None and ds.n_features != n_model:
-        raise CLIError(f"--data: {str(p)!r} has {ds.n_features} features but the model expects {n_model}")
+        raise CLIError(
+            f"--data: {str(p)!r} has {ds.n_features} features but the model expects {n_model}"
+        )
     return {p.name: _set_metrics(cfg, ds, np.asarray(model.predict(ds.X), dtype=np.float64))}
 
 
@@ -877,7 +1008,9 @@ def importance_run(
     if not (run_dir / DONE_MARKER).exists():
         raise CLIError(f"{str(run_dir)!r} is not a finished run (no {DONE_MARKER} marker)")
     if out is not None:
-        raise CLIError("--out applies to a CONFIG; with a run folder the results go into that folder")
+        raise CLIError(
+            "--out applies to a CONFIG; with a run folder the results go into that folder"
+        )
     saved = _load_run_config(run_dir)
     raw = config_to_dict(saved)
     cfg = _prepare_config(parse_config(raw, overrides=extra, source=run_dir / "config.yaml"))
@@ -907,18 +1040,28 @@ def _search_distributions(space: Mapping[str, Any]) -> dict[str, Any]:
                 f"{{dist: uniform|loguniform|randint, low: .., high: ..}}, got {spec!r}"
             )
         dist, low, high = spec.get("dist"), spec.get("low"), spec.get("high")
-        if not isinstance(low, (int, float)) or not isinstance(high, (int, float)) or not low < high:
-            raise CLIError(f"search.param_distributions.{name}: needs numeric low < high, got low={low!r}, high={high!r}")
+        if (
+            not isinstance(low, (int, float))
+            or not isinstance(high, (int, float))
+            or not low < high
+        ):
+            raise CLIError(
+                f"search.param_distributions.{name}: needs numeric low < high, got low={low!r}, high={high!r}"
+            )
         if dist == "uniform":
             out[name] = stats.uniform(low, high - low)
         elif dist == "loguniform":
             if low <= 0:
-                raise CLIError(f"search.param_distributions.{name}.low: must be > 0 for loguniform, got {low!r}")
+                raise CLIError(
+                    f"search.param_distributions.{name}.low: must be > 0 for loguniform, got {low!r}"
+                )
             out[name] = stats.loguniform(low, high)
         elif dist == "randint":
             out[name] = stats.randint(int(low), int(high) + 1)
         else:
-            raise CLIError(f"search.param_distributions.{name}.dist: must be uniform, loguniform or randint, got {dist!r}")
+            raise CLIError(
+                f"search.param_distributions.{name}.dist: must be uniform, loguniform or randint, got {dist!r}"
+            )
     return out
 
 
@@ -930,8 +1073,12 @@ def _ranker(cfg: RunConfig) -> Any:
     if obj.sampling is not None:
         from ltr.sampling import TopKPairSampling
 
-        sampling = TopKPairSampling(top=obj.sampling.top, head_weight=obj.sampling.head_weight,
-                                    pairs_per_doc=obj.sampling.pairs_per_doc, random_state=cfg.seed)
+        sampling = TopKPairSampling(
+            top=obj.sampling.top,
+            head_weight=obj.sampling.head_weight,
+            pairs_per_doc=obj.sampling.pairs_per_doc,
+            random_state=cfg.seed,
+        )
     extra = dict(cfg.model.params)
     return LambdaMARTRanker(
         engine=cfg.model.engine,
@@ -982,65 +1129,102 @@ def tune_run(
         raise CLIError(f"search.scoring: {exc}") from exc
     estimator = _ranker(cfg)
     valid_params = set(estimator.get_params())
-    space = search_cfg.param_grid if search_cfg.method == "grid" else (
-        search_cfg.param_distributions or search_cfg.param_grid)
+    space = (
+        search_cfg.param_grid
+        if search_cfg.method == "grid"
+        else (search_cfg.param_distributions or search_cfg.param_grid)
+    )
     assert space is not None
     field = "param_grid" if search_cfg.method == "grid" else "param_distributions"
     for name in space:
         if name not in valid_params:
-            raise CLIError(f"search.{field}.{name}: not a LambdaMARTRanker parameter "
-                           f"(parameters: {', '.join(sorted(valid_params))})")
+            raise CLIError(
+                f"search.{field}.{name}: not a LambdaMARTRanker parameter "
+                f"(parameters: {', '.join(sorted(valid_params))})"
+            )
     sets = load_data(cfg)
     tr = sets["train"]
     if tr.n_queries < search_cfg.folds:
-        raise CLIError(f"search.folds: {search_cfg.folds} folds need at least as many training queries, got {tr.n_queries}")
+        raise CLIError(
+            f"search.folds: {search_cfg.folds} folds need at least as many training queries, got {tr.n_queries}"
+        )
     cv = GroupKFold(n_splits=search_cfg.folds)
     if search_cfg.method == "grid":
-        search: Any = GridSearchCV(estimator, space, scoring=scorer, cv=cv, n_jobs=search_cfg.n_jobs, refit=True)
+        search: Any = GridSearchCV(
+            estimator, space, scoring=scorer, cv=cv, n_jobs=search_cfg.n_jobs, refit=True
+        )
     else:
-        search = RandomizedSearchCV(estimator, _search_distributions(space), n_iter=search_cfg.n_iter,
-                                    scoring=scorer, cv=cv, n_jobs=search_cfg.n_jobs, refit=True,
-                                    random_state=cfg.seed)
+        search = RandomizedSearchCV(
+            estimator,
+            _search_distributions(space),
+            n_iter=search_cfg.n_iter,
+            scoring=scorer,
+            cv=cv,
+            n_jobs=search_cfg.n_jobs,
+            refit=True,
+            random_state=cfg.seed,
+        )
     run_dir = _new_run_dir(cfg, out, suffix="-tune")
     resolved = cfg.model_copy(update={"versions": _versions(cfg)})
     write_atomic(run_dir / "config.yaml", _config_header(cfg) + dump_config(resolved))
     with _run_log(run_dir):
-        log.info("search %s over %s with %d GroupKFold folds on %d queries", search_cfg.method,
-                 sorted(space), search_cfg.folds, tr.n_queries)
+        log.info(
+            "search %s over %s with %d GroupKFold folds on %d queries",
+            search_cfg.method,
+            sorted(space),
+            search_cfg.folds,
+            tr.n_queries,
+        )
         with sklearn.config_context(enable_metadata_routing=True):
             search.fit(tr.X, tr.y, qid=tr.qid, groups=tr.qid)
         results = search.cv_results_
         import pandas as pd
 
-        frame = pd.DataFrame({
-            **{f"param_{k}": [json.dumps(_clean(p.get(k))) for p in results["params"]] for k in space},
-            "mean_test_score": results["mean_test_score"],
-            "std_test_score": results["std_test_score"],
-            "rank_test_score": results["rank_test_score"],
-        }).sort_values("rank_test_score", kind="stable")
+        frame = pd.DataFrame(
+            {
+                **{
+                    f"param_{k}": [json.dumps(_clean(p.get(k))) for p in results["params"]]
+                    for k in space
+                },
+                "mean_test_score": results["mean_test_score"],
+                "std_test_score": results["std_test_score"],
+                "rank_test_score": results["rank_test_score"],
+            }
+        ).sort_values("rank_test_score", kind="stable")
         write_atomic(run_dir / "search.csv", frame.to_csv(index=False))
         best = search.best_estimator_
-        final = {n: _set_metrics(cfg, ds, np.asarray(best.predict(ds.X), dtype=np.float64))
-                 for n, ds in sets.items() if n != "train"}
-        metrics = _clean({
-            "status": "complete",
-            "engine": cfg.model.engine,
-            "objective": cfg.objective.type,
-            "seed": cfg.seed,
-            "data": {n: {"queries": int(ds.n_queries), "rows": int(ds.n_rows)} for n, ds in sets.items()},
-            "search": {
-                "method": search_cfg.method,
-                "scoring": search_cfg.scoring,
-                "folds": search_cfg.folds,
-                "best_params": search.best_params_,
-                "best_score": float(search.best_score_),
-                "results": frame.head(20).to_dict(orient="records"),
-            },
-            "final": final,
-        })
+        final = {
+            n: _set_metrics(cfg, ds, np.asarray(best.predict(ds.X), dtype=np.float64))
+            for n, ds in sets.items()
+            if n != "train"
+        }
+        metrics = _clean(
+            {
+                "status": "complete",
+                "engine": cfg.model.engine,
+                "objective": cfg.objective.type,
+                "seed": cfg.seed,
+                "data": {
+                    n: {"queries": int(ds.n_queries), "rows": int(ds.n_rows)}
+                    for n, ds in sets.items()
+                },
+                "search": {
+                    "method": search_cfg.method,
+                    "scoring": search_cfg.scoring,
+                    "folds": search_cfg.folds,
+                    "best_params": search.best_params_,
+                    "best_score": float(search.best_score_),
+                    "results": frame.head(20).to_dict(orient="records"),
+                },
+                "final": final,
+            }
+        )
         write_atomic(run_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
         RunReport.from_run_dir(run_dir).save(run_dir)
-        write_atomic(run_dir / DONE_MARKER, json.dumps({"finished": datetime.now().isoformat(timespec="seconds")}) + "\n")
+        write_atomic(
+            run_dir / DONE_MARKER,
+            json.dumps({"finished": datetime.now().isoformat(timespec="seconds")}) + "\n",
+        )
     return run_dir
 
 
@@ -1064,17 +1248,28 @@ def _add_common(p: argparse.ArgumentParser) -> None:
 
 def _add_set(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="override a config field, e.g. --set model.rounds=20 --set objective.schedule.steps[0].k=3 "
-             "(VALUE is parsed as YAML; repeatable)",
+        "(VALUE is parsed as YAML; repeatable)",
     )
 
 
 def _add_progress(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--progress", dest="progress", action="store_true", default=None,
-                   help="show progress bars (default: only on a terminal)")
-    g.add_argument("--no-progress", dest="progress", action="store_false", help="hide progress bars")
+    g.add_argument(
+        "--progress",
+        dest="progress",
+        action="store_true",
+        default=None,
+        help="show progress bars (default: only on a terminal)",
+    )
+    g.add_argument(
+        "--no-progress", dest="progress", action="store_false", help="hide progress bars"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -1086,35 +1281,65 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = sub.add_parser("train", help="train a run from a YAML config into a new run folder",
-                       description="Train from CONFIG into <output.runs_dir>/<name>-<timestamp>/ "
-                                   "(or --out DIR); --resume finishes an interrupted run.")
-    p.add_argument("config", nargs="?", metavar="CONFIG", help="YAML config (optional with --resume)")
+    p = sub.add_parser(
+        "train",
+        help="train a run from a YAML config into a new run folder",
+        description="Train from CONFIG into <output.runs_dir>/<name>-<timestamp>/ "
+        "(or --out DIR); --resume finishes an interrupted run.",
+    )
+    p.add_argument(
+        "config", nargs="?", metavar="CONFIG", help="YAML config (optional with --resume)"
+    )
     _add_set(p)
     p.add_argument("--out", metavar="DIR", help="run folder to create (must not exist or be empty)")
-    p.add_argument("--resume", metavar="RUN_DIR",
-                   help="finish an interrupted run from its last completed stage")
+    p.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="finish an interrupted run from its last completed stage",
+    )
     _add_progress(p)
     _add_common(p)
 
-    p = sub.add_parser("evaluate", help="nDCG@k of a saved model on a data file",
-                       description="Evaluate a model file or a finished run folder on a data file "
-                                   "(LETOR/LibSVM, CSV or parquet), or on the run's own valid/test sets.")
-    p.add_argument("--model", required=True, metavar="PATH", help="model file or finished run folder")
-    p.add_argument("--data", metavar="PATH", help="data file (default with a run folder: its valid/test sets)")
-    p.add_argument("--format", dest="fmt", choices=("auto", "letor", "csv", "parquet"), default="auto",
-                   help="data format (default: by suffix; .csv/.tsv, .parquet/.pq, otherwise LETOR)")
-    p.add_argument("--label", help="label column of tabular data (default: the run's, else 'label')")
+    p = sub.add_parser(
+        "evaluate",
+        help="nDCG@k of a saved model on a data file",
+        description="Evaluate a model file or a finished run folder on a data file "
+        "(LETOR/LibSVM, CSV or parquet), or on the run's own valid/test sets.",
+    )
+    p.add_argument(
+        "--model", required=True, metavar="PATH", help="model file or finished run folder"
+    )
+    p.add_argument(
+        "--data", metavar="PATH", help="data file (default with a run folder: its valid/test sets)"
+    )
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=("auto", "letor", "csv", "parquet"),
+        default="auto",
+        help="data format (default: by suffix; .csv/.tsv, .parquet/.pq, otherwise LETOR)",
+    )
+    p.add_argument(
+        "--label", help="label column of tabular data (default: the run's, else 'label')"
+    )
     p.add_argument("--qid", help="query id column of tabular data (default: the run's, else 'qid')")
-    p.add_argument("--eval-at", nargs="+", type=int, metavar="K", help="cut-offs (default 1 3 5 10 20)")
-    p.add_argument("--convention", choices=("lightgbm", "xgboost", "sklearn"),
-                   help="nDCG convention (see ltr.metrics.ndcg)")
+    p.add_argument(
+        "--eval-at", nargs="+", type=int, metavar="K", help="cut-offs (default 1 3 5 10 20)"
+    )
+    p.add_argument(
+        "--convention",
+        choices=("lightgbm", "xgboost", "sklearn"),
+        help="nDCG convention (see ltr.metrics.ndcg)",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_common(p)
 
-    p = sub.add_parser("importance", help="permutation importance (ΔnDCG) of a run or a config",
-                       description="With a finished RUN_DIR: write importance.csv/.png into it and refresh "
-                                   "its report.  With a CONFIG: train a new run with importance enabled.")
+    p = sub.add_parser(
+        "importance",
+        help="permutation importance (ΔnDCG) of a run or a config",
+        description="With a finished RUN_DIR: write importance.csv/.png into it and refresh "
+        "its report.  With a CONFIG: train a new run with importance enabled.",
+    )
     p.add_argument("target", metavar="RUN_DIR|CONFIG")
     _add_set(p)
     p.add_argument("--repeats", type=int, metavar="N", help="permutations per feature")
@@ -1124,26 +1349,37 @@ def build_parser() -> argparse.ArgumentParser:
     _add_progress(p)
     _add_common(p)
 
-    p = sub.add_parser("tune", help="hyper-parameter search from the config's search section",
-                       description="GridSearchCV/RandomizedSearchCV over LambdaMARTRanker with GroupKFold "
-                                   "by query and an nDCG scorer; writes a <name>-tune-<timestamp> run folder.")
+    p = sub.add_parser(
+        "tune",
+        help="hyper-parameter search from the config's search section",
+        description="GridSearchCV/RandomizedSearchCV over LambdaMARTRanker with GroupKFold "
+        "by query and an nDCG scorer; writes a <name>-tune-<timestamp> run folder.",
+    )
     p.add_argument("config", metavar="CONFIG")
     _add_set(p)
     p.add_argument("--out", metavar="DIR", help="run folder to create")
     _add_progress(p)
     _add_common(p)
 
-    p = sub.add_parser("report", help="re-render report.md/report.html of a finished run",
-                       description="Re-render report.md and the self-contained report.html of RUN_DIR.")
+    p = sub.add_parser(
+        "report",
+        help="re-render report.md/report.html of a finished run",
+        description="Re-render report.md and the self-contained report.html of RUN_DIR.",
+    )
     p.add_argument("run_dir", metavar="RUN_DIR")
     _add_common(p)
 
-    p = sub.add_parser("validate", help="check a config (schema, --set overrides, data paths) without running",
-                       description="Validate CONFIG: unknown keys, invalid values and missing data files are "
-                                   "reported with the field path; prints the resolved config with --print.")
+    p = sub.add_parser(
+        "validate",
+        help="check a config (schema, --set overrides, data paths) without running",
+        description="Validate CONFIG: unknown keys, invalid values and missing data files are "
+        "reported with the field path; prints the resolved config with --print.",
+    )
     p.add_argument("config", metavar="CONFIG")
     _add_set(p)
-    p.add_argument("--print", dest="show", action="store_true", help="print the resolved config as YAML")
+    p.add_argument(
+        "--print", dest="show", action="store_true", help="print the resolved config as YAML"
+    )
     _add_common(p)
     return parser
 
@@ -1168,20 +1404,36 @@ def _dispatch(args: argparse.Namespace) -> int:
         if cfg is None and args.resume is None:
             raise _UsageError("train needs CONFIG (or --resume RUN_DIR) (see: ltr train --help)")
         if cfg is None and args.overrides:
-            raise CLIError("--set needs CONFIG; with --resume alone the run's own config is used unchanged")
+            raise CLIError(
+                "--set needs CONFIG; with --resume alone the run's own config is used unchanged"
+            )
         run_dir = train_run(cfg, out=args.out, resume=args.resume, progress=args.progress)
         _print_summary(run_dir)
         return 0
     if cmd == "evaluate":
-        result = evaluate_model(args.model, args.data, fmt=args.fmt, label=args.label, qid=args.qid,
-                                eval_at=args.eval_at, convention=args.convention)
+        result = evaluate_model(
+            args.model,
+            args.data,
+            fmt=args.fmt,
+            label=args.label,
+            qid=args.qid,
+            eval_at=args.eval_at,
+            convention=args.convention,
+        )
         _print_metrics(result, args.json)
         return 0
     if cmd == "importance":
         if args.repeats is not None and args.repeats < 1:
             raise CLIError(f"--repeats: must be >= 1, got {args.repeats}")
-        run_dir = importance_run(args.target, args.overrides, n_repeats=args.repeats, strategy=args.strategy,
-                                 on=args.on, out=args.out, progress=args.progress)
+        run_dir = importance_run(
+            args.target,
+            args.overrides,
+            n_repeats=args.repeats,
+            strategy=args.strategy,
+            on=args.on,
+            out=args.out,
+            progress=args.progress,
+        )
         print(f"importance written to {run_dir / 'importance.csv'}")
         return 0
     if cmd == "tune":
@@ -1202,14 +1454,22 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(dump_config(cfg), end="")
         else:
             sched = cfg.objective.schedule
-            plan = (f"steps {[(s.k, s.rounds) for s in sched.steps]}" if sched and sched.steps
-                    else f"linear {sched.linear.start}->{sched.linear.end}" if sched and sched.linear
-                    else f"k={cfg.objective.k}")
-            print(f"ok: {args.config} (data {cfg.data.source}, engine {cfg.model.engine}, "
-                  f"objective {cfg.objective.type} {plan}, {cfg.n_rounds} rounds, seed {cfg.seed})")
+            plan = (
+                f"steps {[(s.k, s.rounds) for s in sched.steps]}"
+                if sched and sched.steps
+                else f"linear {sched.linear.start}->{sched.linear.end}"
+                if sched and sched.linear
+                else f"k={cfg.objective.k}"
+            )
+            print(
+                f"ok: {args.config} (data {cfg.data.source}, engine {cfg.model.engine}, "
+                f"objective {cfg.objective.type} {plan}, {cfg.n_rounds} rounds, seed {cfg.seed})"
+            )
         return 0
-    raise _UsageError("a command is required: train, evaluate, importance, tune, report or validate "
-                      "(see: ltr --help)")
+    raise _UsageError(
+        "a command is required: train, evaluate, importance, tune, report or validate "
+        "(see: ltr --help)"
+    )
 
 
 def _print_summary(run_dir: Path) -> None:
@@ -1255,19 +1515,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         if debug:
             raise
-        print("ltr: interrupted (an unfinished run folder can be completed with ltr train --resume RUN_DIR)",
-              file=sys.stderr)
+        print(
+            "ltr: interrupted (an unfinished run folder can be completed with ltr train --resume RUN_DIR)",
+            file=sys.stderr,
+        )
         return 130
     except (ConfigError, CLIError, ValueError, TypeError, OSError, ImportError, KeyError) as exc:
         if debug:
             raise
         print(f"ltr: error: {_one_line(exc)}", file=sys.stderr)
         return 1
-    except Exception as exc:  # noqa: BLE001 - last resort: still one line
+    except Exception as exc:
         if debug:
             raise
-        print(f"ltr: error: {type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)",
-              file=sys.stderr)
+        print(
+            f"ltr: error: {type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)",
+            file=sys.stderr,
+        )
         return 1
 
 

@@ -28,7 +28,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ltr._compat import import_yaml
 
@@ -92,9 +100,13 @@ class ObjectiveColumnConfig(_Section):
     per objective itself (``column`` and ``grades`` must be left out).
     """
 
-    column: str | None = Field(None, description="column already holding grades (default: the name)")
+    column: str | None = Field(
+        None, description="column already holding grades (default: the name)"
+    )
     grades: Any = Field(None, description="preset name or grade-mapping dict (ltr.relevance)")
-    weight: float = Field(..., gt=0, description="weight in the composite nDCG and composite objective")
+    weight: float = Field(
+        ..., gt=0, description="weight in the composite nDCG and composite objective"
+    )
 
     @field_validator("grades")
     @classmethod
@@ -102,7 +114,8 @@ class ObjectiveColumnConfig(_Section):
         if value is None:
             return None
         if not isinstance(value, (str, Mapping)):
-            raise ValueError(f"must be a preset name or a grade-mapping mapping, got {_got(value)}")
+            # pydantic turns only ValueError into a field error
+            raise ValueError(f"must be a preset name or a grade mapping, got {_got(value)}")  # noqa: TRY004
         from ltr.relevance import GradeMapping
 
         try:
@@ -142,23 +155,33 @@ class DataConfig(_Section):
     train: str | None = Field(None, description="training file (letor/parquet/csv)")
     valid: str | None = Field(None, description="validation file; None: split from train")
     test: str | None = Field(None, description="test file; None: split from train")
-    n_features: int | None = Field(None, ge=1, description="LETOR: number of features (default: inferred)")
+    n_features: int | None = Field(
+        None, ge=1, description="LETOR: number of features (default: inferred)"
+    )
     label: str = Field("label", description="tabular: label column")
     qid: str = Field("qid", description="tabular: query id column")
-    features: list[str] | None = Field(None, description="tabular: feature columns (default: all others)")
+    features: list[str] | None = Field(
+        None, description="tabular: feature columns (default: all others)"
+    )
     segment: str | None = Field(None, description="tabular: segment column for per-segment metrics")
     split: SplitConfig = Field(default_factory=SplitConfig)
     objectives: dict[str, ObjectiveColumnConfig] | None = Field(
         None, description="multi-objective labels: name -> column, grades, weight"
     )
-    max_queries: int | None = Field(None, ge=3, description="keep only the first N training queries")
+    max_queries: int | None = Field(
+        None, ge=3, description="keep only the first N training queries"
+    )
 
     @model_validator(mode="after")
     def _source_files(self) -> DataConfig:
         if self.source != "synthetic" and self.train is None:
             raise ValueError(f"@train: source {self.source!r} needs a 'train' file, got None")
-        if self.source == "synthetic" and any(p is not None for p in (self.train, self.valid, self.test)):
-            raise ValueError("@source: 'synthetic' takes no train/valid/test files; use letor, parquet or csv")
+        if self.source == "synthetic" and any(
+            p is not None for p in (self.train, self.valid, self.test)
+        ):
+            raise ValueError(
+                "@source: 'synthetic' takes no train/valid/test files; use letor, parquet or csv"
+            )
         if self.objectives is not None and not self.objectives:
             raise ValueError("@objectives: must name at least one objective (or be omitted)")
         return self
@@ -172,15 +195,23 @@ class ModelConfig(_Section):
 
     engine: Literal["lightgbm", "xgboost"] = "lightgbm"
     rounds: int | None = Field(
-        None, ge=1, description="boosting rounds (default 100; a steps/linear schedule defines its own)"
+        None,
+        ge=1,
+        description="boosting rounds (default 100; a steps/linear schedule defines its own)",
     )
     learning_rate: float = Field(0.1, gt=0)
     num_leaves: int = Field(31, ge=2)
-    max_depth: int = Field(-1, ge=-1, description="-1: unlimited (LightGBM) / engine default (XGBoost)")
-    min_data_in_leaf: int = Field(20, ge=1, description="LightGBM only (XGBoost: params.min_child_weight)")
+    max_depth: int = Field(
+        -1, ge=-1, description="-1: unlimited (LightGBM) / engine default (XGBoost)"
+    )
+    min_data_in_leaf: int = Field(
+        20, ge=1, description="LightGBM only (XGBoost: params.min_child_weight)"
+    )
     early_stopping_rounds: int | None = Field(None, ge=1)
     n_jobs: int = Field(2, ge=1, description="threads for training")
-    params: dict[str, Any] = Field(default_factory=dict, description="extra engine-native parameters")
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="extra engine-native parameters"
+    )
 
 
 # --------------------------------------------------------------------------- objective
@@ -234,14 +265,17 @@ class ObjectiveConfig(_Section):
     """Training objective: native engine LambdaRank or ``ltr``'s LambdaRank."""
 
     type: Literal["native", "lambdarank"] = Field(
-        "native", description="native: the engine's own lambdarank / rank:ndcg; lambdarank: ltr's objective"
+        "native",
+        description="native: the engine's own lambdarank / rank:ndcg; lambdarank: ltr's objective",
     )
     k: int = Field(10, ge=1, description="truncation k when no schedule is given")
     schedule: ScheduleConfig | None = None
     sigma: float = Field(1.0, gt=0)
     sigmoid: Literal["exact", "lightgbm"] = "exact"
     sampling: SamplingConfig | None = None
-    composite: bool = Field(False, description="train on the weighted data.objectives (composite LambdaRank)")
+    composite: bool = Field(
+        False, description="train on the weighted data.objectives (composite LambdaRank)"
+    )
 
 
 # --------------------------------------------------------------------------- evaluation etc.
@@ -256,7 +290,9 @@ class EvaluationConfig(_Section):
         None, description="nDCG convention of ltr.metrics.ndcg (trec_eval/ranx need document ids)"
     )
     per_segment: bool = False
-    smoothing: float = Field(0.0, ge=0, description="per-segment smoothing strength (pseudo-queries)")
+    smoothing: float = Field(
+        0.0, ge=0, description="per-segment smoothing strength (pseudo-queries)"
+    )
 
     @model_validator(mode="after")
     def _positive_ks(self) -> EvaluationConfig:
@@ -274,12 +310,17 @@ class ImportanceConfig(_Section):
     enabled: bool = False
     n_repeats: int = Field(5, ge=1)
     strategy: Literal["global", "within_query"] = Field(
-        "global", description="global: shuffle across all rows; within_query: only inside each query"
+        "global",
+        description="global: shuffle across all rows; within_query: only inside each query",
     )
     features: list[str] | None = Field(None, description="features to permute (default: all)")
-    groups: dict[str, list[str]] | None = Field(None, description="feature groups permuted together")
+    groups: dict[str, list[str]] | None = Field(
+        None, description="feature groups permuted together"
+    )
     max_queries: int | None = Field(None, ge=1)
-    evaluate_on: Literal["valid", "test"] = Field("test", description="set whose queries are permuted")
+    evaluate_on: Literal["valid", "test"] = Field(
+        "test", description="set whose queries are permuted"
+    )
 
 
 class SearchConfig(_Section):
@@ -481,7 +522,9 @@ def _parse_key(key: str) -> list[str | int]:
     for piece in key.split("."):
         m = _SEGMENT.match(piece)
         if m is None:
-            raise ConfigError(f"--set: invalid key {key!r} (expected e.g. model.rounds or steps[1].k)")
+            raise ConfigError(
+                f"--set: invalid key {key!r} (expected e.g. model.rounds or steps[1].k)"
+            )
         parts.append(m.group(1))
         parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
     return parts
@@ -496,7 +539,9 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
     try:
         value = yaml.safe_load(raw) if raw.strip() else None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--set {key.strip()}: value {raw!r} is not valid YAML ({_yaml_reason(exc)})") from None
+        raise ConfigError(
+            f"--set {key.strip()}: value {raw!r} is not valid YAML ({_yaml_reason(exc)})"
+        ) from None
     return _parse_key(key.strip()), value
 
 
@@ -516,13 +561,17 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
             where = _fmt_loc(path[: i + 1])
             if isinstance(part, int):
                 if not isinstance(node, list) or part >= len(node):
-                    raise ConfigError(f"--set {_fmt_loc(path)}: {_fmt_loc(path[:i])} has no item {part}")
+                    raise ConfigError(
+                        f"--set {_fmt_loc(path)}: {_fmt_loc(path[:i])} has no item {part}"
+                    )
                 if node[part] is None:
                     node[part] = [] if isinstance(nxt, int) else {}
                 node = node[part]
             else:
                 if not isinstance(node, dict):
-                    raise ConfigError(f"--set {_fmt_loc(path)}: {_fmt_loc(path[:i]) or 'config'} is not a mapping")
+                    raise ConfigError(
+                        f"--set {_fmt_loc(path)}: {_fmt_loc(path[:i]) or 'config'} is not a mapping"
+                    )
                 if node.get(part) is None:
                     if isinstance(nxt, int):
                         raise ConfigError(f"--set {_fmt_loc(path)}: {where} is not a list")
@@ -531,7 +580,9 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
         last = path[-1]
         if isinstance(last, int):
             if not isinstance(node, list) or last >= len(node):
-                raise ConfigError(f"--set {_fmt_loc(path)}: {_fmt_loc(path[:-1])} has no item {last}")
+                raise ConfigError(
+                    f"--set {_fmt_loc(path)}: {_fmt_loc(path[:-1])} has no item {last}"
+                )
         elif not isinstance(node, dict):
             raise ConfigError(f"--set {_fmt_loc(path)}: {_fmt_loc(path[:-1])} is not a mapping")
         node[last] = value
@@ -622,17 +673,27 @@ def _check_consistency(cfg: RunConfig, label: str | None) -> None:
     obj, data = cfg.objective, cfg.data
     if obj.type == "native":
         if obj.sampling is not None:
-            raise ConfigError(f"{where}objective.sampling: pair sampling needs objective.type 'lambdarank', got 'native'")
+            raise ConfigError(
+                f"{where}objective.sampling: pair sampling needs objective.type 'lambdarank', got 'native'"
+            )
         if obj.composite:
-            raise ConfigError(f"{where}objective.composite: the composite objective needs objective.type 'lambdarank', got 'native'")
+            raise ConfigError(
+                f"{where}objective.composite: the composite objective needs objective.type 'lambdarank', got 'native'"
+            )
         if obj.schedule is not None and obj.schedule.linear is not None:
             raise ConfigError(
                 f"{where}objective.schedule.linear: a linear schedule changes k every round and needs "
                 "objective.type 'lambdarank'; use 'steps' with the native objective"
             )
     if obj.composite and not data.objectives:
-        raise ConfigError(f"{where}objective.composite: true needs data.objectives (names, columns, weights)")
-    if obj.schedule is not None and cfg.model.rounds is not None and cfg.model.rounds != obj.schedule.n_rounds:
+        raise ConfigError(
+            f"{where}objective.composite: true needs data.objectives (names, columns, weights)"
+        )
+    if (
+        obj.schedule is not None
+        and cfg.model.rounds is not None
+        and cfg.model.rounds != obj.schedule.n_rounds
+    ):
         raise ConfigError(
             f"{where}model.rounds: {cfg.model.rounds} disagrees with objective.schedule, which defines "
             f"{obj.schedule.n_rounds} rounds (drop model.rounds or make them equal)"
@@ -640,9 +701,13 @@ def _check_consistency(cfg: RunConfig, label: str | None) -> None:
     if cfg.evaluation.per_segment and data.source in ("letor",):
         raise ConfigError(f"{where}evaluation.per_segment: LETOR files have no segment column")
     if cfg.evaluation.per_segment and data.source in ("parquet", "csv") and data.segment is None:
-        raise ConfigError(f"{where}evaluation.per_segment: true needs data.segment (the segment column)")
+        raise ConfigError(
+            f"{where}evaluation.per_segment: true needs data.segment (the segment column)"
+        )
     if cfg.evaluation.per_segment and data.source == "synthetic" and data.synthetic.n_segments < 1:
-        raise ConfigError(f"{where}evaluation.per_segment: true needs data.synthetic.n_segments >= 1")
+        raise ConfigError(
+            f"{where}evaluation.per_segment: true needs data.synthetic.n_segments >= 1"
+        )
     if data.source == "synthetic" and data.objectives:
         for name, oc in data.objectives.items():
             for attr in ("column", "grades"):
@@ -652,7 +717,9 @@ def _check_consistency(cfg: RunConfig, label: str | None) -> None:
                         f"itself; {attr} applies to tabular data (parquet/csv), got {_got(getattr(oc, attr))}"
                     )
     if data.source == "letor" and data.objectives:
-        raise ConfigError(f"{where}data.objectives: LETOR files hold one label; objectives need parquet/csv or synthetic")
+        raise ConfigError(
+            f"{where}data.objectives: LETOR files hold one label; objectives need parquet/csv or synthetic"
+        )
     if data.source == "synthetic" and data.synthetic.max_docs < data.synthetic.mean_docs:
         raise ConfigError(
             f"{where}data.synthetic.max_docs: must be >= mean_docs ({data.synthetic.mean_docs}), "
@@ -697,7 +764,9 @@ def resolve_data_paths(cfg: RunConfig, *, check: bool = True) -> RunConfig:
         if found is None:
             if check:
                 tried = ", ".join(str(c.parent) for c in cands)
-                raise ConfigError(f"{label}data.{name}: file not found: {value!r} (looked in {tried})")
+                raise ConfigError(
+                    f"{label}data.{name}: file not found: {value!r} (looked in {tried})"
+                )
             found = cands[0]
         updates[name] = str(found.resolve())
     new_data = cfg.data.model_copy(update=updates)

@@ -91,7 +91,7 @@ def plot_curves(
         The written file, or None when there was nothing to plot.
     """
     sets = list(sets) if sets is not None else list(evals_result)
-    sets = [s for s in sets if s in evals_result and evals_result[s]]
+    sets = [s for s in sets if evals_result.get(s)]
     if not sets:
         return None
     available = list(evals_result[sets[0]])
@@ -109,7 +109,13 @@ def plot_curves(
             first = int(st.get("first_round", 0))
             if i > 0:
                 ax.axvline(first + 0.5, color="grey", linestyle="--", linewidth=1)
-            ax.text(first + 1, ymin + 0.02 * (ymax - ymin), f"k={st.get('k')}", fontsize=8, color="dimgrey")
+            ax.text(
+                first + 1,
+                ymin + 0.02 * (ymax - ymin),
+                f"k={st.get('k')}",
+                fontsize=8,
+                color="dimgrey",
+            )
         ax.set_xlabel("boosting round")
         ax.set_ylabel(metric)
         ax.set_title(title or f"{metric} per round")
@@ -189,7 +195,9 @@ def _html_table(table: list[list[str]]) -> str:
         return ""
     header, *rows = table
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows
+    )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -240,11 +248,15 @@ class RunReport:
         run_dir = Path(run_dir)
         metrics_path = run_dir / "metrics.json"
         if not metrics_path.exists():
-            raise FileNotFoundError(f"{str(run_dir)!r} has no metrics.json (not a finished run folder)")
+            raise FileNotFoundError(
+                f"{str(run_dir)!r} has no metrics.json (not a finished run folder)"
+            )
         metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
         config: dict[str, Any] = {}
         if (run_dir / "config.yaml").exists():
-            config = import_yaml().safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}
+            config = (
+                import_yaml().safe_load((run_dir / "config.yaml").read_text(encoding="utf-8")) or {}
+            )
         importance: list[dict[str, Any]] = []
         if (run_dir / "importance.csv").exists():
             import csv
@@ -257,7 +269,9 @@ class RunReport:
             for name in ("curves", "importance")
             if (run_dir / f"{name}.png").exists()
         }
-        return cls(title=run_dir.name, metrics=metrics, config=config, importance=importance, images=images)
+        return cls(
+            title=run_dir.name, metrics=metrics, config=config, importance=importance, images=images
+        )
 
     # -- data views -------------------------------------------------------------
 
@@ -283,7 +297,9 @@ class RunReport:
             ["trees", m.get("n_trees", "?")],
         ]
         for name, info in (m.get("data") or {}).items():
-            summary.append([f"{name} set", f"{info.get('queries')} queries, {info.get('rows')} rows"])
+            summary.append(
+                [f"{name} set", f"{info.get('queries')} queries, {info.get('rows')} rows"]
+            )
         versions = self.config.get("versions") or {}
         if versions:
             summary.append(["versions", ", ".join(f"{k} {v}" for k, v in versions.items())])
@@ -299,12 +315,18 @@ class RunReport:
         if stages:
             found = {s for st in stages for s in (st.get("metrics") or {})}
             sets = [s for s in ("valid", "test") if s in found] + sorted(found - {"valid", "test"})
-            metric_keys = _metric_keys({s: v for st in stages for s, v in (st.get("metrics") or {}).items()})
+            metric_keys = _metric_keys(
+                {s: v for st in stages for s, v in (st.get("metrics") or {}).items()}
+            )
             header = ["stage", "k", "rounds"] + [f"{s} {k}" for s in sets for k in metric_keys]
             rows = []
             for i, st in enumerate(stages):
                 first = int(st.get("first_round", 0))
-                row: list[Any] = [i, st.get("k"), f"{first + 1}-{first + int(st.get('n_rounds', 0))}"]
+                row: list[Any] = [
+                    i,
+                    st.get("k"),
+                    f"{first + 1}-{first + int(st.get('n_rounds', 0))}",
+                ]
                 for s in sets:
                     vals = (st.get("metrics") or {}).get(s, {})
                     row += [vals.get(k) for k in metric_keys]
@@ -340,13 +362,22 @@ class RunReport:
 
         search = m.get("search") or {}
         if search:
-            rows = [[k, json.dumps(v) if not isinstance(v, (str, int, float)) else v] for k, v in search.items()
-                    if k != "results"]
+            rows = [
+                [k, json.dumps(v) if not isinstance(v, (str, int, float)) else v]
+                for k, v in search.items()
+                if k != "results"
+            ]
             out.append(("Search", "table", _table(["", "value"], rows)))
             results = search.get("results") or []
             if results:
                 header = list(results[0])
-                out.append(("Search results", "table", _table(header, [[r.get(h) for h in header] for r in results])))
+                out.append(
+                    (
+                        "Search results",
+                        "table",
+                        _table(header, [[r.get(h) for h in header] for r in results]),
+                    )
+                )
         return out
 
     # -- renderers ----------------------------------------------------------------
@@ -365,7 +396,14 @@ class RunReport:
                 parts.append(str(payload))
             parts.append("")
         if self.config:
-            parts += ["## Config", "", "```yaml", import_yaml().safe_dump(self.config, sort_keys=False).rstrip(), "```", ""]
+            parts += [
+                "## Config",
+                "",
+                "```yaml",
+                import_yaml().safe_dump(self.config, sort_keys=False).rstrip(),
+                "```",
+                "",
+            ]
         return "\n".join(parts)
 
     def to_html(self) -> str:
@@ -377,7 +415,9 @@ class RunReport:
                 body.append(_html_table(payload))
             elif kind == "image":
                 data = base64.b64encode(Path(payload).read_bytes()).decode("ascii")
-                body.append(f'<img alt="{html.escape(heading)}" src="data:image/png;base64,{data}">')
+                body.append(
+                    f'<img alt="{html.escape(heading)}" src="data:image/png;base64,{data}">'
+                )
             else:
                 body.append(f"<p>{html.escape(str(payload))}</p>")
         if self.config:
@@ -391,7 +431,7 @@ class RunReport:
             "pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:12px}img{max-width:100%}"
         )
         return (
-            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
             f"<title>{html.escape(self.title)}</title><style>{css}</style></head>"
             f"<body>{''.join(body)}</body></html>\n"
         )

@@ -14,30 +14,35 @@ import os
 # runtime has started yet in this test session.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import json  # noqa: E402
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-import yaml  # noqa: E402
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
 
-from ltr.cli import main  # noqa: E402
+from ltr.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
 
 # Shrinks any synthetic config to a few seconds of training.
 SMALL = [
-    "--set", "data.synthetic.n_queries=40",
-    "--set", "data.synthetic.n_features=8",
-    "--set", "data.synthetic.mean_docs=12",
-    "--set", "data.synthetic.max_docs=40",
-    "--set", "model.n_jobs=1",
+    "--set",
+    "data.synthetic.n_queries=40",
+    "--set",
+    "data.synthetic.n_features=8",
+    "--set",
+    "data.synthetic.mean_docs=12",
+    "--set",
+    "data.synthetic.max_docs=40",
+    "--set",
+    "model.n_jobs=1",
 ]
 
 COMMANDS = ("train", "evaluate", "importance", "tune", "report", "validate")
@@ -58,11 +63,17 @@ def write_config(path: Path, data: dict) -> Path:
 def small_progressive(tmp_path: Path, name: str = "prog", **extra) -> Path:
     data = {
         "seed": 1,
-        "data": {"source": "synthetic",
-                 "synthetic": {"n_queries": 40, "n_features": 8, "mean_docs": 12, "max_docs": 40}},
+        "data": {
+            "source": "synthetic",
+            "synthetic": {"n_queries": 40, "n_features": 8, "mean_docs": 12, "max_docs": 40},
+        },
         "model": {"num_leaves": 7, "n_jobs": 1},
-        "objective": {"type": "native", "schedule": {"steps": [{"k": 3, "rounds": 3}, {"k": 5, "rounds": 3},
-                                                               {"k": 10, "rounds": 3}]}},
+        "objective": {
+            "type": "native",
+            "schedule": {
+                "steps": [{"k": 3, "rounds": 3}, {"k": 5, "rounds": 3}, {"k": 10, "rounds": 3}]
+            },
+        },
         "importance": {"enabled": True, "n_repeats": 1},
         "output": {"runs_dir": str(tmp_path / "runs"), "name": name},
     }
@@ -94,7 +105,7 @@ def test_help_is_available_for_every_command(capsys):
         rc, out_cmd, _ = run([command, "--help"], capsys)
         assert rc == 0, command
         assert out_cmd.startswith(f"usage: ltr {command}")
-    rc, out, err = run([], capsys)
+    rc, out, _err = run([], capsys)
     assert rc == 2 and "usage: ltr" in out
 
 
@@ -102,11 +113,24 @@ def test_help_is_available_for_every_command(capsys):
 
 
 def test_train_writes_a_complete_self_describing_run_folder(finished_run):
-    run_dir, cfg_path = finished_run
-    for name in ("config.yaml", "model.json", "metrics.json", "curves.png", "curves.csv", "importance.csv",
-                 "importance.png", "report.md", "report.html", "run.log", "DONE"):
+    run_dir, _cfg_path = finished_run
+    for name in (
+        "config.yaml",
+        "model.json",
+        "metrics.json",
+        "curves.png",
+        "curves.csv",
+        "importance.csv",
+        "importance.png",
+        "report.md",
+        "report.html",
+        "run.log",
+        "DONE",
+    ):
         assert (run_dir / name).is_file(), name
-    stage_files = sorted(p.name for p in (run_dir / "models").iterdir() if p.name.startswith("stage_"))
+    stage_files = sorted(
+        p.name for p in (run_dir / "models").iterdir() if p.name.startswith("stage_")
+    )
     assert stage_files == ["stage_00_k3.txt", "stage_01_k5.txt", "stage_02_k10.txt"]
 
     saved = yaml.safe_load((run_dir / "config.yaml").read_text())
@@ -156,7 +180,7 @@ def test_final_metrics_match_an_independent_recomputation(finished_run):
     for q in range(test.n_queries):
         a, b = test.offsets[q], test.offsets[q + 1]
         y, s = test.y[a:b], scores[a:b]
-        gains = 2.0 ** y - 1
+        gains = 2.0**y - 1
         order = np.argsort(-s, kind="stable")
         disc = 1 / np.log2(np.arange(2, 7))
         dcg = float(np.sum(gains[order][:5] * disc[: min(5, b - a)]))
@@ -185,8 +209,9 @@ def test_same_config_and_seed_twice_give_identical_models_and_metrics(tmp_path, 
 
 
 def test_run_folders_are_never_reused(tmp_path, capsys):
-    cfg = small_progressive(tmp_path, importance={"enabled": False},
-                            objective={"type": "native", "k": 5})
+    cfg = small_progressive(
+        tmp_path, importance={"enabled": False}, objective={"type": "native", "k": 5}
+    )
     argv = ["train", cfg, "--set", "model.rounds=2"]
     assert run(argv, capsys)[0] == 0
     assert run(argv, capsys)[0] == 0  # same second: a suffix keeps them apart
@@ -204,9 +229,15 @@ def test_run_folders_are_never_reused(tmp_path, capsys):
 def _resume_config(tmp_path: Path) -> Path:
     # stage 0 is tiny, stage 1 long enough to be killed in
     return small_progressive(
-        tmp_path, name="resume", importance={"enabled": False},
-        objective={"type": "native", "schedule": {"steps": [{"k": 3, "rounds": 2}, {"k": 5, "rounds": 60},
-                                                            {"k": 10, "rounds": 5}]}},
+        tmp_path,
+        name="resume",
+        importance={"enabled": False},
+        objective={
+            "type": "native",
+            "schedule": {
+                "steps": [{"k": 3, "rounds": 2}, {"k": 5, "rounds": 60}, {"k": 10, "rounds": 5}]
+            },
+        },
         evaluation={"eval_at": [1, 5, 10]},
     )
 
@@ -217,14 +248,19 @@ def test_a_killed_run_resumes_to_the_same_model_and_metrics(tmp_path, capsys):
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", PYTHONPATH=str(REPO))
     proc = subprocess.Popen(
         [sys.executable, "-m", "ltr", "train", str(cfg), "--out", str(killed), "--no-progress"],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     first_stage = killed / "models" / "stage_00_k3.txt"
     deadline = time.monotonic() + 120
     try:
         while not first_stage.exists():
             if proc.poll() is not None:
-                pytest.fail(f"training exited early ({proc.returncode}): {proc.stderr.read().decode()[-500:]}")
+                pytest.fail(
+                    f"training exited early ({proc.returncode}): {proc.stderr.read().decode()[-500:]}"
+                )
             if time.monotonic() > deadline:
                 pytest.fail("the first stage never finished")
             time.sleep(0.01)
@@ -249,7 +285,7 @@ def test_a_killed_run_resumes_to_the_same_model_and_metrics(tmp_path, capsys):
     assert "was made by a different config (run vs now: model.learning_rate: 0.1 vs 0.2)" in err
     assert not (killed / "DONE").exists()
 
-    rc, out, err = run(["train", cfg, "--resume", killed], capsys)
+    rc, _out, err = run(["train", cfg, "--resume", killed], capsys)
     assert rc == 0, err
     assert (killed / "DONE").exists()
     assert "resuming run" in (killed / "run.log").read_text()
@@ -289,9 +325,20 @@ def test_resume_without_config_uses_the_runs_own_config(tmp_path, capsys):
 
 
 def test_quickstart_runs_in_reduced_form(tmp_path, capsys):
-    rc, out, err = run(["train", CONFIGS / "quickstart.yaml", *SMALL, "--set", "importance.n_repeats=1",
-                        "--set", "objective.schedule.steps=[{k: 5, rounds: 2}, {k: 10, rounds: 2}, {k: 20, rounds: 2}]",
-                        "--out", tmp_path / "q"], capsys)
+    rc, out, err = run(
+        [
+            "train",
+            CONFIGS / "quickstart.yaml",
+            *SMALL,
+            "--set",
+            "importance.n_repeats=1",
+            "--set",
+            "objective.schedule.steps=[{k: 5, rounds: 2}, {k: 10, rounds: 2}, {k: 20, rounds: 2}]",
+            "--out",
+            tmp_path / "q",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     assert "valid: ndcg@1" in out and f"run folder: {tmp_path / 'q'}" in out
     metrics = json.loads((tmp_path / "q" / "metrics.json").read_text())
@@ -300,24 +347,43 @@ def test_quickstart_runs_in_reduced_form(tmp_path, capsys):
 
 @pytest.mark.parametrize("config", ["progressive", "pair_sampling"])
 def test_lambdarank_configs_run_in_reduced_form(config, tmp_path, capsys):
-    extra = (["--set", "objective.schedule.steps=[{k: 3, rounds: 2}, {k: 5, rounds: 2}]"]
-             if config == "progressive" else ["--set", "model.rounds=4"])
-    rc, _, err = run(["train", CONFIGS / f"{config}.yaml", *SMALL, *extra, "--out", tmp_path / "r"], capsys)
+    extra = (
+        ["--set", "objective.schedule.steps=[{k: 3, rounds: 2}, {k: 5, rounds: 2}]"]
+        if config == "progressive"
+        else ["--set", "model.rounds=4"]
+    )
+    rc, _, err = run(
+        ["train", CONFIGS / f"{config}.yaml", *SMALL, *extra, "--out", tmp_path / "r"], capsys
+    )
     assert rc == 0, err
     metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
     assert metrics["objective"] == "lambdarank" and metrics["n_trees"] == 4
 
 
 def test_multiobjective_config_reports_composite_and_smoothed_segments(tmp_path, capsys):
-    rc, _, err = run(["train", CONFIGS / "multiobjective.yaml", *SMALL, "--set", "model.rounds=3",
-                      "--set", "data.synthetic.n_segments=3", "--out", tmp_path / "m"], capsys)
+    rc, _, err = run(
+        [
+            "train",
+            CONFIGS / "multiobjective.yaml",
+            *SMALL,
+            "--set",
+            "model.rounds=3",
+            "--set",
+            "data.synthetic.n_segments=3",
+            "--out",
+            tmp_path / "m",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     metrics = json.loads((tmp_path / "m" / "metrics.json").read_text())
     assert metrics["objective"] == "lambdarank (composite)"
     assert metrics["composite_weights"] == {"watch": 0.6, "share": 0.25, "follow": 0.15}
     for name in ("valid", "test"):
         comp = metrics["composite"][name]
-        assert comp["composite"] == pytest.approx(0.6 * comp["watch"] + 0.25 * comp["share"] + 0.15 * comp["follow"])
+        assert comp["composite"] == pytest.approx(
+            0.6 * comp["watch"] + 0.25 * comp["share"] + 0.15 * comp["follow"]
+        )
         rows = metrics["segments"][name]
         assert rows and {"segment", "queries", "ndcg", "ndcg_smoothed"} <= set(rows[0])
         # smoothing (strength 20) pulls every segment towards the query-weighted mean
@@ -332,8 +398,19 @@ def test_multiobjective_config_reports_composite_and_smoothed_segments(tmp_path,
 
 def test_letor_config_runs_on_the_shared_data(lambdarank_dir, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)
-    rc, _, err = run(["train", "configs/letor.yaml", "--set", "model.rounds=3", "--set", "model.n_jobs=1",
-                      "--out", tmp_path / "l"], capsys)
+    rc, _, err = run(
+        [
+            "train",
+            "configs/letor.yaml",
+            "--set",
+            "model.rounds=3",
+            "--set",
+            "model.n_jobs=1",
+            "--out",
+            tmp_path / "l",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     metrics = json.loads((tmp_path / "l" / "metrics.json").read_text())
     assert metrics["data"]["test"] == {"queries": 50, "rows": 768}
@@ -341,15 +418,31 @@ def test_letor_config_runs_on_the_shared_data(lambdarank_dir, tmp_path, capsys, 
     saved = yaml.safe_load((tmp_path / "l" / "config.yaml").read_text())
     assert saved["data"]["train"] == str((lambdarank_dir / "rank.train").resolve())
     # evaluating the saved model on the test file reproduces the run's test metrics
-    rc, out, err = run(["evaluate", "--model", tmp_path / "l", "--data", lambdarank_dir / "rank.test", "--json"], capsys)
+    rc, out, err = run(
+        ["evaluate", "--model", tmp_path / "l", "--data", lambdarank_dir / "rank.test", "--json"],
+        capsys,
+    )
     assert rc == 0, err
     assert json.loads(out)["rank.test"] == pytest.approx(metrics["final"]["test"])
 
 
 def test_tune_config_runs_a_grid_search_with_group_kfold(tmp_path, capsys):
-    rc, out, err = run(["tune", CONFIGS / "tune.yaml", *SMALL, "--set", "model.rounds=3",
-                        "--set", "search.param_grid={num_leaves: [3, 7]}", "--set", "search.folds=2",
-                        "--out", tmp_path / "t"], capsys)
+    rc, out, err = run(
+        [
+            "tune",
+            CONFIGS / "tune.yaml",
+            *SMALL,
+            "--set",
+            "model.rounds=3",
+            "--set",
+            "search.param_grid={num_leaves: [3, 7]}",
+            "--set",
+            "search.folds=2",
+            "--out",
+            tmp_path / "t",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     assert out.startswith("best ndcg@10 = ")
     metrics = json.loads((tmp_path / "t" / "metrics.json").read_text())
@@ -357,14 +450,37 @@ def test_tune_config_runs_a_grid_search_with_group_kfold(tmp_path, capsys):
     assert search["best_params"]["num_leaves"] in (3, 7) and len(search["results"]) == 2
     table = pd.read_csv(tmp_path / "t" / "search.csv")
     assert table["mean_test_score"].max() == pytest.approx(search["best_score"])
-    assert (tmp_path / "t" / "DONE").exists() and "## Search" in (tmp_path / "t" / "report.md").read_text()
+    assert (tmp_path / "t" / "DONE").exists() and "## Search" in (
+        tmp_path / "t" / "report.md"
+    ).read_text()
 
 
 def test_tune_runs_a_randomized_search_over_distributions(tmp_path, capsys):
-    rc, _, err = run(["tune", CONFIGS / "tune.yaml", *SMALL, "--set", "model.rounds=3", "--set", "search.method=random",
-                      "--set", "search.param_grid=null", "--set", "search.n_iter=2", "--set", "search.folds=2",
-                      "--set", "search.param_distributions={learning_rate: {dist: loguniform, low: 0.05, high: 0.3}, "
-                      "num_leaves: [3, 7]}", "--out", tmp_path / "r"], capsys)
+    rc, _, err = run(
+        [
+            "tune",
+            CONFIGS / "tune.yaml",
+            *SMALL,
+            "--set",
+            "model.rounds=3",
+            "--set",
+            "search.method=random",
+            "--set",
+            "search.param_grid=null",
+            "--set",
+            "search.n_iter=2",
+            "--set",
+            "search.folds=2",
+            "--set",
+            (
+                "search.param_distributions={learning_rate: {dist: loguniform, low: 0.05, high: 0.3}, "
+                "num_leaves: [3, 7]}"
+            ),
+            "--out",
+            tmp_path / "r",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     search = json.loads((tmp_path / "r" / "metrics.json").read_text())["search"]
     assert search["method"] == "random" and len(search["results"]) == 2
@@ -374,13 +490,23 @@ def test_tune_runs_a_randomized_search_over_distributions(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        (["search.param_grid={n_leaves: [3, 7]}"], "search.param_grid.n_leaves: not a LambdaMARTRanker parameter"),
-        (["search.method=random", "search.param_distributions={learning_rate: {dist: normal, low: 0, high: 1}}"],
-         "search.param_distributions.learning_rate.dist: must be uniform, loguniform or randint, got 'normal'"),
+        (
+            ["search.param_grid={n_leaves: [3, 7]}"],
+            "search.param_grid.n_leaves: not a LambdaMARTRanker parameter",
+        ),
+        (
+            [
+                "search.method=random",
+                "search.param_distributions={learning_rate: {dist: normal, low: 0, high: 1}}",
+            ],
+            "search.param_distributions.learning_rate.dist: must be uniform, loguniform or randint, got 'normal'",
+        ),
         (["search.folds=50"], "search.folds: 50 folds need at least as many training queries"),
     ],
 )
-def test_tune_rejects_bad_search_spaces_before_creating_a_folder(overrides, message, tmp_path, capsys):
+def test_tune_rejects_bad_search_spaces_before_creating_a_folder(
+    overrides, message, tmp_path, capsys
+):
     argv = ["tune", CONFIGS / "tune.yaml", *SMALL, "--out", tmp_path / "t"]
     for o in overrides:
         argv += ["--set", o]
@@ -390,12 +516,27 @@ def test_tune_rejects_bad_search_spaces_before_creating_a_folder(overrides, mess
 
 
 def test_xgboost_engine_trains_and_evaluates(tmp_path, capsys):
-    rc, _, err = run(["train", CONFIGS / "quickstart.yaml", *SMALL, "--set", "model.engine=xgboost",
-                      "--set", "importance.enabled=false",
-                      "--set", "objective.schedule.steps=[{k: 5, rounds: 2}, {k: 10, rounds: 2}]",
-                      "--out", tmp_path / "x"], capsys)
+    rc, _, err = run(
+        [
+            "train",
+            CONFIGS / "quickstart.yaml",
+            *SMALL,
+            "--set",
+            "model.engine=xgboost",
+            "--set",
+            "importance.enabled=false",
+            "--set",
+            "objective.schedule.steps=[{k: 5, rounds: 2}, {k: 10, rounds: 2}]",
+            "--out",
+            tmp_path / "x",
+        ],
+        capsys,
+    )
     assert rc == 0, err
-    assert sorted(p.name for p in (tmp_path / "x" / "models").glob("stage_*")) == ["stage_00_k5.json", "stage_01_k10.json"]
+    assert sorted(p.name for p in (tmp_path / "x" / "models").glob("stage_*")) == [
+        "stage_00_k5.json",
+        "stage_01_k10.json",
+    ]
     saved = yaml.safe_load((tmp_path / "x" / "config.yaml").read_text())
     assert "xgboost" in saved["versions"]
     rc, out, err = run(["evaluate", "--model", tmp_path / "x", "--json"], capsys)
@@ -410,7 +551,9 @@ def test_an_engine_error_before_the_first_stage_leaves_no_folder(tmp_path, capsy
     _assert_nothing_written(tmp_path)
     out = tmp_path / "named"
     out.mkdir()
-    rc, _, err = run(["train", cfg, "--set", "model.params={objective: regression}", "--out", out], capsys)
+    rc, _, err = run(
+        ["train", cfg, "--set", "model.params={objective: regression}", "--out", out], capsys
+    )
     assert rc == 1 and out.is_dir() and not any(out.iterdir())
 
 
@@ -421,15 +564,32 @@ def test_tune_without_search_section_is_an_error(tmp_path, capsys):
 
 
 def test_importance_config_and_rerun_on_a_finished_run(tmp_path, capsys):
-    rc, _, err = run(["importance", CONFIGS / "importance.yaml", *SMALL, "--set", "model.rounds=3",
-                      "--set", "importance.n_repeats=1", "--out", tmp_path / "i"], capsys)
+    rc, _, err = run(
+        [
+            "importance",
+            CONFIGS / "importance.yaml",
+            *SMALL,
+            "--set",
+            "model.rounds=3",
+            "--set",
+            "importance.n_repeats=1",
+            "--out",
+            tmp_path / "i",
+        ],
+        capsys,
+    )
     assert rc == 0, err
     first = pd.read_csv(tmp_path / "i" / "importance.csv")
     assert "first_three" in set(first["feature"])  # the configured group is one row
-    rc, out, err = run(["importance", tmp_path / "i", "--repeats", "2", "--strategy", "within_query"], capsys)
+    rc, _out, err = run(
+        ["importance", tmp_path / "i", "--repeats", "2", "--strategy", "within_query"], capsys
+    )
     assert rc == 0, err
     metrics = json.loads((tmp_path / "i" / "metrics.json").read_text())
-    assert metrics["importance"]["strategy"] == "within_query" and metrics["importance"]["n_repeats"] == 2
+    assert (
+        metrics["importance"]["strategy"] == "within_query"
+        and metrics["importance"]["n_repeats"] == 2
+    )
 
 
 def test_tabular_data_with_grade_presets_and_segments(tmp_path, capsys):
@@ -439,27 +599,44 @@ def test_tabular_data_with_grade_presets_and_segments(tmp_path, capsys):
         for _ in range(8):
             f = rng.normal(size=3)
             watch = float(np.clip(0.5 + 0.3 * f[0] + 0.1 * rng.normal(), 0, 1.2))
-            rows.append({
-                "session": q, "market": "ab"[q % 2], "f_a": f[0], "f_b": f[1], "f_c": f[2],
-                "watch_fraction": watch,
-                "share": rng.choice(["none", "copy_link", "social"], p=[0.7, 0.2, 0.1]),
-                "follow": rng.choice(["none", "like", "follow"], p=[0.7, 0.2, 0.1]),
-            })
+            rows.append(
+                {
+                    "session": q,
+                    "market": "ab"[q % 2],
+                    "f_a": f[0],
+                    "f_b": f[1],
+                    "f_c": f[2],
+                    "watch_fraction": watch,
+                    "share": rng.choice(["none", "copy_link", "social"], p=[0.7, 0.2, 0.1]),
+                    "follow": rng.choice(["none", "like", "follow"], p=[0.7, 0.2, 0.1]),
+                }
+            )
     df = pd.DataFrame(rows)
     from ltr.relevance import PRESETS
 
     df["grade"] = PRESETS["watch"](df)
     df.to_csv(tmp_path / "sessions.csv", index=False)
-    cfg = write_config(tmp_path / "tab.yaml", {
-        "data": {"source": "csv", "train": "sessions.csv", "label": "grade", "qid": "session",
-                 "segment": "market", "split": {"valid": 0.2, "test": 0.2},
-                 "objectives": {"watch": {"grades": "watch", "weight": 0.6},
-                                "share": {"grades": "share", "weight": 0.25},
-                                "follow": {"grades": "follow", "weight": 0.15}}},
-        "model": {"rounds": 3, "num_leaves": 3, "min_data_in_leaf": 5, "n_jobs": 1},
-        "objective": {"type": "lambdarank", "k": 5, "composite": True},
-        "evaluation": {"per_segment": True, "smoothing": 5},
-    })
+    cfg = write_config(
+        tmp_path / "tab.yaml",
+        {
+            "data": {
+                "source": "csv",
+                "train": "sessions.csv",
+                "label": "grade",
+                "qid": "session",
+                "segment": "market",
+                "split": {"valid": 0.2, "test": 0.2},
+                "objectives": {
+                    "watch": {"grades": "watch", "weight": 0.6},
+                    "share": {"grades": "share", "weight": 0.25},
+                    "follow": {"grades": "follow", "weight": 0.15},
+                },
+            },
+            "model": {"rounds": 3, "num_leaves": 3, "min_data_in_leaf": 5, "n_jobs": 1},
+            "objective": {"type": "lambdarank", "k": 5, "composite": True},
+            "evaluation": {"per_segment": True, "smoothing": 5},
+        },
+    )
     rc, _, err = run(["train", cfg, "--out", tmp_path / "tab"], capsys)
     assert rc == 0, err
     metrics = json.loads((tmp_path / "tab" / "metrics.json").read_text())
@@ -486,7 +663,9 @@ def test_evaluate_a_run_folder_on_its_own_sets_matches_metrics_json(finished_run
     for name in got:
         assert got[name] == pytest.approx(metrics["final"][name])
     rc, out, _ = run(["evaluate", "--model", run_dir, "--eval-at", "2", "7"], capsys)
-    assert rc == 0 and "ndcg@2" in out and "ndcg@7" in out and out.splitlines()[1].startswith("valid")
+    assert (
+        rc == 0 and "ndcg@2" in out and "ndcg@7" in out and out.splitlines()[1].startswith("valid")
+    )
 
 
 def test_evaluate_a_model_file_on_a_csv(finished_run, tmp_path, capsys):
@@ -497,8 +676,21 @@ def test_evaluate_a_model_file_on_a_csv(finished_run, tmp_path, capsys):
     test = load_data(load_config(run_dir / "config.yaml"))["test"]
     frame = test.to_frame()
     frame.to_csv(tmp_path / "test.csv", index=False)
-    rc, out, err = run(["evaluate", "--model", run_dir / "model.json", "--data", tmp_path / "test.csv",
-                        "--label", "label", "--qid", "qid", "--json"], capsys)
+    rc, out, err = run(
+        [
+            "evaluate",
+            "--model",
+            run_dir / "model.json",
+            "--data",
+            tmp_path / "test.csv",
+            "--label",
+            "label",
+            "--qid",
+            "qid",
+            "--json",
+        ],
+        capsys,
+    )
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert rc == 0, err
     assert json.loads(out)["test.csv"] == pytest.approx(metrics["final"]["test"])
@@ -516,12 +708,17 @@ def test_report_is_rerendered_identically(finished_run, capsys):
 def test_validate_accepts_every_shipped_config(capsys, monkeypatch):
     monkeypatch.chdir(REPO)
     for path in sorted(CONFIGS.glob("*.yaml")):
-        if path.name == "letor.yaml" and not (REPO.parent / "shared" / "data" / "lightgbm-lambdarank").exists():
+        if (
+            path.name == "letor.yaml"
+            and not (REPO.parent / "shared" / "data" / "lightgbm-lambdarank").exists()
+        ):
             continue
         rc, out, err = run(["validate", path], capsys)
         assert rc == 0, err
         assert out.startswith("ok: ")
-    rc, out, _ = run(["validate", CONFIGS / "quickstart.yaml", "--set", "seed=7", "--print"], capsys)
+    rc, out, _ = run(
+        ["validate", CONFIGS / "quickstart.yaml", "--set", "seed=7", "--print"], capsys
+    )
     assert rc == 0 and yaml.safe_load(out)["seed"] == 7
 
 
@@ -538,26 +735,49 @@ def _assert_nothing_written(tmp_path: Path) -> None:
     [
         (None, [], r"ltr: error: config file not found: '.*missing\.yaml'"),
         ("model: [1, 2\n", [], r"ltr: error: .*bad\.yaml: not valid YAML \(line \d+, column \d+"),
-        ({"model": {"tress": 5}}, [], r"bad\.yaml: model\.tress: unknown key \(allowed: engine, rounds,"),
-        ({"model": {"rounds": "ten"}}, [], r"bad\.yaml: model\.rounds: must be an integer, got 'ten'"),
-        ({}, ["objective.type=lambdarank", "objective.schedule.steps=[{k: 5, rounds: 2}, {k: 0, rounds: 2}]"],
-         r"bad\.yaml: objective\.schedule\.steps\[1\]\.k: must be >= 1, got 0"),
+        (
+            {"model": {"tress": 5}},
+            [],
+            r"bad\.yaml: model\.tress: unknown key \(allowed: engine, rounds,",
+        ),
+        (
+            {"model": {"rounds": "ten"}},
+            [],
+            r"bad\.yaml: model\.rounds: must be an integer, got 'ten'",
+        ),
+        (
+            {},
+            [
+                "objective.type=lambdarank",
+                "objective.schedule.steps=[{k: 5, rounds: 2}, {k: 0, rounds: 2}]",
+            ],
+            r"bad\.yaml: objective\.schedule\.steps\[1\]\.k: must be >= 1, got 0",
+        ),
         ({}, ["model.rounds"], r"--set expects KEY=VALUE"),
-        ({"data": {"source": "letor", "train": "no/such/file.txt"}}, [],
-         r"bad\.yaml: data\.train: file not found: 'no/such/file\.txt' \(looked in "),
+        (
+            {"data": {"source": "letor", "train": "no/such/file.txt"}},
+            [],
+            r"bad\.yaml: data\.train: file not found: 'no/such/file\.txt' \(looked in ",
+        ),
     ],
 )
-def test_bad_configs_fail_with_one_line_before_any_work(content, overrides, message, tmp_path, capsys, monkeypatch):
+def test_bad_configs_fail_with_one_line_before_any_work(
+    content, overrides, message, tmp_path, capsys, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     if content is None:
         path = tmp_path / "missing.yaml"
     else:
         path = tmp_path / "bad.yaml"
         path.write_text(content if isinstance(content, str) else yaml.safe_dump(content))
-    argv = ["train", path, "--set", f"output.runs_dir={tmp_path / 'runs'}"] if content is not None else ["train", path]
+    argv = (
+        ["train", path, "--set", f"output.runs_dir={tmp_path / 'runs'}"]
+        if content is not None
+        else ["train", path]
+    )
     for o in overrides:
         argv += ["--set", o]
-    rc, out, err = run(argv, capsys)
+    rc, _out, err = run(argv, capsys)
     assert rc == 1
     assert err.count("\n") == 1 and err.startswith("ltr: error: ")
     assert "Traceback" not in err
@@ -570,22 +790,43 @@ def test_bad_configs_fail_with_one_line_before_any_work(content, overrides, mess
 @pytest.mark.parametrize(
     ("drop", "data_overrides", "message"),
     [
-        ("qid", {}, r"data\.qid: column 'qid' not found in .*train\.csv \(columns: label, f1, f2\)"),
-        ("label", {}, r"data\.label: column 'label' not found in .*train\.csv \(columns: qid, f1, f2\)"),
-        (None, {"features": ["f1", "f9"]}, r"data\.features: column 'f9' not found in .*train\.csv"),
+        (
+            "qid",
+            {},
+            r"data\.qid: column 'qid' not found in .*train\.csv \(columns: label, f1, f2\)",
+        ),
+        (
+            "label",
+            {},
+            r"data\.label: column 'label' not found in .*train\.csv \(columns: qid, f1, f2\)",
+        ),
+        (
+            None,
+            {"features": ["f1", "f9"]},
+            r"data\.features: column 'f9' not found in .*train\.csv",
+        ),
         (None, {"segment": "market"}, r"data\.segment: column 'market' not found"),
     ],
 )
 def test_missing_columns_are_named_with_the_file(drop, data_overrides, message, tmp_path, capsys):
-    frame = pd.DataFrame({"label": [1, 0, 2, 0, 1, 0], "qid": [0, 0, 0, 1, 1, 1],
-                          "f1": np.arange(6.0), "f2": np.ones(6)})
+    frame = pd.DataFrame(
+        {
+            "label": [1, 0, 2, 0, 1, 0],
+            "qid": [0, 0, 0, 1, 1, 1],
+            "f1": np.arange(6.0),
+            "f2": np.ones(6),
+        }
+    )
     if drop:
         frame = frame.drop(columns=drop)
     frame.to_csv(tmp_path / "train.csv", index=False)
-    cfg = write_config(tmp_path / "c.yaml", {
-        "data": {"source": "csv", "train": "train.csv", **data_overrides},
-        "output": {"runs_dir": str(tmp_path / "runs")},
-    })
+    cfg = write_config(
+        tmp_path / "c.yaml",
+        {
+            "data": {"source": "csv", "train": "train.csv", **data_overrides},
+            "output": {"runs_dir": str(tmp_path / "runs")},
+        },
+    )
     rc, _, err = run(["train", cfg], capsys)
     assert rc == 1 and err.count("\n") == 1
     import re
@@ -605,7 +846,11 @@ def test_errors_show_a_traceback_only_with_debug(tmp_path, capsys):
 
 def test_usage_errors_are_one_line_with_exit_status_2(capsys):
     rc, _, err = run(["train", "--bogus"], capsys)
-    assert rc == 2 and err.startswith("ltr: error: unrecognized arguments: --bogus") and err.count("\n") == 1
+    assert (
+        rc == 2
+        and err.startswith("ltr: error: unrecognized arguments: --bogus")
+        and err.count("\n") == 1
+    )
     rc, _, err = run(["frobnicate"], capsys)
     assert rc == 2 and "invalid choice: 'frobnicate'" in err
     rc, _, err = run(["train"], capsys)
@@ -614,7 +859,9 @@ def test_usage_errors_are_one_line_with_exit_status_2(capsys):
 
 def test_evaluate_and_report_reject_missing_inputs(tmp_path, finished_run, capsys):
     run_dir, _ = finished_run
-    rc, _, err = run(["evaluate", "--model", tmp_path / "nope.json", "--data", tmp_path / "x.csv"], capsys)
+    rc, _, err = run(
+        ["evaluate", "--model", tmp_path / "nope.json", "--data", tmp_path / "x.csv"], capsys
+    )
     assert rc == 1 and "--model: file not found: " in err
     rc, _, err = run(["evaluate", "--model", run_dir, "--data", tmp_path / "x.csv"], capsys)
     assert rc == 1 and "--data: file not found: " in err

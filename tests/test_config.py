@@ -36,8 +36,13 @@ def _write(path: Path, data) -> Path:
 
 def test_every_shipped_config_validates():
     assert {p.name for p in CONFIGS} >= {
-        "quickstart.yaml", "letor.yaml", "progressive.yaml", "pair_sampling.yaml",
-        "multiobjective.yaml", "tune.yaml", "importance.yaml",
+        "quickstart.yaml",
+        "letor.yaml",
+        "progressive.yaml",
+        "pair_sampling.yaml",
+        "multiobjective.yaml",
+        "tune.yaml",
+        "importance.yaml",
     }
     for path in CONFIGS:
         cfg = load_config(path)
@@ -47,7 +52,11 @@ def test_every_shipped_config_validates():
 
 def test_quickstart_is_progressive_5_10_20_with_importance_and_no_composite():
     cfg = load_config(REPO / "configs" / "quickstart.yaml")
-    assert [(s.k, s.rounds) for s in cfg.objective.schedule.steps][:3] == [(5, 20), (10, 20), (20, 20)]
+    assert [(s.k, s.rounds) for s in cfg.objective.schedule.steps][:3] == [
+        (5, 20),
+        (10, 20),
+        (20, 20),
+    ]
     assert cfg.objective.composite is False
     assert cfg.importance.enabled and cfg.importance.n_repeats <= 3
     assert cfg.n_rounds == 60
@@ -55,7 +64,11 @@ def test_quickstart_is_progressive_5_10_20_with_importance_and_no_composite():
 
 def test_multiobjective_weights_are_watch_share_follow():
     cfg = load_config(REPO / "configs" / "multiobjective.yaml")
-    assert {k: v.weight for k, v in cfg.data.objectives.items()} == {"watch": 0.6, "share": 0.25, "follow": 0.15}
+    assert {k: v.weight for k, v in cfg.data.objectives.items()} == {
+        "watch": 0.6,
+        "share": 0.25,
+        "follow": 0.15,
+    }
 
 
 def test_defaults_fill_every_section():
@@ -72,45 +85,92 @@ def test_defaults_fill_every_section():
     ("data", "message"),
     [
         (
-            {"objective": {"type": "lambdarank", "schedule": {"steps": [{"k": 5, "rounds": 3}, {"k": 0, "rounds": 3}]}}},
+            {
+                "objective": {
+                    "type": "lambdarank",
+                    "schedule": {"steps": [{"k": 5, "rounds": 3}, {"k": 0, "rounds": 3}]},
+                }
+            },
             "objective.schedule.steps[1].k: must be >= 1, got 0",
         ),
         ({"model": {"rounds": "many"}}, "model.rounds: must be an integer, got 'many'"),
         ({"model": {"learning_rate": 0}}, "model.learning_rate: must be > 0"),
-        ({"model": {"engine": "catboost"}}, "model.engine: must be one of 'lightgbm' or 'xgboost', got 'catboost'"),
+        (
+            {"model": {"engine": "catboost"}},
+            "model.engine: must be one of 'lightgbm' or 'xgboost', got 'catboost'",
+        ),
         ({"model": {"n_trees": 5}}, "model.n_trees: unknown key (allowed: engine, rounds,"),
         ({"modle": {}}, "modle: unknown key (allowed: seed, data, model,"),
         ({"seed": -1}, "seed: must be >= 0, got -1"),
         ({"evaluation": {"eval_at": [1, 0]}}, "evaluation.eval_at[1]: must be >= 1, got 0"),
         ({"evaluation": {"eval_at": "ten"}}, "evaluation.eval_at: must be a list, got 'ten'"),
-        ({"evaluation": {"per_segment": "maybe"}}, "evaluation.per_segment: must be true or false, got 'maybe'"),
-        ({"data": {"source": "parquet"}}, "data.train: source 'parquet' needs a 'train' file"),
-        ({"data": {"source": "synthetic", "train": "x.csv"}}, "data.source: 'synthetic' takes no train/valid/test files"),
-        ({"data": {"split": {"valid": 0.6, "test": 0.5}}}, "data.split.test: valid + test must be < 1"),
-        ({"data": {"objectives": {"watch": {}}}}, "data.objectives.watch.weight: required field is missing"),
         (
-            {"data": {"source": "csv", "train": "t.csv", "objectives": {"watch": {"weight": 1, "grades": "wach"}}}},
+            {"evaluation": {"per_segment": "maybe"}},
+            "evaluation.per_segment: must be true or false, got 'maybe'",
+        ),
+        ({"data": {"source": "parquet"}}, "data.train: source 'parquet' needs a 'train' file"),
+        (
+            {"data": {"source": "synthetic", "train": "x.csv"}},
+            "data.source: 'synthetic' takes no train/valid/test files",
+        ),
+        (
+            {"data": {"split": {"valid": 0.6, "test": 0.5}}},
+            "data.split.test: valid + test must be < 1",
+        ),
+        (
+            {"data": {"objectives": {"watch": {}}}},
+            "data.objectives.watch.weight: required field is missing",
+        ),
+        (
+            {
+                "data": {
+                    "source": "csv",
+                    "train": "t.csv",
+                    "objectives": {"watch": {"weight": 1, "grades": "wach"}},
+                }
+            },
             "data.objectives.watch.grades: unknown grade preset 'wach'",
         ),
         (
             {"data": {"objectives": {"watch": {"weight": 1, "grades": "watch"}}}},
             "data.objectives.watch.grades: synthetic data grades each objective itself",
         ),
-        ({"objective": {"sampling": {"top": 5}}}, "objective.sampling: pair sampling needs objective.type 'lambdarank'"),
-        ({"objective": {"type": "lambdarank", "composite": True}}, "objective.composite: true needs data.objectives"),
         (
-            {"model": {"rounds": 10}, "objective": {"schedule": {"steps": [{"k": 5, "rounds": 4}]}}},
+            {"objective": {"sampling": {"top": 5}}},
+            "objective.sampling: pair sampling needs objective.type 'lambdarank'",
+        ),
+        (
+            {"objective": {"type": "lambdarank", "composite": True}},
+            "objective.composite: true needs data.objectives",
+        ),
+        (
+            {
+                "model": {"rounds": 10},
+                "objective": {"schedule": {"steps": [{"k": 5, "rounds": 4}]}},
+            },
             "model.rounds: 10 disagrees with objective.schedule, which defines 4 rounds",
         ),
-        ({"objective": {"schedule": {}}}, "objective.schedule: give exactly one of 'steps' or 'linear'"),
+        (
+            {"objective": {"schedule": {}}},
+            "objective.schedule: give exactly one of 'steps' or 'linear'",
+        ),
         (
             {"objective": {"schedule": {"linear": {"start": 5, "end": 20, "rounds": 10}}}},
             "objective.schedule.linear: a linear schedule changes k every round and needs objective.type 'lambdarank'",
         ),
         ({"output": {"name": "my run"}}, "output.name: must be letters, digits"),
-        ({"search": {"method": "grid"}}, "search.param_grid: method 'grid' needs a non-empty param_grid"),
-        ({"importance": {"strategy": "random"}}, "importance.strategy: must be one of 'global' or 'within_query'"),
-        ({"evaluation": {"per_segment": True}}, "evaluation.per_segment: true needs data.synthetic.n_segments >= 1"),
+        (
+            {"search": {"method": "grid"}},
+            "search.param_grid: method 'grid' needs a non-empty param_grid",
+        ),
+        (
+            {"importance": {"strategy": "random"}},
+            "importance.strategy: must be one of 'global' or 'within_query'",
+        ),
+        (
+            {"evaluation": {"per_segment": True}},
+            "evaluation.per_segment: true needs data.synthetic.n_segments >= 1",
+        ),
     ],
 )
 def test_invalid_configs_are_rejected_with_the_field_path_and_value(data, message):
@@ -123,19 +183,26 @@ def test_invalid_configs_are_rejected_with_the_field_path_and_value(data, messag
 
 
 def test_several_problems_are_reported_on_one_line():
-    with pytest.raises(ConfigError, match=r"model.rounds: must be >= 1, got 0; model.num_leaves: must be >= 2"):
+    with pytest.raises(
+        ConfigError, match=r"model.rounds: must be >= 1, got 0; model.num_leaves: must be >= 2"
+    ):
         parse_config({"model": {"rounds": 0, "num_leaves": 1}})
 
 
 def test_top_level_must_be_a_mapping():
-    with pytest.raises(ConfigError, match=r"the config must be a mapping of sections, got \[1, 2\]"):
+    with pytest.raises(
+        ConfigError, match=r"the config must be a mapping of sections, got \[1, 2\]"
+    ):
         parse_config([1, 2])
 
 
 def test_yaml_boolean_keys_are_reported_readably(tmp_path):
     # YAML 1.1 reads a bare `on:` key as true: the error names where it is
     path = _write(tmp_path / "c.yaml", "importance:\n  on: test\n")
-    with pytest.raises(ConfigError, match=r"importance\.true: unknown key \(allowed: .*\) \(YAML reads bare on/off/yes/no as booleans"):
+    with pytest.raises(
+        ConfigError,
+        match=r"importance\.true: unknown key \(allowed: .*\) \(YAML reads bare on/off/yes/no as booleans",
+    ):
         load_config(path)
 
 
@@ -170,7 +237,10 @@ def test_fingerprint_ignores_output_and_versions_only():
     c = parse_config({"seed": 1})
     assert config_fingerprint(a) == config_fingerprint(b)
     assert config_fingerprint(a) != config_fingerprint(c)
-    assert diff_configs(config_to_dict(a), config_to_dict(c)) == ["output.name: 'a' vs None", "seed: 0 vs 1"]
+    assert diff_configs(config_to_dict(a), config_to_dict(c)) == [
+        "output.name: 'a' vs None",
+        "seed: 0 vs 1",
+    ]
 
 
 # --------------------------------------------------------------------------- overrides
@@ -180,15 +250,31 @@ def test_overrides_parse_values_as_yaml():
     assert parse_override("model.rounds=20") == (["model", "rounds"], 20)
     assert parse_override("evaluation.eval_at=[1, 5]") == (["evaluation", "eval_at"], [1, 5])
     assert parse_override("output.name=null") == (["output", "name"], None)
-    assert parse_override("objective.schedule.steps[1].k=3") == (["objective", "schedule", "steps", 1, "k"], 3)
+    assert parse_override("objective.schedule.steps[1].k=3") == (
+        ["objective", "schedule", "steps", 1, "k"],
+        3,
+    )
     assert parse_override("output.name=a=b") == (["output", "name"], "a=b")
 
 
 def test_overrides_apply_before_validation_and_create_sections():
-    raw = {"objective": {"type": "lambdarank", "schedule": {"steps": [{"k": 5, "rounds": 3}, {"k": 10, "rounds": 3}]}}}
-    cfg = parse_config(raw, overrides=["objective.schedule.steps[1].rounds=7", "model.learning_rate=0.2",
-                                       "data.synthetic.n_queries=50"])
-    assert cfg.n_rounds == 10 and cfg.model.learning_rate == 0.2 and cfg.data.synthetic.n_queries == 50
+    raw = {
+        "objective": {
+            "type": "lambdarank",
+            "schedule": {"steps": [{"k": 5, "rounds": 3}, {"k": 10, "rounds": 3}]},
+        }
+    }
+    cfg = parse_config(
+        raw,
+        overrides=[
+            "objective.schedule.steps[1].rounds=7",
+            "model.learning_rate=0.2",
+            "data.synthetic.n_queries=50",
+        ],
+    )
+    assert (
+        cfg.n_rounds == 10 and cfg.model.learning_rate == 0.2 and cfg.data.synthetic.n_queries == 50
+    )
     assert raw["objective"]["schedule"]["steps"][1]["rounds"] == 3  # input untouched
     with pytest.raises(ConfigError, match=r"objective.schedule.steps\[1\].k: must be >= 1, got 0"):
         parse_config(raw, overrides=["objective.schedule.steps[1].k=0"])
@@ -223,20 +309,27 @@ def test_apply_overrides_returns_a_copy():
 # --------------------------------------------------------------------------- data paths
 
 
-def test_relative_data_paths_resolve_against_cwd_then_config_folder_then_its_parent(tmp_path, monkeypatch):
+def test_relative_data_paths_resolve_against_cwd_then_config_folder_then_its_parent(
+    tmp_path, monkeypatch
+):
     root = tmp_path / "repo"
     (root / "configs").mkdir(parents=True)
     (root / "data").mkdir()
     (root / "data" / "train.csv").write_text("label,qid,f\n1,0,0.5\n")
     (root / "configs" / "local.csv").write_text("label,qid,f\n1,0,0.5\n")
-    cfg_path = _write(root / "configs" / "c.yaml", {
-        "data": {"source": "csv", "train": "data/train.csv", "test": "local.csv"},
-    })
+    cfg_path = _write(
+        root / "configs" / "c.yaml",
+        {
+            "data": {"source": "csv", "train": "data/train.csv", "test": "local.csv"},
+        },
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     cfg = resolve_data_paths(load_config(cfg_path))
-    assert cfg.data.train == str((root / "data" / "train.csv").resolve())  # the config folder's parent
+    assert cfg.data.train == str(
+        (root / "data" / "train.csv").resolve()
+    )  # the config folder's parent
     assert cfg.data.test == str((root / "configs" / "local.csv").resolve())  # the config folder
     # the current directory wins when the file exists there
     (elsewhere / "data").mkdir()
@@ -248,8 +341,13 @@ def test_relative_data_paths_resolve_against_cwd_then_config_folder_then_its_par
 
 def test_missing_data_file_names_the_field_and_where_it_looked(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    cfg_path = _write(tmp_path / "c.yaml", {"data": {"source": "letor", "train": "nowhere/rank.train"}})
-    with pytest.raises(ConfigError, match=r"c\.yaml: data\.train: file not found: 'nowhere/rank\.train' \(looked in "):
+    cfg_path = _write(
+        tmp_path / "c.yaml", {"data": {"source": "letor", "train": "nowhere/rank.train"}}
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"c\.yaml: data\.train: file not found: 'nowhere/rank\.train' \(looked in ",
+    ):
         resolve_data_paths(load_config(cfg_path))
 
 
