@@ -226,24 +226,26 @@ def test_run_folders_are_never_reused(tmp_path, capsys):
 # --------------------------------------------------------------------------- resume
 
 
-def _resume_config(tmp_path: Path) -> Path:
+def _resume_config(tmp_path: Path, objective: str) -> Path:
     # stage 0 is tiny, stage 1 long enough to be killed in
+    obj: dict = {
+        "type": objective,
+        "schedule": {"steps": [{"k": 3, "rounds": 2}, {"k": 5, "rounds": 100}, {"k": 10, "rounds": 5}]},
+    }
+    if objective == "lambdarank":
+        obj["sampling"] = {"top": 5, "head_weight": 2.0, "pairs_per_doc": 4}
     return small_progressive(
         tmp_path,
         name="resume",
         importance={"enabled": False},
-        objective={
-            "type": "native",
-            "schedule": {
-                "steps": [{"k": 3, "rounds": 2}, {"k": 5, "rounds": 60}, {"k": 10, "rounds": 5}]
-            },
-        },
+        objective=obj,
         evaluation={"eval_at": [1, 5, 10]},
     )
 
 
-def test_a_killed_run_resumes_to_the_same_model_and_metrics(tmp_path, capsys):
-    cfg = _resume_config(tmp_path)
+@pytest.mark.parametrize("objective", ["native", "lambdarank"])
+def test_a_killed_run_resumes_to_the_same_model_and_metrics(objective, tmp_path, capsys):
+    cfg = _resume_config(tmp_path, objective)
     killed = tmp_path / "killed"
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", PYTHONPATH=str(REPO))
     proc = subprocess.Popen(
