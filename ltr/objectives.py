@@ -113,10 +113,10 @@ def _check_labels(labels: Any, name: str) -> np.ndarray:
     bad = y < 0
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be >= 0; got {y[i]!r} at index {i}")
+        raise ValueError(f"{name} must be >= 0; got {float(y[i])!r} at index {i}")
     if np.isinf(y).any():
         i = int(np.flatnonzero(np.isinf(y))[0])
-        raise ValueError(f"{name} must be finite; got {y[i]!r} at index {i}")
+        raise ValueError(f"{name} must be finite; got {float(y[i])!r} at index {i}")
     return y
 
 
@@ -129,21 +129,22 @@ def _gain_values(y: np.ndarray, spec: tuple[str, np.ndarray | None], name: str) 
             g = np.exp2(y) - 1.0
         if not np.all(np.isfinite(g)):
             i = int(np.flatnonzero(~np.isfinite(g))[0])
-            raise ValueError(f"{name} value {y[i]!r} is too large for gain 'exp2' (2**label overflows)")
+            raise ValueError(f"{name} value {float(y[i])!r} is too large for gain 'exp2' (2**label overflows)")
         return g
-    assert table is not None  # internal invariant, not user input
+    if table is None:  # pragma: no cover - _check_gain always sets a table here
+        raise RuntimeError("gain table missing")
     idx = y.astype(np.int64)
     frac = idx != y
     if frac.any():
         i = int(np.flatnonzero(frac)[0])
         raise ValueError(
-            f"{name} must be integers to index a gain table; got {y[i]!r} at index {i}"
+            f"{name} must be integers to index a gain table; got {float(y[i])!r} at index {i}"
         )
     beyond = idx >= table.size
     if beyond.any():
         i = int(np.flatnonzero(beyond)[0])
         raise ValueError(
-            f"{name} value {y[i]!r} (index {i}) is beyond the gain table of "
+            f"{name} value {float(y[i])!r} (index {i}) is beyond the gain table of "
             f"{table.size} entries (labels 0..{table.size - 1})"
         )
     return table[idx]
@@ -246,6 +247,12 @@ class _LambdaRankBase:
         self._disc = _kern.position_discounts(1)
 
     # -- state ---------------------------------------------------------------
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _LambdaRankBase:
+        # ``lightgbm.train`` deep-copies its params (the objective included);
+        # returning the instance itself keeps ``iteration`` counting the rounds
+        # of that training on the object the caller holds.
+        return self
 
     def reset(self, iteration: int = 0) -> None:
         """Set the round counter (e.g. ``reset(n_done)`` before continuing training)."""
@@ -391,6 +398,12 @@ class LambdaRankObjective(_LambdaRankBase):
     ----------
     iteration : int
         Number of calls so far (= boosting rounds); see :meth:`reset`.
+
+    Notes
+    -----
+    ``copy.deepcopy(obj)`` returns ``obj`` itself: ``lightgbm.train`` deep-copies
+    its params, and the round counter must advance on the caller's instance.
+    Call :meth:`reset` before reusing an instance for a new training.
 
     Examples
     --------
