@@ -490,6 +490,41 @@ def _stage_metrics(model: Any, run_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
+def _data_digest(ds: RankingData) -> str:
+    """Short hash of a set's features, labels and query ids (detects changed data on reuse)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=12)
+    for arr in (ds.X, ds.y, ds.qid):
+        arr = np.ascontiguousarray(arr)
+        h.update(str((arr.dtype.str, arr.shape)).encode())
+        h.update(arr.view(np.uint8).reshape(-1))
+    return h.hexdigest()
+
+
+def _data_summary(sets: Mapping[str, RankingData]) -> dict[str, dict[str, Any]]:
+    return {
+        n: {"queries": int(ds.n_queries), "rows": int(ds.n_rows), "digest": _data_digest(ds)}
+        for n, ds in sets.items()
+    }
+
+
+def _check_same_data(run_dir: Path, sets: Mapping[str, RankingData]) -> None:
+    """Refuse to reuse a run's config when its data no longer are what the run saw."""
+    path = run_dir / "metrics.json"
+    if not path.exists():
+        return
+    recorded = json.loads(path.read_text(encoding="utf-8")).get("data") or {}
+    for name, ds in sets.items():
+        digest = (recorded.get(name) or {}).get("digest")
+        if digest is not None and digest != _data_digest(ds):
+            raise CLIError(
+                f"data.{name}: the data loaded from the run's config differ from what run "
+                f"{str(run_dir)!r} was trained and evaluated on (files changed, or a different "
+                "ltr version generates other synthetic data); pass --data explicitly"
+            )
+
+
 def _compute_metrics(
     cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path
 ) -> dict[str, Any]:
@@ -509,9 +544,7 @@ def _compute_metrics(
         "n_trees": int(model.num_trees()),
         "best_iteration": _clean(getattr(model, "best_iteration", None)),
         "convention": ev.convention,
-        "data": {
-            n: {"queries": int(ds.n_queries), "rows": int(ds.n_rows)} for n, ds in sets.items()
-        },
+        "data": _data_summary(sets),
         "final": {n: _set_metrics(cfg, sets[n], s) for n, s in scores.items()},
         "stages": _stage_metrics(model, run_dir),
     }
@@ -920,6 +953,7 @@ def evaluate_model(
         if run_dir is None:
             raise CLIError("--data is required when --model is a model file (not a run folder)")
         sets = load_data(_prepare_config(base))
+        _check_same_data(run_dir, sets)
         return {
             n: _set_metrics(base, ds, np.asarray(model.predict(ds.X), dtype=np.float64))
             for n, ds in sets.items()
@@ -1016,6 +1050,7 @@ def importance_run(
     cfg = _prepare_config(parse_config(raw, overrides=extra, source=run_dir / "config.yaml"))
     model, _ = _load_model(run_dir)
     sets = load_data(cfg)
+    _check_same_data(run_dir, sets)
     with _run_log(run_dir):
         summary = _importance(cfg, model, sets, run_dir, _progress_enabled(cfg, progress))
         metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
@@ -1204,10 +1239,7 @@ def tune_run(
                 "engine": cfg.model.engine,
                 "objective": cfg.objective.type,
                 "seed": cfg.seed,
-                "data": {
-                    n: {"queries": int(ds.n_queries), "rows": int(ds.n_rows)}
-                    for n, ds in sets.items()
-                },
+                "data": _data_summary(sets),
                 "search": {
                     "method": search_cfg.method,
                     "scoring": search_cfg.scoring,

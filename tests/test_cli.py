@@ -230,7 +230,9 @@ def _resume_config(tmp_path: Path, objective: str) -> Path:
     # stage 0 is tiny, stage 1 long enough to be killed in
     obj: dict = {
         "type": objective,
-        "schedule": {"steps": [{"k": 3, "rounds": 2}, {"k": 5, "rounds": 100}, {"k": 10, "rounds": 5}]},
+        "schedule": {
+            "steps": [{"k": 3, "rounds": 2}, {"k": 5, "rounds": 100}, {"k": 10, "rounds": 5}]
+        },
     }
     if objective == "lambdarank":
         obj["sampling"] = {"top": 5, "head_weight": 2.0, "pairs_per_doc": 4}
@@ -415,7 +417,10 @@ def test_letor_config_runs_on_the_shared_data(lambdarank_dir, tmp_path, capsys, 
     )
     assert rc == 0, err
     metrics = json.loads((tmp_path / "l" / "metrics.json").read_text())
-    assert metrics["data"]["test"] == {"queries": 50, "rows": 768}
+    assert {k: metrics["data"]["test"][k] for k in ("queries", "rows")} == {
+        "queries": 50,
+        "rows": 768,
+    }
     assert metrics["data"]["train"]["queries"] + metrics["data"]["valid"]["queries"] == 201
     saved = yaml.safe_load((tmp_path / "l" / "config.yaml").read_text())
     assert saved["data"]["train"] == str((lambdarank_dir / "rank.train").resolve())
@@ -668,6 +673,23 @@ def test_evaluate_a_run_folder_on_its_own_sets_matches_metrics_json(finished_run
     assert (
         rc == 0 and "ndcg@2" in out and "ndcg@7" in out and out.splitlines()[1].startswith("valid")
     )
+
+
+def test_reusing_a_run_whose_data_changed_is_refused(finished_run, tmp_path, capsys):
+    import shutil
+
+    run_dir, _ = finished_run
+    copy = tmp_path / "copy"
+    shutil.copytree(run_dir, copy)
+    metrics = json.loads((copy / "metrics.json").read_text())
+    metrics["data"]["test"]["digest"] = "0" * 24  # as if the generator had changed since
+    (copy / "metrics.json").write_text(json.dumps(metrics))
+    rc, _, err = run(["evaluate", "--model", copy], capsys)
+    assert (
+        rc == 1 and "data.test: the data loaded from the run's config differ from what run" in err
+    )
+    rc, _, err = run(["importance", copy], capsys)
+    assert rc == 1 and "data.test: the data loaded from the run's config differ" in err
 
 
 def test_evaluate_a_model_file_on_a_csv(finished_run, tmp_path, capsys):
