@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
@@ -62,7 +62,9 @@ def _missing_qid_message(owner: str, qid_column: Any, X: Any) -> str:
     )
 
 
-def _get_qid(owner: str, X: Any, qid: Any, qid_column: Any, *, required: bool = True) -> tuple[Any, Any]:
+def _get_qid(
+    owner: str, X: Any, qid: Any, qid_column: Any, *, required: bool = True
+) -> tuple[Any, Any]:
     """Split ``(X, qid)`` from the argument or the ``qid_column`` of a DataFrame X."""
     X, column_qid = _take_qid_column(X, qid_column, drop=True)
     if qid is not None and column_qid is not None:
@@ -171,10 +173,10 @@ class LambdaMARTRanker(BaseEstimator):
 
     # Metadata routing: fit and score request qid by default (a ranker cannot
     # work without it), the way GroupKFold requests groups for split.
-    __metadata_request__fit = {"qid": True}
-    __metadata_request__score = {"qid": True}
+    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True}
+    __metadata_request__score: ClassVar[dict[str, bool]] = {"qid": True}
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "engine": [StrOptions(set(ENGINES))],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
@@ -306,7 +308,10 @@ class LambdaMARTRanker(BaseEstimator):
                 "verbosity": -1,
             }
         else:
-            params = {"learning_rate": float(self.learning_rate), "max_leaves": int(self.num_leaves)}
+            params = {
+                "learning_rate": float(self.learning_rate),
+                "max_leaves": int(self.num_leaves),
+            }
             if self.max_depth > 0:
                 params["max_depth"] = int(self.max_depth)
             else:
@@ -314,7 +319,9 @@ class LambdaMARTRanker(BaseEstimator):
         params.update(self.engine_params or {})
         return params
 
-    def _split_labels(self, y: Any, weights: dict[str, float] | None, name: str = "y") -> tuple[Any, dict[str, np.ndarray] | None]:
+    def _split_labels(
+        self, y: Any, weights: dict[str, float] | None, name: str = "y"
+    ) -> tuple[Any, dict[str, np.ndarray] | None]:
         """Return ``(primary 1-D label, per-objective label columns or None)``."""
         if weights is None:
             if _is_multilabel(y) and np.ndim(np.asarray(y)) == 2 and np.asarray(y).shape[1] != 1:
@@ -476,7 +483,11 @@ class LambdaMARTRanker(BaseEstimator):
             if eval_qid is not None:
                 raise ValueError("eval_qid was given without eval_set")
             return []
-        if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
+        if (
+            isinstance(eval_set, tuple)
+            and len(eval_set) == 2
+            and not isinstance(eval_set[0], tuple)
+        ):
             eval_set = [eval_set]
         if eval_qid is not None and len(eval_qid) != len(eval_set):
             raise ValueError(
@@ -491,8 +502,14 @@ class LambdaMARTRanker(BaseEstimator):
             qe = None if eval_qid is None else eval_qid[i]
             Xe, qe = _get_qid(f"{type(self).__name__}.fit eval_set[{i}]", Xe, qe, self.qid_column)
             ye, le = self._split_labels(ye, weights, name=f"eval_set[{i}] y")
-            Xe = validate_data(self, Xe, accept_sparse="csr", dtype=[np.float64, np.float32],
-                               ensure_all_finite="allow-nan", reset=False)
+            Xe = validate_data(
+                self,
+                Xe,
+                accept_sparse="csr",
+                dtype=[np.float64, np.float32],
+                ensure_all_finite="allow-nan",
+                reset=False,
+            )
             ye = np.asarray(ye, dtype=np.float64)
             if ye.shape != (Xe.shape[0],):
                 raise ValueError(
@@ -500,10 +517,16 @@ class LambdaMARTRanker(BaseEstimator):
                 )
             qe = _check_qid_rows(qe, Xe.shape[0], name=f"eval_qid[{i}]")
             g = resolve_groups(Xe.shape[0], qid=qe, sort=True)
-            entry: tuple = (f"valid_{i}", _take(Xe, g.order),
-                            np.ascontiguousarray(_take(ye, g.order)), g.offsets)
+            entry: tuple = (
+                f"valid_{i}",
+                _take(Xe, g.order),
+                np.ascontiguousarray(_take(ye, g.order)),
+                g.offsets,
+            )
             if le is not None:
-                entry += ({name: np.ascontiguousarray(_take(col, g.order)) for name, col in le.items()},)
+                entry += (
+                    {name: np.ascontiguousarray(_take(col, g.order)) for name, col in le.items()},
+                )
             out.append(entry)
         return out
 
@@ -511,8 +534,12 @@ class LambdaMARTRanker(BaseEstimator):
         check_is_fitted(self)
         X, _ = _take_qid_column(X, self.qid_column, drop=True)
         return validate_data(
-            self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-            ensure_all_finite="allow-nan", reset=False,
+            self,
+            X,
+            accept_sparse="csr",
+            dtype=[np.float64, np.float32],
+            ensure_all_finite="allow-nan",
+            reset=False,
         )
 
     def predict(self, X: Any) -> np.ndarray:
@@ -559,14 +586,20 @@ class LambdaMARTRanker(BaseEstimator):
         if self.objectives is not None:
             labels = _label_columns(y, self.objectives)
             labels = {name: _take(col, groups.order) for name, col in labels.items()}
-            result = composite_ndcg(labels, _take(scores, groups.order), offsets=groups.offsets,
-                                    weights=dict(self.objectives), k=k)
+            result = composite_ndcg(
+                labels,
+                _take(scores, groups.order),
+                offsets=groups.offsets,
+                weights=dict(self.objectives),
+                k=k,
+            )
             return float(result.total)
         y = np.asarray(y, dtype=np.float64)
         if y.shape != (n,):
             raise ValueError(f"y must have shape ({n},) (one label per row), got {y.shape}")
-        return float(ndcg(_take(y, groups.order), _take(scores, groups.order),
-                          offsets=groups.offsets, k=k))
+        return float(
+            ndcg(_take(y, groups.order), _take(scores, groups.order), offsets=groups.offsets, k=k)
+        )
 
 
 class GroupedRanker(BaseEstimator):
@@ -594,10 +627,10 @@ class GroupedRanker(BaseEstimator):
         Features seen in ``fit`` (without the qid column).
     """
 
-    __metadata_request__fit = {"qid": True}
-    __metadata_request__score = {"qid": True}
+    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True}
+    __metadata_request__score: ClassVar[dict[str, bool]] = {"qid": True}
 
-    _parameter_constraints: dict = {
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "estimator": [HasMethods(["fit", "predict"])],
         "qid_column": [None, str, Integral, tuple],
     }
@@ -606,7 +639,9 @@ class GroupedRanker(BaseEstimator):
         self.estimator = estimator
         self.qid_column = qid_column
 
-    def fit(self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None, **fit_params: Any) -> GroupedRanker:
+    def fit(
+        self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None, **fit_params: Any
+    ) -> GroupedRanker:
         """Sort rows by query and fit a clone of ``estimator`` with ``group`` sizes.
 
         Parameters
@@ -656,6 +691,6 @@ class GroupedRanker(BaseEstimator):
         groups = resolve_groups(n, qid=qid, sort=True)
         scores = self.predict(X)
         y = np.asarray(y, dtype=np.float64)
-        return float(ndcg(_take(y, groups.order), _take(scores, groups.order),
-                          offsets=groups.offsets, k=10))
-
+        return float(
+            ndcg(_take(y, groups.order), _take(scores, groups.order), offsets=groups.offsets, k=10)
+        )

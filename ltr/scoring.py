@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 from sklearn.metrics._scorer import _BaseScorer, _cached_call
@@ -143,7 +143,9 @@ def _take_qid_column(X: Any, qid_column: Any, *, drop: bool) -> tuple[Any, Any]:
     return X, qid
 
 
-def _label_columns(y: Any, objectives: Mapping[str, float], name: str = "y") -> dict[str, np.ndarray]:
+def _label_columns(
+    y: Any, objectives: Mapping[str, float], name: str = "y"
+) -> dict[str, np.ndarray]:
     """Split a 2-D label array / DataFrame into one float64 column per objective.
 
     A DataFrame must have a column named after each objective; a 2-D array must
@@ -229,7 +231,9 @@ def parse_metric_name(name: str) -> MetricName:
     try:
         k = int(match["k"])
     except ValueError:
-        raise ValueError(f"metric name {name!r}: K must be an integer >= 1, got {match['k']!r}") from None
+        raise ValueError(
+            f"metric name {name!r}: K must be an integer >= 1, got {match['k']!r}"
+        ) from None
     if k < 1:
         raise ValueError(f"metric name {name!r}: K must be an integer >= 1, got {k!r}")
     conv = match["conv"]
@@ -292,7 +296,7 @@ class NDCGScorer(_BaseScorer):
     """
 
     # Default routing request: the scorer cannot work without query ids.
-    _DEFAULT_REQUEST = {"qid": True}
+    _DEFAULT_REQUEST: ClassVar[dict[str, bool]] = {"qid": True}
 
     def __init__(
         self,
@@ -398,7 +402,9 @@ class NDCGScorer(_BaseScorer):
         value = self._score_func(y, y_pred, offsets=offsets, k=self.k, **self._kwargs)
         return float(value)
 
-    def _composite(self, estimator: Any, y_true: Any, y_pred: np.ndarray, offsets: np.ndarray) -> float:
+    def _composite(
+        self, estimator: Any, y_true: Any, y_pred: np.ndarray, offsets: np.ndarray
+    ) -> float:
         from ltr.metrics import composite_ndcg
 
         weights = self.objectives or _find_param(estimator, "objectives")
@@ -478,15 +484,17 @@ def make_ndcg_scorer(
             f"make_ndcg_scorer got unknown option(s) {unknown!r}; valid options are "
             f"{list(NDCG_OPTIONS)!r} (query ids come as qid metadata or qid_column)"
         )
-    if objectives is not None:
-        if not isinstance(objectives, Mapping) or not objectives:
-            raise TypeError(
-                f"objectives must be a non-empty mapping name -> weight, got {short_repr(objectives)}"
-            )
+    if objectives is not None and (not isinstance(objectives, Mapping) or not objectives):
+        raise TypeError(
+            f"objectives must be a non-empty mapping name -> weight, got {short_repr(objectives)}"
+        )
     if ndcg_options:
         # Validate option values now rather than deep inside a cross-validation loop.
         _ndcg_metric(
-            np.array([1.0, 0.0]), np.array([0.5, 0.1]), offsets=np.array([0, 2], dtype=np.int64),
-            k=k, **ndcg_options,
+            np.array([1.0, 0.0]),
+            np.array([0.5, 0.1]),
+            offsets=np.array([0, 2], dtype=np.int64),
+            k=k,
+            **ndcg_options,
         )
     return NDCGScorer(k, qid_column=qid_column, objectives=objectives, **ndcg_options)

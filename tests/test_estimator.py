@@ -20,7 +20,7 @@ from ltr.metrics import composite_ndcg, ndcg
 
 lgb = pytest.importorskip("lightgbm")
 
-FAST = dict(n_estimators=10, num_leaves=7, n_jobs=1, random_state=0)
+FAST = {"n_estimators": 10, "num_leaves": 7, "n_jobs": 1, "random_state": 0}
 
 
 # --------------------------------------------------------------------------- #
@@ -88,8 +88,15 @@ class _OneQueryRanker(LambdaMARTRanker):
     def fit(self, X, y, *, qid=None, group=None, sample_weight=None, eval_set=None, eval_qid=None):
         if qid is None and group is None and self.qid_column is None:
             qid = np.zeros(_num_samples(X), dtype=np.int64)
-        return super().fit(X, y, qid=qid, group=group, sample_weight=sample_weight,
-                           eval_set=eval_set, eval_qid=eval_qid)
+        return super().fit(
+            X,
+            y,
+            qid=qid,
+            group=group,
+            sample_weight=sample_weight,
+            eval_set=eval_set,
+            eval_qid=eval_qid,
+        )
 
     def score(self, X, y, *, qid=None):
         if qid is None and self.qid_column is None:
@@ -114,7 +121,13 @@ def _expected_failed(estimator):
     return _EXPECTED_FAILED_REAL
 
 
-_CHECK_PARAMS = dict(n_estimators=5, num_leaves=4, min_child_samples=1, n_jobs=1, random_state=0)
+_CHECK_PARAMS = {
+    "n_estimators": 5,
+    "num_leaves": 4,
+    "min_child_samples": 1,
+    "n_jobs": 1,
+    "random_state": 0,
+}
 
 
 @parametrize_with_checks(
@@ -176,12 +189,16 @@ def test_fit_sets_fitted_attributes_and_learns(fitted, train, test_data):
 def test_score_is_mean_ndcg_at_first_eval_at(fitted, test_data):
     pred = fitted.predict(test_data.X)
     expected = float(ndcg(test_data.y, pred, qid=test_data.qid, k=10))
-    assert fitted.score(test_data.X, test_data.y, qid=test_data.qid) == pytest.approx(expected, abs=1e-12)
+    assert fitted.score(test_data.X, test_data.y, qid=test_data.qid) == pytest.approx(
+        expected, abs=1e-12
+    )
     five = clone(fitted).set_params(eval_at=[5, 10])
     five.model_ = fitted.model_
     five.n_features_in_ = fitted.n_features_in_
     expected5 = float(ndcg(test_data.y, pred, qid=test_data.qid, k=5))
-    assert five.score(test_data.X, test_data.y, qid=test_data.qid) == pytest.approx(expected5, abs=1e-12)
+    assert five.score(test_data.X, test_data.y, qid=test_data.qid) == pytest.approx(
+        expected5, abs=1e-12
+    )
 
 
 def test_unsorted_rows_train_the_same_model_as_presorted_rows(train, test_data):
@@ -196,9 +213,9 @@ def test_unsorted_rows_train_the_same_model_as_presorted_rows(train, test_data):
     np.testing.assert_array_equal(a.predict(test_data.X), b.predict(test_data.X))
     # and score() sorts too: scoring shuffled rows equals scoring sorted rows
     tperm = rng.permutation(len(test_data.y))
-    assert a.score(test_data.X[tperm], test_data.y[tperm], qid=test_data.qid[tperm]) == pytest.approx(
-        a.score(test_data.X, test_data.y, qid=test_data.qid), abs=1e-12
-    )
+    assert a.score(
+        test_data.X[tperm], test_data.y[tperm], qid=test_data.qid[tperm]
+    ) == pytest.approx(a.score(test_data.X, test_data.y, qid=test_data.qid), abs=1e-12)
 
 
 def test_group_sizes_and_qid_give_the_same_model(fitted, train, test_data):
@@ -229,7 +246,10 @@ def test_pickle_and_clone_round_trip(fitted, test_data):
 
 def test_eval_set_records_our_ndcg_per_round(train, test_data):
     ranker = LambdaMARTRanker(eval_at=(5, 10), **FAST).fit(
-        train.X, train.y, qid=train.qid, eval_set=[(test_data.X, test_data.y)],
+        train.X,
+        train.y,
+        qid=train.qid,
+        eval_set=[(test_data.X, test_data.y)],
         eval_qid=[test_data.qid],
     )
     history = ranker.evals_result_["valid_0"]
@@ -291,8 +311,13 @@ def test_composite_objectives_take_label_columns(train, test_data):
     tshare = (test_data.y >= 2).astype(float)
     ty = pd.DataFrame({"share": tshare, "watch": test_data.y})  # column order is by name
     got = ranker.score(test_data.X, ty, qid=test_data.qid)
-    expected = composite_ndcg({"watch": test_data.y, "share": tshare}, ranker.predict(test_data.X),
-                              qid=test_data.qid, weights=weights, k=10).total
+    expected = composite_ndcg(
+        {"watch": test_data.y, "share": tshare},
+        ranker.predict(test_data.X),
+        qid=test_data.qid,
+        weights=weights,
+        k=10,
+    ).total
     assert got == pytest.approx(float(expected), abs=1e-12)
     # a 2-D array follows the order of the objectives dict
     arr = ranker.fit(train.X, np.column_stack([train.y, share]), qid=train.qid)
@@ -350,7 +375,9 @@ def test_qid_given_twice_is_an_error(train):
 
 
 def test_predict_with_a_different_number_of_features_is_an_error(fitted, test_data):
-    with pytest.raises(ValueError, match="X has 299 features, but LambdaMARTRanker is expecting 300"):
+    with pytest.raises(
+        ValueError, match="X has 299 features, but LambdaMARTRanker is expecting 300"
+    ):
         fitted.predict(test_data.X[:, :-1])
 
 
@@ -364,7 +391,10 @@ def test_predict_before_fit_is_an_error(test_data):
 @pytest.mark.parametrize(
     "params, match",
     [
-        ({"engine": "catboost"}, "'engine' parameter of LambdaMARTRanker must be a str among .*Got 'catboost'"),
+        (
+            {"engine": "catboost"},
+            "'engine' parameter of LambdaMARTRanker must be a str among .*Got 'catboost'",
+        ),
         ({"n_estimators": 0}, "'n_estimators' parameter .* range \\[1, inf\\). Got 0"),
         ({"learning_rate": 0.0}, "'learning_rate' parameter .* range \\(0.0, inf\\). Got 0.0"),
         ({"num_leaves": 1}, "'num_leaves' parameter .* range \\[2, inf\\). Got 1"),
@@ -390,9 +420,17 @@ def test_invalid_hyper_parameters_are_rejected_in_fit(train, params, match):
     [
         ({"eval_at": [10, 0]}, ValueError, r"eval_at\[1\] must be >= 1, got 0"),
         ({"eval_at": []}, ValueError, "eval_at must hold at least one cut-off"),
-        ({"objectives": {"watch": -1.0}}, ValueError, r"objectives\['watch'\] must be a finite weight >= 0, got -1.0"),
+        (
+            {"objectives": {"watch": -1.0}},
+            ValueError,
+            r"objectives\['watch'\] must be a finite weight >= 0, got -1.0",
+        ),
         ({"objectives": {}}, ValueError, "objectives must name at least one label"),
-        ({"sampling": "top"}, TypeError, "sampling must be None or a ltr.sampling.TopKPairSampling, got 'top'"),
+        (
+            {"sampling": "top"},
+            TypeError,
+            "sampling must be None or a ltr.sampling.TopKPairSampling, got 'top'",
+        ),
         ({"schedule": [(0, 5)]}, ValueError, r"steps\[0\].k must be >= 1, got 0"),
     ],
 )
@@ -412,8 +450,13 @@ def test_bad_labels_and_weights_are_rejected(train):
     with pytest.raises(ValueError, match=r"sample_weight must have shape \(3005,\)"):
         ranker.fit(train.X, train.y, qid=train.qid, sample_weight=np.ones(3))
     with pytest.raises(ValueError, match="eval_qid has 2 entries but eval_set has 1"):
-        ranker.fit(train.X, train.y, qid=train.qid, eval_set=[(train.X, train.y)],
-                   eval_qid=[train.qid, train.qid])
+        ranker.fit(
+            train.X,
+            train.y,
+            qid=train.qid,
+            eval_set=[(train.X, train.y)],
+            eval_qid=[train.qid, train.qid],
+        )
 
 
 # --------------------------------------------------------------------------- #
@@ -422,11 +465,12 @@ def test_bad_labels_and_weights_are_rejected(train):
 
 
 def test_grouped_ranker_fits_lgbm_ranker_with_group_sizes_from_qid(train, test_data):
-    params = dict(n_estimators=10, num_leaves=7, verbose=-1, n_jobs=1)
+    params = {"n_estimators": 10, "num_leaves": 7, "verbose": -1, "n_jobs": 1}
     rng = np.random.default_rng(0)
     perm = rng.permutation(len(train.y))
-    adapter = GroupedRanker(lgb.LGBMRanker(**params)).fit(train.X[perm], train.y[perm],
-                                                          qid=train.qid[perm])
+    adapter = GroupedRanker(lgb.LGBMRanker(**params)).fit(
+        train.X[perm], train.y[perm], qid=train.qid[perm]
+    )
     first = {q: i for i, q in reversed(list(enumerate(train.qid[perm])))}
     order = np.argsort([first[q] for q in train.qid[perm]], kind="stable")
     sizes = np.unique(train.qid[perm][order], return_counts=True)

@@ -126,7 +126,9 @@ def test_get_scorer_accepts_unregistered_k_and_passes_scorers_through():
 def test_repr_rebuilds_the_call(train, lgb_ranker):
     scorer = make_ndcg_scorer(5, gain="linear", ties="stable", empty=1.0, qid_column="qid")
     text = repr(scorer)
-    assert text == "make_ndcg_scorer(k=5, qid_column='qid', gain='linear', ties='stable', empty=1.0)"
+    assert (
+        text == "make_ndcg_scorer(k=5, qid_column='qid', gain='linear', ties='stable', empty=1.0)"
+    )
     rebuilt = eval(text, {"make_ndcg_scorer": make_ndcg_scorer})
     assert repr(rebuilt) == text
     assert repr(make_ndcg_scorer()) == "make_ndcg_scorer(k=10)"
@@ -159,7 +161,9 @@ def test_scorer_equals_metric_on_predictions(test_data, lgb_ranker):
     pred = lgb_ranker.predict(test_data.X)
     for k in (1, 5, 10):
         got = make_ndcg_scorer(k)(lgb_ranker, test_data.X, test_data.y, qid=test_data.qid)
-        assert got == pytest.approx(float(ndcg(test_data.y, pred, qid=test_data.qid, k=k)), abs=1e-12)
+        assert got == pytest.approx(
+            float(ndcg(test_data.y, pred, qid=test_data.qid, k=k)), abs=1e-12
+        )
         assert type(got) is float
 
 
@@ -172,8 +176,13 @@ def test_sklearn_convention_matches_sklearn_ndcg_score_per_query(test_data, lgb_
 def test_ndcg_options_pass_through(test_data, lgb_ranker):
     pred = lgb_ranker.predict(test_data.X)
     X, y, qid = test_data.X, test_data.y, test_data.qid
-    for opts in ({"gain": "linear"}, {"ties": "pessimistic"}, {"empty": 1.0},
-                 {"convention": "lightgbm"}, {"discount": "log2"}):
+    for opts in (
+        {"gain": "linear"},
+        {"ties": "pessimistic"},
+        {"empty": 1.0},
+        {"convention": "lightgbm"},
+        {"discount": "log2"},
+    ):
         got = make_ndcg_scorer(10, **opts)(lgb_ranker, X, y, qid=qid)
         assert got == pytest.approx(float(ndcg(y, pred, qid=qid, k=10, **opts)), abs=1e-12)
     linear = make_ndcg_scorer(10, gain="linear")(lgb_ranker, X, y, qid=qid)
@@ -187,9 +196,9 @@ def test_scorer_works_with_xgboost_ranker_and_pipelines(train, test_data):
     scorer = make_ndcg_scorer(10)
     models = [
         xgb.XGBRanker(n_estimators=10, max_depth=4, nthread=1).fit(train.X, train.y, qid=train.qid),
-        make_pipeline(
-            StandardScaler(), lgb.LGBMRanker(n_estimators=10, verbose=-1, n_jobs=1)
-        ).fit(train.X, train.y, lgbmranker__group=sizes),
+        make_pipeline(StandardScaler(), lgb.LGBMRanker(n_estimators=10, verbose=-1, n_jobs=1)).fit(
+            train.X, train.y, lgbmranker__group=sizes
+        ),
     ]
     for model in models:
         got = scorer(model, test_data.X, test_data.y, qid=test_data.qid)
@@ -205,7 +214,9 @@ def test_scorer_reads_and_drops_its_qid_column(test_data, lgb_ranker):
     direct = make_ndcg_scorer(10)(lgb_ranker, test_data.X, test_data.y, qid=test_data.qid)
     assert scorer(lgb_ranker, frame, test_data.y) == pytest.approx(direct, abs=1e-12)
     # metadata qid wins over the column (same ids here)
-    assert scorer(lgb_ranker, frame, test_data.y, qid=test_data.qid) == pytest.approx(direct, abs=1e-12)
+    assert scorer(lgb_ranker, frame, test_data.y, qid=test_data.qid) == pytest.approx(
+        direct, abs=1e-12
+    )
 
 
 def test_composite_labels_give_composite_total(test_data, lgb_ranker):
@@ -216,8 +227,9 @@ def test_composite_labels_give_composite_total(test_data, lgb_ranker):
     scorer = make_ndcg_scorer(10, objectives=weights)
     got = scorer(lgb_ranker, test_data.X, y2, qid=test_data.qid)
     pred = lgb_ranker.predict(test_data.X)
-    expected = composite_ndcg({"watch": test_data.y, "share": share}, pred, qid=test_data.qid,
-                              weights=weights, k=10).total
+    expected = composite_ndcg(
+        {"watch": test_data.y, "share": share}, pred, qid=test_data.qid, weights=weights, k=10
+    ).total
     assert got == pytest.approx(float(expected), abs=1e-12)
     # a 2-D array follows the order of the objectives mapping
     arr = np.column_stack([test_data.y, share])
@@ -282,7 +294,10 @@ def test_cross_validate_with_several_scorers_routes_qid(train):
     cv = GroupKFold(n_splits=3)
     with sklearn.config_context(enable_metadata_routing=True):
         result = cross_validate(
-            ranker, train.X, train.y, cv=cv,
+            ranker,
+            train.X,
+            train.y,
+            cv=cv,
             scoring={"ndcg@5": get_scorer("ndcg@5"), "ndcg@10": make_ndcg_scorer(10)},
             params={"qid": train.qid, "groups": train.qid},
         )
@@ -300,9 +315,16 @@ def test_row_wise_shuffle_split_is_reported_not_silently_scored(train):
     # (KFold keeps test rows in input order, so its cut queries stay contiguous and
     # cannot be told from whole ones: use GroupKFold, as documented.)
     ranker = GroupedRanker(lgb.LGBMRanker(n_estimators=5, verbose=-1, n_jobs=1))
-    with sklearn.config_context(enable_metadata_routing=True):
-        with pytest.raises(ValueError, match="qid is not contiguous"):
-            cross_validate(
-                ranker, train.X, train.y, cv=ShuffleSplit(2, test_size=0.3, random_state=0),
-                scoring=make_ndcg_scorer(10), params={"qid": train.qid}, error_score="raise",
-            )
+    with (
+        sklearn.config_context(enable_metadata_routing=True),
+        pytest.raises(ValueError, match="qid is not contiguous"),
+    ):
+        cross_validate(
+            ranker,
+            train.X,
+            train.y,
+            cv=ShuffleSplit(2, test_size=0.3, random_state=0),
+            scoring=make_ndcg_scorer(10),
+            params={"qid": train.qid},
+            error_score="raise",
+        )

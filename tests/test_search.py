@@ -23,7 +23,7 @@ from ltr.scoring import get_scorer, make_ndcg_scorer
 
 lgb = pytest.importorskip("lightgbm")
 
-BASE = dict(n_estimators=20, n_jobs=1, random_state=0)
+BASE = {"n_estimators": 20, "n_jobs": 1, "random_state": 0}
 GRID = {"num_leaves": [7, 15], "learning_rate": [0.05, 0.1]}
 CV = GroupKFold(n_splits=5)
 
@@ -52,7 +52,9 @@ def _hand_loop(make_model, data, params, k=10, fit_qid=True, qid_param="qid"):
             model.fit(data.X[train_idx], data.y[train_idx], group=sizes)
         pred = model.predict(data.X[test_idx])
         ks = [k] if np.isscalar(k) else k
-        scores.append([float(ndcg(data.y[test_idx], pred, qid=data.qid[test_idx], k=kk)) for kk in ks])
+        scores.append(
+            [float(ndcg(data.y[test_idx], pred, qid=data.qid[test_idx], k=kk)) for kk in ks]
+        )
     return np.array(scores)
 
 
@@ -85,7 +87,9 @@ def test_grid_search_with_routed_qid_matches_a_hand_loop(routed_search, data):
     assert 0.5 < routed_search.best_score_ <= 1.0
 
 
-def test_grid_search_with_qid_column_and_routing_off_gives_the_same_scores(routed_search, data, frame):
+def test_grid_search_with_qid_column_and_routing_off_gives_the_same_scores(
+    routed_search, data, frame
+):
     assert not sklearn.get_config()["enable_metadata_routing"]
     search = GridSearchCV(
         LambdaMARTRanker(qid_column="qid", **BASE), GRID, scoring=make_ndcg_scorer(10), cv=CV
@@ -94,8 +98,10 @@ def test_grid_search_with_qid_column_and_routing_off_gives_the_same_scores(route
     for i in range(4):
         assert search.cv_results_["params"][i] == routed_search.cv_results_["params"][i]
         np.testing.assert_allclose(
-            _split_scores(search.cv_results_, i), _split_scores(routed_search.cv_results_, i),
-            rtol=0, atol=1e-12,
+            _split_scores(search.cv_results_, i),
+            _split_scores(routed_search.cv_results_, i),
+            rtol=0,
+            atol=1e-12,
         )
     assert list(search.best_estimator_.feature_names_in_) == data.feature_names
 
@@ -106,8 +112,10 @@ def test_search_without_scoring_uses_the_ranker_score_with_routed_qid(routed_sea
         search.fit(data.X, data.y, groups=data.qid, qid=data.qid)
     i = routed_search.cv_results_["params"].index({"learning_rate": 0.1, "num_leaves": 7})
     np.testing.assert_allclose(
-        _split_scores(search.cv_results_, 0), _split_scores(routed_search.cv_results_, i),
-        rtol=0, atol=1e-12,
+        _split_scores(search.cv_results_, 0),
+        _split_scores(routed_search.cv_results_, i),
+        rtol=0,
+        atol=1e-12,
     )
 
 
@@ -115,21 +123,31 @@ def test_randomized_search_matches_a_hand_loop(data):
     space = {"num_leaves": randint(4, 16), "learning_rate": loguniform(0.03, 0.3)}
     with sklearn.config_context(enable_metadata_routing=True):
         search = RandomizedSearchCV(
-            LambdaMARTRanker(**BASE), space, n_iter=2, scoring=get_scorer("ndcg@5"),
-            cv=CV, random_state=0,
+            LambdaMARTRanker(**BASE),
+            space,
+            n_iter=2,
+            scoring=get_scorer("ndcg@5"),
+            cv=CV,
+            random_state=0,
         )
         search.fit(data.X, data.y, groups=data.qid, qid=data.qid)
     for i, params in enumerate(search.cv_results_["params"]):
         assert 4 <= params["num_leaves"] < 16 and 0.03 <= params["learning_rate"] <= 0.3
         expected = _hand_loop(_ours, data, params, k=5)[:, 0]
-        np.testing.assert_allclose(_split_scores(search.cv_results_, i), expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            _split_scores(search.cv_results_, i), expected, rtol=0, atol=1e-12
+        )
 
 
 def test_cross_validate_with_several_scorers_matches_a_hand_loop(data):
     scoring = {"ndcg@5": get_scorer("ndcg@5"), "ndcg@10": make_ndcg_scorer(10)}
     with sklearn.config_context(enable_metadata_routing=True):
         result = cross_validate(
-            LambdaMARTRanker(num_leaves=7, **BASE), data.X, data.y, cv=CV, scoring=scoring,
+            LambdaMARTRanker(num_leaves=7, **BASE),
+            data.X,
+            data.y,
+            cv=CV,
+            scoring=scoring,
             params={"qid": data.qid, "groups": data.qid},
         )
     expected = _hand_loop(_ours, data, {"num_leaves": 7}, k=[5, 10])
@@ -141,7 +159,11 @@ def test_pipeline_ending_in_the_ranker_gets_qid_routed(data):
     pipe = make_pipeline(StandardScaler(), LambdaMARTRanker(num_leaves=7, **BASE))
     with sklearn.config_context(enable_metadata_routing=True):
         result = cross_validate(
-            pipe, data.X, data.y, cv=CV, scoring=make_ndcg_scorer(10),
+            pipe,
+            data.X,
+            data.y,
+            cv=CV,
+            scoring=make_ndcg_scorer(10),
             params={"qid": data.qid, "groups": data.qid},
         )
     expected = _hand_loop(lambda p: clone(pipe), data, {}, qid_param="lambdamartranker__qid")[:, 0]
@@ -153,7 +175,11 @@ def test_xgboost_engine_in_cross_validate(data):
     params = {"engine": "xgboost", "max_depth": 4}
     with sklearn.config_context(enable_metadata_routing=True):
         result = cross_validate(
-            _ours(params), data.X, data.y, cv=CV, scoring=make_ndcg_scorer(10),
+            _ours(params),
+            data.X,
+            data.y,
+            cv=CV,
+            scoring=make_ndcg_scorer(10),
             params={"qid": data.qid, "groups": data.qid},
         )
     expected = _hand_loop(_ours, data, params)[:, 0]
@@ -164,7 +190,7 @@ def test_xgboost_engine_in_cross_validate(data):
 # LightGBM's own LGBMRanker (LightGBM issue 5660) through GroupedRanker         #
 # --------------------------------------------------------------------------- #
 
-LGBM = dict(n_estimators=20, verbose=-1, n_jobs=1)
+LGBM = {"n_estimators": 20, "verbose": -1, "n_jobs": 1}
 LGBM_GRID = {"estimator__num_leaves": [7, 15]}
 
 
@@ -178,12 +204,16 @@ def test_lgbm_ranker_grid_search_with_group_kfold_via_grouped_ranker(data, frame
             GroupedRanker(lgb.LGBMRanker(**LGBM)), LGBM_GRID, scoring=make_ndcg_scorer(10), cv=CV
         ).fit(data.X, data.y, groups=data.qid, qid=data.qid)
     by_column = GridSearchCV(
-        GroupedRanker(lgb.LGBMRanker(**LGBM), qid_column="qid"), LGBM_GRID,
-        scoring=make_ndcg_scorer(10), cv=CV,
+        GroupedRanker(lgb.LGBMRanker(**LGBM), qid_column="qid"),
+        LGBM_GRID,
+        scoring=make_ndcg_scorer(10),
+        cv=CV,
     ).fit(frame, data.y, groups=data.qid)
     for i, params in enumerate(routed.cv_results_["params"]):
         expected = _hand_loop(_lgbm, data, params, fit_qid=False)[:, 0]
-        np.testing.assert_allclose(_split_scores(routed.cv_results_, i), expected, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            _split_scores(routed.cv_results_, i), expected, rtol=0, atol=1e-12
+        )
         np.testing.assert_allclose(
             _split_scores(by_column.cv_results_, i), expected, rtol=0, atol=1e-12
         )
