@@ -320,7 +320,15 @@ def test_composite_objectives_take_label_columns(train, test_data):
     ).total
     assert got == pytest.approx(float(expected), abs=1e-12)
     # a 2-D array follows the order of the objectives dict
-    arr = ranker.fit(train.X, np.column_stack([train.y, share]), qid=train.qid)
+    arr = ranker.fit(
+        train.X,
+        np.column_stack([train.y, share]),
+        qid=train.qid,
+        eval_set=[(test_data.X, ty)],
+        eval_qid=[test_data.qid],
+    )
+    history = arr.evals_result_["valid_0"]
+    assert history["composite_ndcg@10"][-1] == pytest.approx(got, abs=1e-9)
     assert arr.score(test_data.X, np.column_stack([test_data.y, tshare]), qid=test_data.qid) == (
         pytest.approx(got, abs=1e-12)
     )
@@ -494,3 +502,11 @@ def test_grouped_ranker_reads_qid_column_and_rejects_missing_qid(train, test_dat
         GroupedRanker(lgb.LGBMRanker()).fit(train.X, train.y)
     with pytest.raises(InvalidParameterError, match="'estimator' parameter of GroupedRanker"):
         GroupedRanker("lgbm").fit(train.X, train.y, qid=train.qid)
+
+
+def test_grouped_ranker_works_with_xgb_ranker(train, test_data):
+    xgb = pytest.importorskip("xgboost")
+    params = {"n_estimators": 5, "max_depth": 3, "nthread": 1}
+    adapter = GroupedRanker(xgb.XGBRanker(**params)).fit(train.X, train.y, qid=train.qid)
+    direct = xgb.XGBRanker(**params).fit(train.X, train.y, qid=train.qid)
+    np.testing.assert_allclose(adapter.predict(test_data.X), direct.predict(test_data.X), atol=0)
