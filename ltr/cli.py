@@ -591,14 +591,14 @@ def _write_curves(
         return
     k = cfg.evaluation.k
     metric = f"ndcg@{k}" if any(f"ndcg@{k}" in v for v in evals.values()) else None
-    sets = ["valid"] if "valid" in evals else None
+    sets = ["valid"] if "valid" in evals else list(evals)[:1]
     plot_curves(
         evals,
         run_dir / "curves.png",
         stages=stages,
         metric=metric,
         sets=sets,
-        title="validation nDCG per round",
+        title=f"{sets[0] if sets else 'eval'} nDCG per round",
     )
     # the raw numbers too, for anyone re-plotting
     buf = io.StringIO()

@@ -334,7 +334,7 @@ class RunReport:
             out.append(("Per stage", "table", _table(header, rows)))
 
         if "curves" in self.images:
-            out.append(("Validation curves", "image", self.images["curves"]))
+            out.append(("Curves (nDCG per round)", "image", self.images["curves"]))
 
         composite = m.get("composite") or {}
         if composite:

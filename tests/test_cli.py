@@ -155,7 +155,7 @@ def test_train_writes_a_complete_self_describing_run_folder(finished_run):
     assert set(imp["feature"]) == {f"f{i}" for i in range(1, 9)}
 
     md = (run_dir / "report.md").read_text()
-    assert "## Final metrics" in md and "![Validation curves](curves.png)" in md
+    assert "## Final metrics" in md and "![Curves (nDCG per round)](curves.png)" in md
     page = (run_dir / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 2  # curves and importance embedded
     assert 'src="curves.png"' not in page and "<table>" in page
@@ -895,3 +895,53 @@ def test_evaluate_and_report_reject_missing_inputs(tmp_path, finished_run, capsy
     assert rc == 1 and "run folder not found" in err
     rc, _, err = run(["importance", run_dir, "--repeats", "0"], capsys)
     assert rc == 1 and "--repeats: must be >= 1, got 0" in err
+
+
+# --------------------------------------------------------------------------- report rendering
+
+
+def test_run_report_renders_tables_from_plain_data(tmp_path):
+    from ltr.report import RunReport, plot_curves, write_atomic
+
+    metrics = {
+        "status": "complete",
+        "engine": "lightgbm",
+        "final": {
+            "valid": {"ndcg@10": 0.5, "ndcg@1": 0.25},
+            "test": {"ndcg@1": 0.125, "ndcg@10": 0.75},
+        },
+        "stages": [
+            {
+                "k": 5,
+                "first_round": 0,
+                "n_rounds": 2,
+                "metrics": {"test": {"ndcg@1": 0.1}, "valid": {"ndcg@1": 0.2}},
+            }
+        ],
+        "composite": {"test": {"composite": 0.5, "watch": 0.4}},
+        "composite_k": 10,
+    }
+    report = RunReport(title="demo <run>", metrics=metrics, config={"seed": 3})
+    md = report.to_markdown()
+    # metric columns are ordered by k, valid before test in the stage table
+    assert "| set | ndcg@1 | ndcg@10 |" in md and "| valid | 0.2500 | 0.5000 |" in md
+    assert (
+        "| stage | k | rounds | valid ndcg@1 | test ndcg@1 |" in md
+        and "| 0 | 5 | 1-2 | 0.2000 | 0.1000 |" in md
+    )
+    assert "## Composite nDCG@10" in md and "seed: 3" in md
+    page = report.to_html()
+    assert "demo &lt;run&gt;" in page and "<img" not in page  # escaped, no images given
+    assert report.to_dict()["images"] == {}
+    assert plot_curves({}, tmp_path / "c.png") is None and not (tmp_path / "c.png").exists()
+    path = plot_curves(
+        {"valid": {"ndcg@10": [0.1, 0.2, 0.3]}},
+        tmp_path / "c.png",
+        stages=[{"k": 5, "first_round": 0}, {"k": 10, "first_round": 2}],
+    )
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    write_atomic(tmp_path / "x.txt", "hello")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "c.png",
+        "x.txt",
+    ]  # no temporary files left
