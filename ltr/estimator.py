@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ltr._validation import check_int, short_repr
 from ltr.groups import resolve_groups
 from ltr.scoring import (
+    _check_qid_length,
     _is_dataframe,
     _is_multilabel,
     _label_columns,
@@ -86,12 +87,7 @@ def _n_rows(X: Any) -> int:
 
 def _check_qid_rows(qid: Any, n_rows: int, name: str = "qid") -> np.ndarray:
     arr = np.asarray(qid)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (one query id per row), got shape {arr.shape}")
-    if len(arr) != n_rows:
-        raise ValueError(
-            f"{name} has {len(arr)} entries but X has {n_rows} rows; pass one query id per row"
-        )
+    _check_qid_length(arr, n_rows, name)
     return arr
 
 

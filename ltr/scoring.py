@@ -471,8 +471,6 @@ def make_ndcg_scorer(
 
     Examples
     --------
-    >>> import sklearn
-    >>> from sklearn.model_selection import GridSearchCV, GroupKFold
     >>> scorer = make_ndcg_scorer(10, gain="linear")
     >>> scorer
     make_ndcg_scorer(k=10, gain='linear')
