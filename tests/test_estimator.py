@@ -295,6 +295,28 @@ def test_sampling_uses_our_objective_and_schedule_changes_training(train, test_d
         pred = model.predict(test_data.X)
         assert not np.array_equal(pred, native.predict(test_data.X))
         assert ndcg(test_data.y, pred, qid=test_data.qid, k=10) > 0.55
+    # the estimator is ltr.engines.train with its hyper-parameters mapped
+    from ltr.engines import train as engine_train
+    from ltr.objectives import LambdaRankObjective
+
+    lgb_params = {
+        "learning_rate": 0.1,
+        "num_leaves": 7,
+        "max_depth": -1,
+        "min_data_in_leaf": 20,
+        "verbosity": -1,
+    }
+    common = {"params": lgb_params, "num_boost_round": 10, "random_state": 0, "n_jobs": 1}
+    direct = engine_train(train.X, train.y, train.offsets, schedule=[(5, 5), (20, 5)], **common)
+    np.testing.assert_array_equal(direct.predict(test_data.X), scheduled.predict(test_data.X))
+    both = LambdaMARTRanker(sampling=TopKPairSampling(top=10), schedule=[(5, 5), (20, 5)], **FAST)
+    both.fit(train.X, train.y, qid=train.qid)
+    objective = LambdaRankObjective(k=20, sampling=TopKPairSampling(top=10), random_state=0)
+    direct = engine_train(
+        train.X, train.y, train.offsets, objective=objective, schedule=[(5, 5), (20, 5)], **common
+    )
+    np.testing.assert_array_equal(direct.predict(test_data.X), both.predict(test_data.X))
+    assert not np.array_equal(both.predict(test_data.X), sampled.predict(test_data.X))
     # a sampled model pickles and clones like any other
     again = pickle.loads(pickle.dumps(sampled))
     np.testing.assert_array_equal(again.predict(test_data.X), sampled.predict(test_data.X))
