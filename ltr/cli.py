@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "CLIError",
+    "RunInterrupted",
     "build_parser",
     "evaluate_model",
     "importance_run",
@@ -80,6 +81,10 @@ SETS = ("train", "valid", "test")
 
 class CLIError(Exception):
     """A user-facing error: printed as one line ``ltr: error: <message>``."""
+
+
+class RunInterrupted(CLIError):
+    """A run stopped by Ctrl-C or SIGTERM (exit status 130); the message says how to resume."""
 
 
 # =========================================================================== data
@@ -811,6 +816,12 @@ def train_run(
                 json.dumps({"finished": datetime.now().isoformat(timespec="seconds")}) + "\n",
             )
             finished = True
+    except KeyboardInterrupt:
+        if (run_dir / "models" / "stages.json").exists():
+            raise RunInterrupted(
+                f"interrupted; completed stages are kept: finish with: ltr train --resume {run_dir}"
+            ) from None
+        raise RunInterrupted("interrupted before the first stage completed; nothing kept") from None
     finally:
         if not finished and resume is None and not (run_dir / "models" / "stages.json").exists():
             # no stage completed: nothing worth resuming, so leave no half-made folder behind
@@ -1531,6 +1542,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     # OpenMP runtime starts (true for the console script); an explicit setting wins.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     parser = build_parser()
+    with _sigterm_as_interrupt():
+        return _main(parser, argv, debug)
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Treat SIGTERM like Ctrl-C while ``main`` runs, so a stopped run says how to resume."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _main(parser: argparse.ArgumentParser, argv: list[str], debug: bool) -> int:
     try:
         args = parser.parse_args(argv)
         if args.command is None:
@@ -1544,13 +1580,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"ltr: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except RunInterrupted as exc:
+        if debug:
+            raise
+        print(f"ltr: {_one_line(exc)}", file=sys.stderr)
+        return 130
     except KeyboardInterrupt:
         if debug:
             raise
-        print(
-            "ltr: interrupted (an unfinished run folder can be completed with ltr train --resume RUN_DIR)",
-            file=sys.stderr,
-        )
+        print("ltr: interrupted", file=sys.stderr)
         return 130
     except (ConfigError, CLIError, ValueError, TypeError, OSError, ImportError, KeyError) as exc:
         if debug:

@@ -245,8 +245,10 @@ def _resume_config(tmp_path: Path, objective: str) -> Path:
     )
 
 
-@pytest.mark.parametrize("objective", ["native", "lambdarank"])
-def test_a_killed_run_resumes_to_the_same_model_and_metrics(objective, tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("objective", "how"), [("native", signal.SIGKILL), ("lambdarank", signal.SIGTERM)]
+)
+def test_a_killed_run_resumes_to_the_same_model_and_metrics(objective, how, tmp_path, capsys):
     cfg = _resume_config(tmp_path, objective)
     killed = tmp_path / "killed"
     env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE", PYTHONPATH=str(REPO))
@@ -257,7 +259,11 @@ def test_a_killed_run_resumes_to_the_same_model_and_metrics(objective, tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    first_stage = killed / "models" / "stage_00_k3.txt"
+    # SIGKILL as soon as the first stage's model file exists (possibly before stages.json
+    # records it); SIGTERM once the stage is recorded, so the folder is kept for resuming
+    first_stage = (
+        killed / "models" / ("stage_00_k3.txt" if how == signal.SIGKILL else "stages.json")
+    )
     deadline = time.monotonic() + 120
     try:
         while not first_stage.exists():
@@ -268,13 +274,17 @@ def test_a_killed_run_resumes_to_the_same_model_and_metrics(objective, tmp_path,
             if time.monotonic() > deadline:
                 pytest.fail("the first stage never finished")
             time.sleep(0.01)
-        proc.send_signal(signal.SIGKILL)
+        proc.send_signal(how)
         proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    if how == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL
+    else:  # SIGTERM stops like Ctrl-C: exit 130 and a hint how to resume
+        assert proc.returncode == 130
+        assert f"finish with: ltr train --resume {killed}" in proc.stderr.read().decode()
     assert not (killed / "DONE").exists(), "the run finished before it could be killed"
     assert not (killed / "metrics.json").exists() and not (killed / "report.html").exists()
     assert not (killed / "models" / "stage_02_k10.txt").exists()
