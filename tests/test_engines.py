@@ -173,6 +173,30 @@ def test_custom_objective_changes_k_every_round(data, engine):
     assert [s["k"] for s in model.stages] == [5, 8, 11, 14, 17, 20]
 
 
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_custom_objective_one_training_equals_checkpointed_stages(data, engine, tmp_path):
+    # Without early stopping or stage_dir the whole schedule runs in one engine call; with
+    # stage_dir each stage is a continued training.  Both give the same model and records.
+    X, y, offsets, Xv, yv, ov = data
+    kw = dict(engine=engine, schedule=[(5, 3), (20, 2), (10, 3)], n_jobs=1,
+              params=LGB_BASE if engine == "lightgbm" else XGB_BASE,
+              eval_sets=[("valid", Xv, yv, ov)], eval_at=(3, 10))
+    one = train(X, y, offsets, objective=_RecordingObjective(), **kw)
+    staged = train(X, y, offsets, objective=_RecordingObjective(), stage_dir=tmp_path, **kw)
+    np.testing.assert_allclose(one.predict(Xv), staged.predict(Xv), rtol=1e-12, atol=1e-12)
+    for key in ("ndcg@3", "ndcg@10"):
+        np.testing.assert_allclose(one.evals_result["valid"][key], staged.evals_result["valid"][key],
+                                   atol=1e-12)
+    strip = [{**s, "path": None} for s in staged.stages]
+    assert [s["k"] for s in one.stages] == [5, 20, 10]
+    assert [s["n_rounds"] for s in one.stages] == [3, 2, 3]
+    for a, b in zip(one.stages, strip):
+        assert a.keys() == b.keys()
+        for name in a["metrics"]:
+            for key in a["metrics"][name]:
+                assert a["metrics"][name][key] == pytest.approx(b["metrics"][name][key], abs=1e-12)
+
+
 def test_train_schedule_is_applied_to_a_custom_objective_without_one(data):
     X, y, offsets, *_ = data
     obj = _RecordingObjective(k=10)

@@ -71,8 +71,12 @@ def train(
         stages of equal ``k`` (:func:`ltr.schedules.stages_of`); each stage is a
         training continued from the previous model, the native objective rebuilt
         with the stage's ``k``.  A custom objective receives the schedule and
-        changes ``k`` every round (its ``iteration`` is reset to each stage's
-        first round).
+        changes ``k`` every round inside one training; its stages become
+        separate continued trainings (``iteration`` reset to each stage's first
+        round) only when ``early_stopping_rounds`` or ``stage_dir`` needs stage
+        boundaries.  With bagging/feature_fraction the two differ, because the
+        engine's random sequence restarts at each stage (seed + stage index);
+        resuming is exact either way.
     params : mapping, optional
         Engine-native parameters merged over the defaults (LightGBM:
         ``learning_rate=0.1, num_leaves=31, min_data_in_leaf=20,

@@ -755,8 +755,42 @@ def run_training(spec: TrainSpec) -> RankingModel:
     bar = tqdm(total=spec.num_boost_round, disable=not spec.progress, unit="round",
                desc=f"ltr[{spec.engine}]", leave=False)
     restore_threads = _limit_numba_threads(spec.n_jobs)
+
+    def add_stage(index: int, rec: dict[str, Any], stage_evals: dict[str, dict[str, list[float]]]) -> None:
+        k, first, n_rounds = spec.plan[index]
+        for name, metrics in stage_evals.items():
+            for key, values in metrics.items():
+                evals_result[name].setdefault(key, []).extend(values)
+        stages.append({
+            "k": k, "first_round": first, "n_rounds": n_rounds,
+            "best_iteration": rec["best_iteration"], "rounds_run": rec["rounds_run"],
+            "early_stopped": rec["early_stopped"],
+            "path": None if rec.get("file") is None else str(spec.stage_dir / rec["file"]),  # type: ignore[operator]
+            "metrics": {name: {key: values[-1] for key, values in metrics.items() if values}
+                        for name, metrics in stage_evals.items()},
+        })
+
+    # A custom objective follows the schedule round by round by itself; stage boundaries
+    # (separate continued trainings) are needed only for per-stage early stopping and
+    # checkpoints.  Without those, all rounds run in one engine call.
+    one_call = (spec.objective is not None and spec.early_stopping_rounds is None
+                and spec.stage_dir is None and len(spec.plan) > 1)
     try:
-        for index, (k, first, n_rounds) in enumerate(spec.plan):
+        if one_call:
+            spec.objective.reset(0)
+            recorder = Recorder(spec, spec.plan[0][0], bar)
+            call = _ObjectiveCall(spec.objective, _objective_weights(spec))
+            trained = adapter.train_stage(spec, params, 0, spec.plan[0][0], spec.num_boost_round,
+                                          None, call, recorder)
+            booster = adapter.truncate(trained, spec.num_boost_round)
+            history = recorder.kept_history()
+            for index, (_, first, n_rounds) in enumerate(spec.plan):
+                rec = {"best_iteration": n_rounds, "rounds_run": n_rounds, "early_stopped": False}
+                add_stage(index, rec, {
+                    name: {key: values[first:first + n_rounds] for key, values in metrics.items()}
+                    for name, metrics in history.items()
+                })
+        for index, (k, first, n_rounds) in enumerate([] if one_call else spec.plan):
             if index < len(completed):
                 rec = completed[index]
                 if (rec["k"], rec["first_round"], rec["n_rounds"]) != (k, first, n_rounds):
@@ -800,20 +834,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
                                     "fingerprint": fingerprint, "stages": completed}, indent=1),
                     )
             any_early_stop = any_early_stop or bool(rec.get("early_stopped"))
-            for name, metrics in stage_evals.items():
-                for key, values in metrics.items():
-                    evals_result[name].setdefault(key, []).extend(values)
-            stage_metrics = {
-                name: {key: values[-1] for key, values in metrics.items() if values}
-                for name, metrics in stage_evals.items()
-            }
-            stages.append({
-                "k": k, "first_round": first, "n_rounds": n_rounds,
-                "best_iteration": rec["best_iteration"], "rounds_run": rec["rounds_run"],
-                "early_stopped": rec["early_stopped"],
-                "path": None if rec.get("file") is None else str(spec.stage_dir / rec["file"]),  # type: ignore[operator]
-                "metrics": stage_metrics,
-            })
+            add_stage(index, rec, stage_evals)
     finally:
         bar.close()
         restore_threads()
