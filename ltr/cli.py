@@ -125,8 +125,10 @@ def _read_tabular(cfg: RunConfig, path: str, set_name: str) -> RankingData:
         raise _wrap_data_error(label, exc) from exc
     cols = [str(c) for c in df.columns]
     shown = ", ".join(cols[:15]) + (", ..." if len(cols) > 15 else "")
+    # with objectives, a missing label column means: rank by the first objective's grades
+    label_from_objective = bool(data.objectives) and data.label not in df.columns
     for field, column in (
-        ("data.label", data.label),
+        ("data.label", None if label_from_objective else data.label),
         ("data.qid", data.qid),
         ("data.segment", data.segment),
     ):
@@ -161,14 +163,15 @@ def _read_tabular(cfg: RunConfig, path: str, set_name: str) -> RankingData:
                         f"data.objectives.{name}.column: column {column!r} not found in {path} (columns: {shown})"
                     )
             labels[name] = column
+    label_column = next(iter(labels.values())) if label_from_objective else data.label
     features = data.features
     if features is None:
-        skip = {data.label, data.qid, data.segment, *labels.values(), *used_raw}
+        skip = {label_column, data.qid, data.segment, *labels.values(), *used_raw}
         features = [c for c in df.columns if c not in skip]
     try:
         return from_frame(
             df,
-            label=data.label,
+            label=label_column,
             qid=data.qid,
             features=features,
             labels=labels,

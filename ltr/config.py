@@ -158,7 +158,11 @@ class DataConfig(_Section):
     n_features: int | None = Field(
         None, ge=1, description="LETOR: number of features (default: inferred)"
     )
-    label: str = Field("label", description="tabular: label column")
+    label: str = Field(
+        "label",
+        description="tabular: label column; with objectives and no such column, "
+        "the first objective's grades",
+    )
     qid: str = Field("qid", description="tabular: query id column")
     features: list[str] | None = Field(
         None, description="tabular: feature columns (default: all others)"

@@ -656,6 +656,13 @@ def test_tabular_data_with_grade_presets_and_segments(tmp_path, capsys):
     )
     rc, _, err = run(["train", cfg, "--out", tmp_path / "tab"], capsys)
     assert rc == 0, err
+    # without a label column the first objective's grades are the label: same data, same model
+    df.drop(columns="grade").to_csv(tmp_path / "sessions.csv", index=False)
+    rc, _, err = run(
+        ["train", cfg, "--set", "data.label=absent", "--out", tmp_path / "tab2"], capsys
+    )
+    assert rc == 0, err
+    assert booster_text(tmp_path / "tab2") == booster_text(tmp_path / "tab")
     metrics = json.loads((tmp_path / "tab" / "metrics.json").read_text())
     assert set(metrics["composite"]["test"]) == {"composite", "watch", "share", "follow"}
     assert {r["segment"] for r in metrics["segments"]["test"]} <= {"a", "b"}
