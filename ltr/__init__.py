@@ -27,6 +27,14 @@ _EXPORTS: dict[str, str] = {
     "load_letor": "ltr.datasets",
     "from_frame": "ltr.datasets",
     "make_ranking": "ltr.datasets",
+    "read_table": "ltr.datasets",
+    "LambdaMARTRanker": "ltr.estimator",
+    "GroupedRanker": "ltr.estimator",
+    "make_ndcg_scorer": "ltr.scoring",
+    "NDCGScorer": "ltr.scoring",
+    "get_scorer": "ltr.scoring",
+    "get_scorer_names": "ltr.scoring",
+    "parse_metric_name": "ltr.scoring",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
