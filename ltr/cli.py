@@ -46,6 +46,7 @@ import numpy as np
 
 from ltr.config import (
     ConfigError,
+    DataConfig,
     RunConfig,
     config_fingerprint,
     config_to_dict,
@@ -266,26 +267,31 @@ def _schedule(cfg: RunConfig) -> Any:
     return Linear(start=sched.linear.start, end=sched.linear.end, rounds=sched.linear.rounds)
 
 
+def _sampling(cfg: RunConfig) -> Any:
+    """``TopKPairSampling`` from ``objective.sampling`` (None when not configured)."""
+    spec = cfg.objective.sampling
+    if spec is None:
+        return None
+    from ltr.sampling import TopKPairSampling
+
+    return TopKPairSampling(
+        top=spec.top,
+        head_weight=spec.head_weight,
+        pairs_per_doc=spec.pairs_per_doc,
+        random_state=cfg.seed,
+    )
+
+
 def _objective(cfg: RunConfig, train: RankingData) -> Any:
     obj = cfg.objective
     if obj.type == "native":
         return "native"
     from ltr.objectives import CompositeLambdaRankObjective, LambdaRankObjective
 
-    sampling = None
-    if obj.sampling is not None:
-        from ltr.sampling import TopKPairSampling
-
-        sampling = TopKPairSampling(
-            top=obj.sampling.top,
-            head_weight=obj.sampling.head_weight,
-            pairs_per_doc=obj.sampling.pairs_per_doc,
-            random_state=cfg.seed,
-        )
     common = {
         "k": obj.k,
         "sigma": obj.sigma,
-        "sampling": sampling,
+        "sampling": _sampling(cfg),
         "schedule": _schedule(cfg),
         "sigmoid": obj.sigmoid,
         "random_state": cfg.seed,
@@ -784,8 +790,7 @@ def train_run(
 
     if resume is None:
         run_dir = _new_run_dir(cfg, out)
-        resolved = cfg.model_copy(update={"versions": _versions(cfg)})
-        write_atomic(run_dir / "config.yaml", _config_header(cfg) + dump_config(resolved))
+        _write_run_config(run_dir, cfg)
     finished = False
     try:
         with _run_log(run_dir):
@@ -814,10 +819,7 @@ def train_run(
                 log.error("run stopped: %s: %s", type(exc).__name__, exc)
                 raise
             log.info("finished in %.1f s", time.perf_counter() - t0)
-            write_atomic(
-                run_dir / DONE_MARKER,
-                json.dumps({"finished": datetime.now().isoformat(timespec="seconds")}) + "\n",
-            )
+            _mark_done(run_dir)
             finished = True
     except KeyboardInterrupt:
         if (run_dir / "models" / "stages.json").exists():
@@ -830,6 +832,18 @@ def train_run(
             # no stage completed: nothing worth resuming, so leave no half-made folder behind
             _remove_run_dir(run_dir, keep_folder=out is not None)
     return run_dir
+
+
+def _write_run_config(run_dir: Path, cfg: RunConfig) -> None:
+    """``config.yaml``: the resolved config with package/engine versions (seed included)."""
+    resolved = cfg.model_copy(update={"versions": _versions(cfg)})
+    write_atomic(run_dir / "config.yaml", _config_header(cfg) + dump_config(resolved))
+
+
+def _mark_done(run_dir: Path) -> None:
+    """Write the ``DONE`` marker: the last file of a finished run."""
+    stamp = datetime.now().isoformat(timespec="seconds")
+    write_atomic(run_dir / DONE_MARKER, json.dumps({"finished": stamp}) + "\n")
 
 
 def _config_header(cfg: RunConfig) -> str:
@@ -946,23 +960,14 @@ def evaluate_model(
     base = _load_run_config(run_dir) if run_dir is not None else parse_config({})
     updates: dict[str, Any] = {}
     if eval_at is not None:
-        updates["eval_at"] = list(eval_at)
+        bad = [k for k in eval_at if k < 1]
+        if bad:
+            raise CLIError(f"--eval-at: every k must be >= 1, got {bad[0]}")
+        updates["eval_at"] = sorted(set(eval_at))
     if convention is not None:
         updates["convention"] = convention
     if updates:
-        try:
-            ev = type(base.evaluation).model_validate({**base.evaluation.model_dump(), **updates})
-        except Exception as exc:  # pydantic ValidationError
-            from pydantic import ValidationError
-
-            from ltr.config import format_validation_error
-
-            if isinstance(exc, ValidationError):
-                raise CLIError(
-                    format_validation_error(exc).replace("eval_at", "--eval-at")
-                ) from exc
-            raise
-        base = base.model_copy(update={"evaluation": ev})
+        base = base.model_copy(update={"evaluation": base.evaluation.model_copy(update=updates)})
     if data_path is None:
         if run_dir is None:
             raise CLIError("--data is required when --model is a model file (not a run folder)")
@@ -977,35 +982,35 @@ def evaluate_model(
     if not p.exists():
         raise CLIError(f"--data: file not found: {str(p)!r}")
     if fmt == "auto":
-        suffixes = [
-            s.lower() for s in p.suffixes if s.lower() not in (".gz", ".bz2", ".xz", ".zip")
-        ]
+        compressed = (".gz", ".bz2", ".xz", ".zip")
+        suffixes = [x.lower() for x in p.suffixes if x.lower() not in compressed]
         last = suffixes[-1] if suffixes else ""
-        fmt = (
-            "csv"
-            if last in (".csv", ".tsv", ".tab")
-            else "parquet"
-            if last in (".parquet", ".pq")
-            else "letor"
-        )
-    data_cfg: dict[str, Any] = {"source": fmt, "train": str(p.resolve())}
-    if fmt != "letor":
-        data_cfg.update(label=label or base.data.label, qid=qid or base.data.qid)
-        if base.data.source in ("csv", "parquet"):
-            data_cfg.update(features=base.data.features, segment=None)
-    else:
-        data_cfg["n_features"] = _model_n_features(model) or base.data.n_features
-    cfg = base.model_copy(update={"data": type(base.data).model_validate(data_cfg)})
-    ds = load_data(
-        cfg.model_copy(
-            update={
-                "data": cfg.data.model_copy(
-                    update={"split": type(cfg.data.split)(valid=0.0, test=0.0)}
-                )
-            }
-        )
-    )["train"]
+        tabular = {
+            ".csv": "csv",
+            ".tsv": "csv",
+            ".tab": "csv",
+            ".parquet": "parquet",
+            ".pq": "parquet",
+        }
+        fmt = tabular.get(last, "letor")
     n_model = _model_n_features(model)
+    data_cfg: dict[str, Any] = {
+        "source": fmt,
+        "train": str(p.resolve()),
+        "split": {"valid": 0.0, "test": 0.0},  # the whole file is one evaluation set
+    }
+    if fmt == "letor":
+        data_cfg["n_features"] = n_model or base.data.n_features
+    else:
+        data_cfg.update(label=label or base.data.label, qid=qid or base.data.qid)
+        if base.data.source in ("csv", "parquet"):  # same columns as the run
+            data_cfg["features"] = base.data.features
+            if base.data.objectives:
+                data_cfg["objectives"] = {
+                    n: o.model_dump() for n, o in base.data.objectives.items()
+                }
+    cfg = base.model_copy(update={"data": DataConfig.model_validate(data_cfg)})
+    ds = load_data(cfg)["train"]
     if n_model is not None and ds.n_features != n_model:
         raise CLIError(
             f"--data: {str(p)!r} has {ds.n_features} features but the model expects {n_model}"
@@ -1014,12 +1019,11 @@ def evaluate_model(
 
 
 def _model_n_features(model: Any) -> int | None:
+    """Feature count of a LightGBM (``num_feature``) or XGBoost (``num_features``) booster."""
     booster = getattr(model, "booster", None)
-    try:
-        if hasattr(booster, "num_feature"):
-            return int(booster.num_feature())
-    except Exception:  # noqa: BLE001
-        return None
+    for name in ("num_feature", "num_features"):
+        if hasattr(booster, name):
+            return int(getattr(booster, name)())
     return None
 
 
@@ -1118,16 +1122,6 @@ def _ranker(cfg: RunConfig) -> Any:
     from ltr.estimator import LambdaMARTRanker
 
     obj = cfg.objective
-    sampling = None
-    if obj.sampling is not None:
-        from ltr.sampling import TopKPairSampling
-
-        sampling = TopKPairSampling(
-            top=obj.sampling.top,
-            head_weight=obj.sampling.head_weight,
-            pairs_per_doc=obj.sampling.pairs_per_doc,
-            random_state=cfg.seed,
-        )
     extra = dict(cfg.model.params)
     return LambdaMARTRanker(
         engine=cfg.model.engine,
@@ -1138,7 +1132,7 @@ def _ranker(cfg: RunConfig) -> Any:
         min_child_samples=cfg.model.min_data_in_leaf,
         k=obj.k,
         schedule=_schedule(cfg),
-        sampling=sampling,
+        sampling=_sampling(cfg),
         eval_at=(cfg.evaluation.k,),
         engine_params=extra or None,
         n_jobs=cfg.model.n_jobs,
@@ -1172,6 +1166,11 @@ def tune_run(
     assert search_cfg is not None
     if cfg.objective.composite:
         raise CLIError("objective.composite: ltr tune supports single-objective configs only")
+    if cfg.objective.type == "lambdarank" and cfg.objective.sampling is None:
+        raise CLIError(
+            "objective.type: LambdaMARTRanker (used by ltr tune) trains ltr's LambdaRank only "
+            "with objective.sampling set; set it, or use type native"
+        )
     try:
         scorer = get_scorer(search_cfg.scoring)
     except (TypeError, ValueError) as exc:
@@ -1214,8 +1213,7 @@ def tune_run(
             random_state=cfg.seed,
         )
     run_dir = _new_run_dir(cfg, out, suffix="-tune")
-    resolved = cfg.model_copy(update={"versions": _versions(cfg)})
-    write_atomic(run_dir / "config.yaml", _config_header(cfg) + dump_config(resolved))
+    _write_run_config(run_dir, cfg)
     with _run_log(run_dir):
         log.info(
             "search %s over %s with %d GroupKFold folds on %d queries",
@@ -1267,10 +1265,7 @@ def tune_run(
         )
         write_atomic(run_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
         RunReport.from_run_dir(run_dir).save(run_dir)
-        write_atomic(
-            run_dir / DONE_MARKER,
-            json.dumps({"finished": datetime.now().isoformat(timespec="seconds")}) + "\n",
-        )
+        _mark_done(run_dir)
     return run_dir
 
 
