@@ -822,7 +822,7 @@ def train_run(
             _mark_done(run_dir)
             finished = True
     except KeyboardInterrupt:
-        if (run_dir / "models" / "stages.json").exists():
+        if resume is not None or (run_dir / "models" / "stages.json").exists():
             raise RunInterrupted(
                 f"interrupted; completed stages are kept: finish with: ltr train --resume {run_dir}"
             ) from None
@@ -1063,6 +1063,12 @@ def importance_run(
         raise CLIError(
             "--out applies to a CONFIG; with a run folder the results go into that folder"
         )
+    for text in overrides:
+        if not text.strip().startswith("importance."):
+            raise CLIError(
+                f"--set {text!r}: with a finished run folder only importance.* can be changed "
+                "(the model and data are the run's)"
+            )
     saved = _load_run_config(run_dir)
     raw = config_to_dict(saved)
     cfg = _prepare_config(parse_config(raw, overrides=extra, source=run_dir / "config.yaml"))
