@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -95,9 +95,11 @@ class RankingData:
     feature_names: list[str] = None  # type: ignore[assignment]  # filled in __post_init__
     labels: dict[str, np.ndarray] = field(default_factory=dict)
     segments: np.ndarray | None = None
-    _offsets: np.ndarray = field(init=False, repr=False, compare=False)
+    # Set in __post_init__; a ClassVar annotation keeps it out of dataclasses.fields().
+    _offsets: ClassVar[np.ndarray]
 
     def __post_init__(self) -> None:
+        """Validate the fields and store them in canonical dtypes."""
         X = np.asarray(self.X)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D with shape (n_rows, n_features), got shape {X.shape}")
@@ -143,7 +145,8 @@ class RankingData:
             labels: dict[str, np.ndarray] = {}
         elif not isinstance(self.labels, Mapping):
             raise TypeError(
-                f"labels must be a dict mapping names to label columns, got {short_repr(self.labels)}"
+                "labels must be a dict mapping names to label columns, "
+                f"got {short_repr(self.labels)}"
             )
         else:
             labels = {}
@@ -159,7 +162,9 @@ class RankingData:
         if segments is not None:
             segments = np.asarray(segments)
             if segments.ndim != 1:
-                raise ValueError(f"segments must be 1-D (one category per row), got shape {segments.shape}")
+                raise ValueError(
+                    f"segments must be 1-D (one category per row), got shape {segments.shape}"
+                )
             check_same_length(n_rows, segments, "segments", "X")
 
         set_ = object.__setattr__
@@ -198,6 +203,7 @@ class RankingData:
         return np.diff(self._offsets)
 
     def __repr__(self) -> str:
+        """Summary with sizes, not the arrays."""
         extra = f", labels={sorted(self.labels)}" if self.labels else ""
         if self.segments is not None:
             extra += f", segments={len(np.unique(self.segments))} categories"
@@ -389,7 +395,9 @@ def load_letor(
             str(data_path), dtype=dtype, zero_based=True, query_id=True
         )
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"could not parse {str(data_path)!r} as a LibSVM/LETOR file: {exc}") from exc
+        raise ValueError(
+            f"could not parse {str(data_path)!r} as a LibSVM/LETOR file: {exc}"
+        ) from exc
     n_rows = sparse.shape[0]
     if n_rows == 0:
         raise ValueError(f"{str(data_path)!r} contains no data rows")
@@ -406,7 +414,8 @@ def load_letor(
         n_features = width
     elif indices.size and int(indices.max()) - first >= n_features:
         raise ValueError(
-            f"{str(data_path)!r} has feature index {int(indices.max())} but n_features={n_features}; "
+            f"{str(data_path)!r} has feature index {int(indices.max())} "
+            f"but n_features={n_features}; "
             "pass a larger n_features"
         )
     from scipy.sparse import csr_matrix
@@ -422,7 +431,8 @@ def load_letor(
         qid = np.asarray(file_qid, dtype=np.int64)
     elif len(file_qid) > 0:
         raise ValueError(
-            f"only {len(file_qid)} of the {n_rows} rows of {str(data_path)!r} carry a 'qid:' field; "
+            f"only {len(file_qid)} of the {n_rows} rows of {str(data_path)!r} "
+            "carry a 'qid:' field; "
             "give every row a qid, or none and put group sizes in a .query file"
         )
     else:
@@ -532,7 +542,8 @@ def _columns_text(df: pd.DataFrame, limit: int = 20) -> str:
 def _require_column(df: pd.DataFrame, column: Any, role: str) -> None:
     if column not in df.columns:
         raise ValueError(
-            f"{role} column {column!r} not found in the frame; available columns: {_columns_text(df)}"
+            f"{role} column {column!r} not found in the frame; "
+            f"available columns: {_columns_text(df)}"
         )
 
 
@@ -540,7 +551,9 @@ def _numeric_column(df: pd.DataFrame, column: Any, role: str) -> np.ndarray:
     import pandas as pd
 
     series = df[column]
-    if not (pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)):
+    if not (
+        pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(series.dtype)
+    ):
         raise TypeError(f"{role} column {column!r} must be numeric, got dtype {series.dtype}")
     n_missing = int(series.isna().sum())
     if n_missing:
@@ -570,8 +583,9 @@ def from_frame(
     label : column name, default="label"
         Graded relevance column (numeric, no missing values) -> ``y``.
     qid : column name, default="qid"
-        Query id column.  Integer ids are kept; other ids (str, float, ...) are
-        replaced by ``0..n_queries-1`` in order of appearance.
+        Query id column.  Integer ids (also whole-number floats) are kept;
+        other ids (str, ...) are replaced by ``0..n_queries-1`` in order of
+        appearance.
     features : sequence of column names, optional
         Feature columns, in this order.  Defaults to every column not used as
         label, qid, segment or in ``labels``.  Must be numeric (NaN allowed).
@@ -638,7 +652,9 @@ def from_frame(
     non_numeric = [
         c
         for c in features
-        if not (pd.api.types.is_numeric_dtype(df[c].dtype) or pd.api.types.is_bool_dtype(df[c].dtype))
+        if not (
+            pd.api.types.is_numeric_dtype(df[c].dtype) or pd.api.types.is_bool_dtype(df[c].dtype)
+        )
     ]
     if non_numeric:
         raise TypeError(
@@ -647,7 +663,9 @@ def from_frame(
         )
 
     y = _numeric_column(df, label, "label")
-    extra = {name: _numeric_column(df, column, f"labels[{name!r}]") for name, column in labels.items()}
+    extra = {
+        name: _numeric_column(df, column, f"labels[{name!r}]") for name, column in labels.items()
+    }
 
     qid_series = df[qid]
     n_missing = int(qid_series.isna().sum())
@@ -657,6 +675,8 @@ def from_frame(
         raw_qid = qid_series.to_numpy(dtype=np.int64)
     else:
         raw_qid = qid_series.to_numpy()
+        if raw_qid.dtype.kind == "f" and np.all(raw_qid == np.round(raw_qid)):
+            raw_qid = raw_qid.astype(np.int64)  # whole-number ids read as float (csv)
     groups = resolve_groups(len(df), qid=raw_qid, sort=sort)
     order = groups.order
     if raw_qid.dtype.kind in "iu":
@@ -771,9 +791,12 @@ def _seed_sequence(random_state: Any) -> np.random.SeedSequence:
         return np.random.SeedSequence()
     if isinstance(random_state, np.random.Generator):
         return np.random.SeedSequence(int(random_state.integers(0, 2**63 - 1)))
-    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, (int, np.integer)):
+    if isinstance(random_state, (bool, np.bool_)) or not isinstance(
+        random_state, (int, np.integer)
+    ):
         raise TypeError(
-            f"random_state must be an int, a numpy Generator or None, got {short_repr(random_state)}"
+            "random_state must be an int, a numpy Generator or None, "
+            f"got {short_repr(random_state)}"
         )
     return np.random.SeedSequence(check_int(random_state, "random_state", minimum=0))
 

@@ -20,7 +20,9 @@ from ltr.datasets import RankingData, from_frame, load_letor, make_ranking, read
 # ---------------------------------------------------------------------------
 
 
-def naive_parse_letor(path: Path, n_features: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def naive_parse_letor(
+    path: Path, n_features: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Line-by-line LibSVM/LETOR parser (one-based indices)."""
     rows, labels, qids = [], [], []
     for line in Path(path).read_text().splitlines():
@@ -57,7 +59,9 @@ def naive_ndcg_at_10(y: np.ndarray, score: np.ndarray, offsets: np.ndarray) -> f
     return float(np.mean(values))
 
 
-def write_letor(path: Path, X: np.ndarray, y: np.ndarray, qid: np.ndarray | None, *, base: int = 1) -> None:
+def write_letor(
+    path: Path, X: np.ndarray, y: np.ndarray, qid: np.ndarray | None, *, base: int = 1
+) -> None:
     lines = []
     for i in range(X.shape[0]):
         parts = [repr(float(y[i]))]
@@ -94,6 +98,14 @@ def test_ranking_data_exposes_offsets_and_shape():
     assert data.qid.dtype == np.int64 and data.y.dtype == np.float64
     assert data.labels == {} and data.segments is None
     assert "n_queries=5" in repr(data)
+    assert [f.name for f in dataclasses.fields(data)] == [
+        "X",
+        "y",
+        "qid",
+        "feature_names",
+        "labels",
+        "segments",
+    ]
 
 
 def test_ranking_data_converts_integer_inputs():
@@ -157,7 +169,11 @@ def test_ranking_data_pickles():
 def test_subset_keeps_whole_queries_in_the_given_order():
     X, y, qid = small_data()
     data = RankingData(
-        X=X, y=y, qid=qid, labels={"extra": y + 1}, segments=np.repeat(list("abcde"), [3, 1, 4, 2, 5])
+        X=X,
+        y=y,
+        qid=qid,
+        labels={"extra": y + 1},
+        segments=np.repeat(list("abcde"), [3, 1, 4, 2, 5]),
     )
     part = data.subset([3, 0, 4])
     # naive reference: concatenate the rows of each chosen query
@@ -196,7 +212,14 @@ def test_to_frame_layout_and_name_clash():
     data = make_ranking(4, n_features=3, mean_docs=5, objectives=("watch", "share"), n_segments=2)
     df = data.to_frame()
     assert list(df.columns) == [
-        "qid", "label", "label_watch", "label_share", "segment", "f1", "f2", "f3"
+        "qid",
+        "label",
+        "label_watch",
+        "label_share",
+        "segment",
+        "f1",
+        "f2",
+        "f3",
     ]
     np.testing.assert_array_equal(df["f2"].to_numpy(), data.X[:, 1])
     assert df["f1"].dtype == np.float32
@@ -225,8 +248,10 @@ def test_load_letor_reads_the_real_lightgbm_example(lambdarank_dir):
     np.testing.assert_array_equal(train.y, y_ref)
 
     test = load_letor(
-        str(lambdarank_dir / "rank.test"), lambdarank_dir / "rank.test.query",
-        n_features=300, dtype=np.float32,
+        str(lambdarank_dir / "rank.test"),
+        lambdarank_dir / "rank.test.query",
+        n_features=300,
+        dtype=np.float32,
     )
     assert test.X.shape == (768, 300) and test.X.dtype == np.float32
     assert test.n_queries == 50
@@ -310,7 +335,9 @@ def test_load_letor_rejects_bad_input_with_informative_errors(tmp_path):
         load_letor(no_qid)
     bad_sum = tmp_path / "bad.query"
     bad_sum.write_text("3\n3\n")
-    with pytest.raises(ValueError, match=r"group sizes in .*bad.query' sum to 6 but .* has 15 rows"):
+    with pytest.raises(
+        ValueError, match=r"group sizes in .*bad.query' sum to 6 but .* has 15 rows"
+    ):
         load_letor(no_qid, bad_sum)
     not_ints = tmp_path / "text.query"
     not_ints.write_text("3\nabc\n")
@@ -404,13 +431,31 @@ def test_from_frame_selects_features_and_maps_string_qids():
     np.testing.assert_array_equal(data.segments, df["market"].to_numpy())
     default = from_frame(df.drop(columns="market"), label="rel", qid="query")
     assert default.feature_names == ["bm25", "clicks", "flag"]
-    int_ids = from_frame(df.assign(query=[40, 40, 2, 2, 2, 9]).drop(columns="market"), "rel", "query")
+    int_ids = from_frame(
+        df.assign(query=[40, 40, 2, 2, 2, 9]).drop(columns="market"), "rel", "query"
+    )
     np.testing.assert_array_equal(int_ids.qid, [40, 40, 2, 2, 2, 9])
+    float_ids = from_frame(
+        df.assign(query=[4.0, 4.0, 2.0, 2.0, 2.0, 9.0]), "rel", "query", ["bm25"]
+    )
+    np.testing.assert_array_equal(float_ids.qid, [4, 4, 2, 2, 2, 9])
+    nullable = from_frame(
+        df.assign(query=pd.array([1, 1, 2, 2, 2, 3], dtype="Int64")), "rel", "query", ["bm25"]
+    )
+    np.testing.assert_array_equal(nullable.qid, [1, 1, 2, 2, 2, 3])
+    fractional = from_frame(
+        df.assign(query=[0.5, 0.5, 2.0, 2.0, 2.0, 9.0]), "rel", "query", ["bm25"]
+    )
+    np.testing.assert_array_equal(fractional.qid, [0, 0, 1, 1, 1, 2])
 
 
 def test_from_frame_sorts_non_contiguous_queries_on_request():
-    df = pd.DataFrame({"qid": [5, 3, 5, 3, 8], "label": [1, 2, 3, 4, 0], "x": [0.1, 0.2, 0.3, 0.4, 0.5]})
-    with pytest.raises(ValueError, match=r"qid is not contiguous: query 5 .*Sort the rows by qid first"):
+    df = pd.DataFrame(
+        {"qid": [5, 3, 5, 3, 8], "label": [1, 2, 3, 4, 0], "x": [0.1, 0.2, 0.3, 0.4, 0.5]}
+    )
+    with pytest.raises(
+        ValueError, match=r"qid is not contiguous: query 5 .*Sort the rows by qid first"
+    ):
         from_frame(df)
     data = from_frame(df, sort=True)
     np.testing.assert_array_equal(data.qid, [5, 5, 3, 3, 8])
@@ -422,18 +467,28 @@ def test_from_frame_sorts_non_contiguous_queries_on_request():
 
 
 def test_from_frame_rejects_bad_input_with_informative_errors():
-    df = pd.DataFrame({"qid": [1, 1, 2], "label": [0, 1, 2], "x": [0.1, 0.2, 0.3], "s": ["a", "b", "c"]})
+    df = pd.DataFrame(
+        {"qid": [1, 1, 2], "label": [0, 1, 2], "x": [0.1, 0.2, 0.3], "s": ["a", "b", "c"]}
+    )
     cases = [
-        (dict(label="grade"), ValueError, r"label column 'grade' not found.*available columns: \['qid', 'label', 'x', 's'\]"),
-        (dict(qid="query"), ValueError, r"qid column 'query' not found in the frame; available columns"),
-        (dict(segment="market"), ValueError, r"segment column 'market' not found"),
-        (dict(labels={"watch": "w"}), ValueError, r"labels\['watch'\] column 'w' not found"),
-        (dict(features=["x", "y"]), ValueError, r"feature column 'y' not found"),
-        (dict(features="x"), TypeError, "features must be a list of column names"),
-        (dict(labels=["w"]), TypeError, "labels must map objective names to column names"),
-        (dict(dtype=np.int64), ValueError, "dtype must be float32 or float64"),
+        (
+            {"label": "grade"},
+            ValueError,
+            r"label column 'grade' not found.*available columns: \['qid', 'label', 'x', 's'\]",
+        ),
+        (
+            {"qid": "query"},
+            ValueError,
+            r"qid column 'query' not found in the frame; available columns",
+        ),
+        ({"segment": "market"}, ValueError, r"segment column 'market' not found"),
+        ({"labels": {"watch": "w"}}, ValueError, r"labels\['watch'\] column 'w' not found"),
+        ({"features": ["x", "y"]}, ValueError, r"feature column 'y' not found"),
+        ({"features": "x"}, TypeError, "features must be a list of column names"),
+        ({"labels": ["w"]}, TypeError, "labels must map objective names to column names"),
+        ({"dtype": np.int64}, ValueError, "dtype must be float32 or float64"),
         ({}, TypeError, r"feature columns must be numeric; \['s'\]"),
-        (dict(label="s", features=["x"]), TypeError, "label column 's' must be numeric"),
+        ({"label": "s", "features": ["x"]}, TypeError, "label column 's' must be numeric"),
     ]
     for kwargs, error, match in cases:
         with pytest.raises(error, match=match):
@@ -443,7 +498,9 @@ def test_from_frame_rejects_bad_input_with_informative_errors():
     with pytest.raises(ValueError, match=r"qid column 'qid' has 1 missing value"):
         from_frame(df.assign(qid=[1, None, 2]), segment="s")
     with pytest.raises(ValueError, match=r"labels\['w'\] column 'x' must be finite"):
-        from_frame(df.assign(x=[0.1, np.inf, 0.3]), features=["label"], labels={"w": "x"}, segment="s")
+        from_frame(
+            df.assign(x=[0.1, np.inf, 0.3]), features=["label"], labels={"w": "x"}, segment="s"
+        )
     with pytest.raises(ValueError, match="no feature columns"):
         from_frame(df[["qid", "label"]])
     with pytest.raises(ValueError, match="df has no rows"):
@@ -473,7 +530,7 @@ def test_read_table_rejects_unknown_suffix_and_missing_file(tmp_path):
 
 
 def test_make_ranking_is_deterministic():
-    kwargs = dict(n_features=12, mean_docs=30, objectives=("watch", "share"), n_segments=3)
+    kwargs = {"n_features": 12, "mean_docs": 30, "objectives": ("watch", "share"), "n_segments": 3}
     a = make_ranking(50, random_state=3, **kwargs)
     b = make_ranking(50, random_state=3, **kwargs)
     for field in ("X", "y", "qid", "segments"):
@@ -572,19 +629,27 @@ def test_make_ranking_handles_few_features(n_features):
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        (dict(n_queries=0), ValueError, "n_queries must be >= 1, got 0"),
-        (dict(n_queries=2.5), TypeError, "n_queries must be an integer, got 2.5"),
-        (dict(n_features=0), ValueError, "n_features must be >= 1, got 0"),
-        (dict(mean_docs=0.5), ValueError, "mean_docs must be >= 1.0, got 0.5"),
-        (dict(max_docs=0), ValueError, "max_docs must be >= 1, got 0"),
-        (dict(mean_docs=50, max_docs=20), ValueError, "mean_docs must be <= max_docs, got mean_docs=50.0"),
-        (dict(n_segments=-1), ValueError, "n_segments must be >= 0, got -1"),
-        (dict(objectives="watch"), TypeError, "objectives must be a sequence of names"),
-        (dict(objectives=()), ValueError, "objectives is empty"),
-        (dict(objectives=("a", "a")), ValueError, "objectives must be unique"),
-        (dict(objectives=("a", 3)), TypeError, r"objectives\[1\] must be a non-empty str, got 3"),
-        (dict(random_state=-1), ValueError, "random_state must be >= 0, got -1"),
-        (dict(random_state="seed"), TypeError, "random_state must be an int, a numpy Generator or None"),
+        ({"n_queries": 0}, ValueError, "n_queries must be >= 1, got 0"),
+        ({"n_queries": 2.5}, TypeError, "n_queries must be an integer, got 2.5"),
+        ({"n_features": 0}, ValueError, "n_features must be >= 1, got 0"),
+        ({"mean_docs": 0.5}, ValueError, "mean_docs must be >= 1.0, got 0.5"),
+        ({"max_docs": 0}, ValueError, "max_docs must be >= 1, got 0"),
+        (
+            {"mean_docs": 50, "max_docs": 20},
+            ValueError,
+            "mean_docs must be <= max_docs, got mean_docs=50.0",
+        ),
+        ({"n_segments": -1}, ValueError, "n_segments must be >= 0, got -1"),
+        ({"objectives": "watch"}, TypeError, "objectives must be a sequence of names"),
+        ({"objectives": ()}, ValueError, "objectives is empty"),
+        ({"objectives": ("a", "a")}, ValueError, "objectives must be unique"),
+        ({"objectives": ("a", 3)}, TypeError, r"objectives\[1\] must be a non-empty str, got 3"),
+        ({"random_state": -1}, ValueError, "random_state must be >= 0, got -1"),
+        (
+            {"random_state": "seed"},
+            TypeError,
+            "random_state must be an int, a numpy Generator or None",
+        ),
     ],
 )
 def test_make_ranking_rejects_bad_arguments(kwargs, error, match):
