@@ -607,6 +607,8 @@ def test_importance_config_and_rerun_on_a_finished_run(tmp_path, capsys):
         metrics["importance"]["strategy"] == "within_query"
         and metrics["importance"]["n_repeats"] == 2
     )
+    rc, _, err = run(["importance", tmp_path / "i", "--set", "model.rounds=9"], capsys)
+    assert rc == 1 and "with a finished run folder only importance.* can be changed" in err
 
 
 def test_tabular_data_with_grade_presets_and_segments(tmp_path, capsys):
