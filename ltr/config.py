@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import re
+import types
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
@@ -59,7 +60,10 @@ __all__ = [
     "SyntheticConfig",
     "apply_overrides",
     "config_fingerprint",
+    "config_to_dict",
+    "diff_configs",
     "dump_config",
+    "format_validation_error",
     "load_config",
     "parse_config",
     "parse_override",
@@ -423,7 +427,7 @@ def _got(value: Any) -> str:
 
 def _unwrap(ann: Any) -> Any:
     origin = get_origin(ann)
-    if origin is Union or str(origin) == "<class 'types.UnionType'>":
+    if origin is Union or origin is types.UnionType:
         args = [a for a in get_args(ann) if a is not type(None)]
         return _unwrap(args[0]) if len(args) == 1 else ann
     if origin in (list, tuple) and get_args(ann):
