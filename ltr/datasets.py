@@ -864,8 +864,11 @@ def make_ranking(
       labels, so per-segment nDCG differs).  ``X`` and ``y`` do not depend on
       ``n_segments``.
 
-    Everything is vectorised numpy; 10,000 queries (about 1.2 million rows x
-    136 features) take a few seconds.
+    Everything is vectorised numpy (features are filled in blocks of rows, one
+    contiguous column at a time); 10,000 queries (about 1.2 million rows x 136
+    features, 620 MiB of ``float32``) take about 3 s of CPU time.  ``X`` does
+    not depend on ``objectives`` or ``n_segments``, and ``y`` not on
+    ``n_segments``.
 
     Parameters
     ----------
@@ -882,7 +885,8 @@ def make_ranking(
     n_segments : int, default=0
         Number of query segments; 0 for none.
     random_state : int, numpy.random.Generator or None, default=0
-        Seed.  The same int gives identical arrays.
+        Seed.  The same int gives identical arrays (on one platform and numpy
+        version).
 
     Returns
     -------
