@@ -52,6 +52,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Union
 
+import numba
 import numpy as np
 
 from ltr._validation import check_1d_float, check_int, check_real, short_repr
@@ -67,6 +68,7 @@ _GAIN_NAMES = ("exp2", "linear")
 _TABLE_LOCK = threading.Lock()
 _TABLES: dict[float, tuple[np.ndarray, float, float, float]] = {}
 _DUMMY_F = np.zeros(1, dtype=np.float64)
+_PARALLEL_MIN_ROWS = 20_000  # below this the serial kernel driver is used
 
 
 def _sigmoid_table(sigma: float) -> tuple[np.ndarray, float, float, float]:
@@ -272,15 +274,15 @@ class _LambdaRankBase:
     def _buffers(self, n: int, sampled: bool) -> dict[str, np.ndarray]:
         w = self._work
         need = n if sampled else 1
-        if w.get("n") != n or w["perm"].shape[0] != n or w["rank"].shape[0] != need:
-            ints = ("perm", "tmp")
-            w = {name: np.empty(n, dtype=np.int64) for name in ints}
-            for name in ("rank", "lranks", "blk_lo", "blk_hi"):
-                w[name] = np.empty(need, dtype=np.int64)
-            w["kbuf"] = np.empty(need, dtype=np.float64)
-            w["acc_l"] = np.empty(n, dtype=np.float64)
-            w["acc_h"] = np.empty(n, dtype=np.float64)
-            w["n"] = n  # type: ignore[assignment]
+        if w.get("perm") is None or w["perm"].shape[0] != n or w["rank"].shape[0] != need:
+            w = {
+                "perm": np.empty(n, dtype=np.int64),
+                "tmp": np.empty(n, dtype=np.int64),
+                "rank": np.empty(need, dtype=np.int64),
+                "kbuf": np.empty(need, dtype=np.float64),
+                "acc_l": np.empty(n, dtype=np.float64),
+                "acc_h": np.empty(n, dtype=np.float64),
+            }
             self._work = w
         return w
 
@@ -337,11 +339,17 @@ class _LambdaRankBase:
         buf = self._buffers(n, ppd > 0)
         grad = np.empty(n, dtype=np.float64)
         hess = np.empty(n, dtype=np.float64)
-        _kern.lambdarank_gradients(
+        # Thread start-up costs more than small inputs take; results are identical.
+        driver = (
+            _kern.lambdarank_gradients_serial
+            if n < _PARALLEL_MIN_ROWS or numba.get_num_threads() == 1
+            else _kern.lambdarank_gradients
+        )
+        driver(
             scores, labels2d, gains2d, offsets, inv, obj_weights, k, self.sigma, self.norm,
             lgb, table, tmin, tmax, factor, self._disc, top, head_weight, ppd, seed, lgb,
-            grad, hess, buf["perm"], buf["tmp"], buf["rank"], buf["lranks"], buf["blk_lo"],
-            buf["blk_hi"], buf["kbuf"], buf["acc_l"], buf["acc_h"],
+            grad, hess, buf["perm"], buf["tmp"], buf["rank"], buf["kbuf"], buf["acc_l"],
+            buf["acc_h"],
         )
         if sample_weight is not None:
             sw = check_1d_float(sample_weight, "sample_weight")

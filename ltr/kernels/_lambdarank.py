@@ -304,31 +304,62 @@ def _all_pairs_query(scores, labels, gains, s, n, perm, acc_l, acc_h, inv_idcg, 
 
 
 @njit(cache=True, inline="always")
-def _same_in(lranks, lo, hi, a, b):
-    # number of same-label ranks in [a, b)
-    return _lower_bound(lranks, lo, hi, b) - _lower_bound(lranks, lo, hi, a)
+def _count_label(labels, perm, s, a, b, value):
+    # documents at ranks [a, b) whose label equals value
+    c = 0
+    for j in range(a, b):
+        if labels[s + perm[s + j]] == value:
+            c += 1
+    return c
 
 
 @njit(cache=True, inline="always")
-def _select_other(lranks, lo, hi, a, u):
-    # u-th (0-based) rank in [a, ...) that is not one of lranks[lo:hi]
-    j0 = _lower_bound(lranks, lo, hi, a)
-    t_lo = 0
-    t_hi = hi - j0
-    while t_lo < t_hi:
-        mid = (t_lo + t_hi) >> 1
-        if lranks[j0 + mid] - a - mid <= u:
-            t_lo = mid + 1
+def _upper_bound(arr, lo, hi, value):
+    # first index in [lo, hi) with arr[index] > value (arr ascending there)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if arr[mid] <= value:
+            lo = mid + 1
         else:
-            t_hi = mid
-    return a + u + t_lo
+            hi = mid
+    return lo
 
 
 @njit(cache=True)
-def _sampled_query(scores, labels, gains, s, n, perm, rank, lranks, blk_lo, blk_hi, kbuf, tmp,
-                   acc_l, acc_h, inv_idcg, k, sigma, norm, use_table, table, tmin, tmax,
-                   tfactor, disc, top, head_weight, m, state, f32):
-    """Every document draws ``m`` weighted partners; scaled to the weighted all-pairs sum."""
+def _draw_other(labels, perm, s, a, b, count, value, state):
+    """Uniform rank in ``[a, b)`` whose label differs from ``value`` (``count`` of them).
+
+    Rejection sampling when at least a quarter of the range qualifies,
+    otherwise the ``c``-th qualifying rank by a scan; both are exact.
+    """
+    width = b - a
+    if 4 * count >= width:
+        while True:
+            state, u = _next_uniform(state)
+            x = a + min(int(u * width), width - 1)
+            if labels[s + perm[s + x]] != value:
+                return x, state
+    state, u = _next_uniform(state)
+    c = min(int(u * count), count - 1)
+    for x in range(a, b):
+        if labels[s + perm[s + x]] != value:
+            if c == 0:
+                return x, state
+            c -= 1
+    return b - 1, state  # unreachable when count is right
+
+
+@njit(cache=True)
+def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, acc_l, acc_h, inv_idcg, k,
+                   sigma, norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
+                   m, state, f32):
+    """Every document draws ``m`` weighted partners; scaled to the weighted all-pairs sum.
+
+    Document ``d`` at rank ``r`` has eligible partners at ranks ``[0, lim)``
+    (``lim = n`` when ``r < k``, else ``k``) with a different label; those at
+    ranks ``[0, head_end)`` weigh ``head_weight`` (``head_end = lim`` when
+    ``r < top``, else ``min(top, lim)``), the rest 1.
+    """
     for i in range(n):
         acc_l[s + i] = 0.0
         acc_h[s + i] = 0.0
@@ -337,54 +368,44 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, lranks, blk_lo, blk_
     best = scores[s + perm[s]]
     worst = scores[s + perm[s + n - 1]]
     regularize = norm and best != worst
-    # ranks, and rank positions grouped by label (ranks ascending inside a label block)
     for r in range(n):
         rank[s + perm[s + r]] = r
-        kbuf[s + r] = labels[s + perm[s + r]]
-    _stable_argsort(kbuf, s, n, lranks, tmp, False)
-    t = 0
-    while t < n:
-        u = t + 1
-        lab = kbuf[s + lranks[s + t]]
-        while u < n and kbuf[s + lranks[s + u]] == lab:
-            u += 1
-        for v in range(t, u):
-            d = perm[s + lranks[s + v]]
-            blk_lo[s + d] = s + t
-            blk_hi[s + d] = s + u
-        t = u
-    # lranks holds local rank positions; absolute indices into it are s + t
+        kbuf[s + r] = labels[s + r]
+    kbuf[s:s + n].sort()  # label multiset, for whole-query same-label counts
     big_k = min(k, n)
     big_t = min(top, n)
     sum_lambdas = 0.0
     for d in range(n):
         r = rank[s + d]
-        lo = blk_lo[s + d]
-        hi = blk_hi[s + d]
+        ld = labels[s + d]
         lim = n if r < big_k else big_k
         head_end = lim if r < big_t else min(big_t, lim)
-        n_head = head_end - _same_in(lranks, lo, hi, 0, head_end)
-        n_tail = (lim - head_end) - _same_in(lranks, lo, hi, head_end, lim)
+        if lim == n:
+            same_lim = _upper_bound(kbuf, s, s + n, ld) - _lower_bound(kbuf, s, s + n, ld)
+            if head_end == n:
+                same_head = same_lim
+            else:
+                same_head = _count_label(labels, perm, s, 0, head_end, ld)
+        else:
+            same_head = _count_label(labels, perm, s, 0, head_end, ld)
+            same_lim = same_head + _count_label(labels, perm, s, head_end, lim, ld)
+        n_head = head_end - same_head
+        n_tail = (lim - head_end) - (same_lim - same_head)
         w_head = head_weight * n_head
         total = w_head + n_tail
         if total <= 0.0:
             continue
         scale = total / (2.0 * m)
-        ld = labels[s + d]
         gd = gains[s + d]
         sd = scores[s + d]
         for _ in range(m):
-            state, u1 = _next_uniform(state)
-            state, u2 = _next_uniform(state)
-            if u1 * total < w_head or n_tail == 0:
-                c = min(int(u2 * n_head), n_head - 1)
-                x = _select_other(lranks, lo, hi, 0, c)
+            state, u = _next_uniform(state)
+            if u * total < w_head or n_tail == 0:
+                x, state = _draw_other(labels, perm, s, 0, head_end, n_head, ld, state)
             else:
-                c = min(int(u2 * n_tail), n_tail - 1)
-                x = _select_other(lranks, lo, hi, head_end, c)
+                x, state = _draw_other(labels, perm, s, head_end, lim, n_tail, ld, state)
             e = perm[s + x]
-            le = labels[s + e]
-            if ld > le:
+            if ld > labels[s + e]:
                 high = d
                 low = e
                 gap = gd - gains[s + e]
@@ -417,46 +438,68 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, lranks, blk_lo, blk_
 # ---------------------------------------------------------------- driver
 
 
+@njit(cache=True)
+def _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma, norm,
+                     use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
+                     pairs_per_doc, seed, f32, grad, hess, perm, tmp, rank, kbuf, acc_l,
+                     acc_h):
+    s = offsets[q]
+    n = offsets[q + 1] - s
+    for i in range(n):
+        grad[s + i] = 0.0
+        hess[s + i] = 0.0
+    if n < 2:
+        return
+    _stable_argsort(scores, s, n, perm, tmp, True)
+    for o in range(labels.shape[0]):
+        w = obj_weights[o]
+        if w == 0.0:
+            continue
+        if pairs_per_doc > 0:
+            state = seed ^ (np.uint64(q) * _QUERY_MUL) ^ (np.uint64(o + 1) * _OBJ_MUL)
+            state, _ = _next_uniform(state)
+            _sampled_query(scores, labels[o], gains[o], s, n, perm, rank, kbuf, acc_l, acc_h,
+                           inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
+                           tfactor, disc, top, head_weight, pairs_per_doc, state, f32)
+        else:
+            _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
+                             inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
+                             tfactor, disc, top, head_weight, f32)
+        for i in range(n):
+            grad[s + i] += w * acc_l[s + i]
+            hess[s + i] += w * acc_h[s + i]
+
+
 @njit(parallel=True, cache=True)
 def lambdarank_gradients(scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma, norm,
                          use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
-                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, rank, lranks, blk_lo,
-                         blk_hi, kbuf, acc_l, acc_h):
+                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, rank, kbuf, acc_l,
+                         acc_h):
     """Fill ``grad`` / ``hess`` with the weighted sum over objectives of LambdaRank terms.
 
     ``labels`` / ``gains``: ``(n_objectives, n_rows)``; ``inv_idcg``:
     ``(n_objectives, n_queries)``; ``obj_weights``: ``(n_objectives,)``.
     ``pairs_per_doc == 0`` means all pairs.  ``seed`` is a ``uint64``.
-    Work buffers (int64: ``perm, tmp, rank, lranks, blk_lo, blk_hi``; float64:
-    ``kbuf, acc_l, acc_h``) have ``n_rows`` entries each (the sampling-only
-    ones may be length 1 when ``pairs_per_doc == 0``).
+    Work buffers (int64: ``perm, tmp, rank``; float64: ``kbuf, acc_l, acc_h``)
+    have ``n_rows`` entries each (the sampling-only ``rank`` and ``kbuf`` may
+    be length 1 when ``pairs_per_doc == 0``).  Queries run in
+    parallel (``prange``); each touches only its own slice of every buffer.
     """
-    nq = offsets.shape[0] - 1
-    n_obj = labels.shape[0]
-    for q in prange(nq):
-        s = offsets[q]
-        n = offsets[q + 1] - s
-        for i in range(n):
-            grad[s + i] = 0.0
-            hess[s + i] = 0.0
-        if n < 2:
-            continue
-        _stable_argsort(scores, s, n, perm, tmp, True)
-        for o in range(n_obj):
-            w = obj_weights[o]
-            if w == 0.0:
-                continue
-            if pairs_per_doc > 0:
-                state = seed ^ (np.uint64(q) * _QUERY_MUL) ^ (np.uint64(o + 1) * _OBJ_MUL)
-                state, _ = _next_uniform(state)
-                _sampled_query(scores, labels[o], gains[o], s, n, perm, rank, lranks, blk_lo,
-                               blk_hi, kbuf, tmp, acc_l, acc_h, inv_idcg[o, q], k, sigma, norm,
-                               use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
-                               pairs_per_doc, state, f32)
-            else:
-                _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
-                                 inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
-                                 tfactor, disc, top, head_weight, f32)
-            for i in range(n):
-                grad[s + i] += w * acc_l[s + i]
-                hess[s + i] += w * acc_h[s + i]
+    for q in prange(offsets.shape[0] - 1):
+        _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma,
+                         norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
+                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, rank, kbuf, acc_l,
+                         acc_h)
+
+
+@njit(cache=True)
+def lambdarank_gradients_serial(scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma,
+                                norm, use_table, table, tmin, tmax, tfactor, disc, top,
+                                head_weight, pairs_per_doc, seed, f32, grad, hess, perm, tmp,
+                                rank, kbuf, acc_l, acc_h):
+    """Single-threaded :func:`lambdarank_gradients` (no thread start-up: small inputs)."""
+    for q in range(offsets.shape[0] - 1):
+        _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma,
+                         norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
+                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, rank, kbuf, acc_l,
+                         acc_h)
