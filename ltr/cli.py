@@ -704,9 +704,18 @@ def _importance(
 # =========================================================================== commands
 
 
-def validate(config: str | os.PathLike[str], overrides: Sequence[str] = ()) -> RunConfig:
-    """Load, override, validate and resolve a config (data files must exist)."""
-    return _prepare_config(load_config(config, overrides))
+def validate(
+    config: str | os.PathLike[str], overrides: Sequence[str] = (), *, load: bool = False
+) -> RunConfig:
+    """Load, override, validate and resolve a config (data files must exist).
+
+    With *load*, the data are loaded too, so missing columns, bad grade
+    mappings or unreadable files are reported as well.
+    """
+    cfg = _prepare_config(load_config(config, overrides))
+    if load:
+        load_data(cfg)
+    return cfg
 
 
 def _check_resume(cfg: RunConfig | None, run_dir: Path) -> RunConfig:
@@ -1427,6 +1436,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--print", dest="show", action="store_true", help="print the resolved config as YAML"
     )
+    p.add_argument(
+        "--load-data",
+        dest="load",
+        action="store_true",
+        help="also load the data (checks columns, grade mappings and file contents)",
+    )
     _add_common(p)
     return parser
 
@@ -1496,7 +1511,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"wrote {md} and {page}")
         return 0
     if cmd == "validate":
-        cfg = validate(args.config, args.overrides)
+        cfg = validate(args.config, args.overrides, load=args.load)
         if args.show:
             print(dump_config(cfg), end="")
         else:

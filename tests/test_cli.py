@@ -878,6 +878,19 @@ def test_missing_columns_are_named_with_the_file(drop, data_overrides, message, 
     _assert_nothing_written(tmp_path)
 
 
+def test_validate_with_load_data_checks_columns(tmp_path, capsys):
+    pd.DataFrame({"label": [1, 0], "session": [0, 0], "f1": [0.5, 0.1]}).to_csv(
+        tmp_path / "train.csv", index=False
+    )
+    cfg = write_config(tmp_path / "c.yaml", {"data": {"source": "csv", "train": "train.csv"}})
+    rc, out, _ = run(["validate", cfg], capsys)
+    assert rc == 0 and out.startswith("ok: ")  # the schema and the path are fine
+    rc, _, err = run(["validate", cfg, "--load-data"], capsys)
+    assert rc == 1 and "data.qid: column 'qid' not found in" in err
+    rc, out, _ = run(["validate", cfg, "--load-data", "--set", "data.qid=session"], capsys)
+    assert rc == 0 and out.startswith("ok: ")
+
+
 def test_errors_show_a_traceback_only_with_debug(tmp_path, capsys):
     from ltr.config import ConfigError
 
