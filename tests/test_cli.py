@@ -879,9 +879,9 @@ def test_missing_columns_are_named_with_the_file(drop, data_overrides, message, 
 
 
 def test_validate_with_load_data_checks_columns(tmp_path, capsys):
-    pd.DataFrame({"label": [1, 0], "session": [0, 0], "f1": [0.5, 0.1]}).to_csv(
-        tmp_path / "train.csv", index=False
-    )
+    pd.DataFrame(
+        {"label": [1, 0] * 5, "session": np.repeat(np.arange(5), 2), "f1": np.arange(10.0)}
+    ).to_csv(tmp_path / "train.csv", index=False)
     cfg = write_config(tmp_path / "c.yaml", {"data": {"source": "csv", "train": "train.csv"}})
     rc, out, _ = run(["validate", cfg], capsys)
     assert rc == 0 and out.startswith("ok: ")  # the schema and the path are fine
