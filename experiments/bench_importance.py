@@ -34,16 +34,17 @@ from ltr.metrics import ndcg
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="300 queries, 30 features")
+    parser.add_argument("--quick", action="store_true", help="300 queries, 68 features, 3 repeats")
     parser.add_argument("--queries", type=int, default=None)
     parser.add_argument("--features", type=int, default=None)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--trees", type=int, default=100)
     parser.add_argument("--threads", type=int, default=2, help="LightGBM threads (train and predict)")
     parser.add_argument("--k", type=int, default=10)
     args = parser.parse_args(argv)
     n_queries = args.queries or (300 if args.quick else 10_000)
-    n_features = args.features or (30 if args.quick else 136)
+    n_features = args.features or (68 if args.quick else 136)
+    args.repeats = args.repeats or (3 if args.quick else 5)
 
     t0 = time.perf_counter()
     data = make_ranking(n_queries, n_features=n_features, random_state=0)

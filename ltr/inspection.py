@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from numba import njit, prange
+
 from ltr._validation import check_int, short_repr
 from ltr.groups import resolve_groups
 
@@ -544,28 +546,148 @@ def _resolve_model(model: Any, frame_columns: Any, n_jobs: int | None) -> _Model
     )
 
 
-def _lgb_split_info(booster: Any) -> tuple[dict[int, list[float]], set[int], bool]:
-    """Numerical thresholds per feature, features with categorical splits, linear trees."""
-    dump = booster.dump_model()
-    thresholds: dict[int, list[float]] = {}
-    categorical: set[int] = set()
-    linear = False
-    for tree in dump.get("tree_info", []):
-        stack = [tree.get("tree_structure", {})]
-        while stack:
-            node = stack.pop()
-            if "split_feature" not in node:
-                if "leaf_coeff" in node or "leaf_features" in node:
-                    linear = True
+# ---- exact leaf check for LightGBM trees (numba, no validation) ----------- #
+@dataclass
+class _LgbTrees:
+    """Numerical LightGBM trees as flat arrays (node ``k`` of tree ``t`` is ``start[t] + k``)."""
+
+    start: np.ndarray  # int64 (n_trees + 1,)
+    feature: np.ndarray  # int32
+    threshold: np.ndarray  # float64
+    decision: np.ndarray  # int8: bit 1 default-left, bits 2-3 missing type
+    left: np.ndarray  # int32: >= 0 internal node, < 0 is ~leaf
+    right: np.ndarray
+    trees_of: dict[int, np.ndarray]  # feature -> int64 ids of the trees splitting on it
+
+    @property
+    def max_nodes(self) -> int:
+        """Most internal nodes in one tree (leaves number one more)."""
+        return int(np.max(np.diff(self.start))) + 1 if self.start.size > 1 else 1
+
+
+def _parse_lgb_trees(booster: Any) -> _LgbTrees | None:
+    """Flat arrays from ``model_to_string`` (thresholds as LightGBM stores them, 17 digits).
+
+    Returns None when a tree is linear or has categorical splits (the value-code
+    check is used then)."""
+    text = booster.model_to_string()
+    end = text.find("end of trees")
+    sections = text[:end if end >= 0 else len(text)].split("\nTree=")[1:]
+    start = [0]
+    feats, ths, decs, lefts, rights = [], [], [], [], []
+    trees_of: dict[int, list[int]] = {}
+    for t, sec in enumerate(sections):
+        kv = {}
+        for line in sec.splitlines()[1:]:
+            key, sep, value = line.partition("=")
+            if sep:
+                kv[key.strip()] = value.strip()
+        if kv.get("is_linear", "0") != "0" or int(kv.get("num_cat", "0")) > 0:
+            return None
+        if int(kv.get("num_leaves", "1")) < 2 or "split_feature" not in kv:
+            start.append(start[-1])  # a single leaf: never changes
+            continue
+        f = np.array(kv["split_feature"].split(), dtype=np.int32)
+        dec = np.array(kv["decision_type"].split(), dtype=np.int8)
+        if np.any(dec & 1):
+            return None
+        feats.append(f)
+        ths.append(np.array(kv["threshold"].split(), dtype=np.float64))
+        decs.append(dec)
+        lefts.append(np.array(kv["left_child"].split(), dtype=np.int32))
+        rights.append(np.array(kv["right_child"].split(), dtype=np.int32))
+        start.append(start[-1] + len(f))
+        for j in np.unique(f):
+            trees_of.setdefault(int(j), []).append(t)
+
+    def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
+
+    return _LgbTrees(
+        start=np.array(start, dtype=np.int64),
+        feature=cat(feats, np.int32),
+        threshold=cat(ths, np.float64),
+        decision=cat(decs, np.int8),
+        left=cat(lefts, np.int32),
+        right=cat(rights, np.int32),
+        trees_of={j: np.array(v, dtype=np.int64) for j, v in trees_of.items()},
+    )
+
+
+_ZERO_F32 = float(np.float32(1e-35))  # LightGBM kZeroThreshold (a float widened to double)
+
+
+@njit(cache=True, inline="always")
+def _lgb_walk(X, i, cols, vals, base, node, feature, threshold, decision, left, right):
+    """Walk one tree from ``node`` for row ``i`` of ``X`` with columns ``cols`` replaced by
+    ``vals`` (LightGBM's ``NumericalDecision``).  Returns ``(leaf, first)``: the leaf and the
+    first visited node splitting on one of ``cols`` (-1 if none)."""
+    first = -1
+    while True:
+        k = base + node
+        f = feature[k]
+        found = False
+        v = 0.0
+        for c in range(cols.shape[0]):
+            if cols[c] == f:
+                v = vals[c]
+                found = True
+                break
+        if found and first < 0:
+            first = node
+        if not found:
+            v = np.float64(X[i, f])
+        dt = decision[k]
+        missing = (dt >> 2) & 3
+        if np.isnan(v) and missing != 2:
+            v = 0.0
+        if (missing == 1 and -_ZERO_F32 <= v <= _ZERO_F32) or (missing == 2 and np.isnan(v)):
+            nxt = left[k] if (dt & 2) != 0 else right[k]
+        elif v <= threshold[k]:
+            nxt = left[k]
+        else:
+            nxt = right[k]
+        if nxt < 0:
+            return ~nxt, first
+        node = nxt
+
+
+@njit(cache=True, parallel=True)
+def _lgb_base_leaves(X, cols, trees, start, feature, threshold, decision, left, right,
+                     leaves, firsts):
+    """Leaf of every row in every tree of ``trees`` and the first node on ``cols`` it visits."""
+    for i in prange(X.shape[0]):
+        own = np.empty(cols.shape[0])
+        for c in range(cols.shape[0]):
+            own[c] = np.float64(X[i, cols[c]])
+        for a in range(trees.shape[0]):
+            leaf, first = _lgb_walk(X, i, cols, own, start[trees[a]], 0, feature, threshold,
+                                    decision, left, right)
+            leaves[i, a] = leaf
+            firsts[i, a] = first
+
+
+@njit(cache=True, parallel=True)
+def _lgb_leaf_changed(X, rows, new_vals, cols, trees, start, feature, threshold, decision, left,
+                      right, leaves, firsts, out):
+    """``out[r]``: does row ``rows[r]`` with ``cols`` set to ``new_vals[r]`` reach another leaf?
+
+    The path above the first node on ``cols`` does not depend on them, so each walk
+    starts there; trees whose path never meets ``cols`` are skipped."""
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        vals = new_vals[r]
+        changed = False
+        for a in range(trees.shape[0]):
+            node = firsts[i, a]
+            if node < 0:
                 continue
-            j = int(node["split_feature"])
-            if node.get("decision_type", "<=") == "<=":
-                thresholds.setdefault(j, []).append(float(node["threshold"]))
-            else:
-                categorical.add(j)
-            stack.append(node["left_child"])
-            stack.append(node["right_child"])
-    return thresholds, categorical, linear
+            leaf, _ = _lgb_walk(X, i, cols, vals, start[trees[a]], node, feature, threshold,
+                                decision, left, right)
+            if leaf != leaves[i, a]:
+                changed = True
+                break
+        out[r] = changed
 
 
 def _value_codes(col: np.ndarray) -> np.ndarray:
@@ -1002,18 +1124,20 @@ def permutation_importance(
     # ---------------------------------------------------------- per-feature work
     row_wise = model_info.booster is not None and not frame_path
     codes_of: Callable[[int], np.ndarray | None] | None = None
+    trees: _LgbTrees | None = None
     if row_wise:
+        Xs = np.ascontiguousarray(Xs)
         booster = model_info.booster
         if _is_lgb_booster(booster):
-            thresholds, categorical, linear = _lgb_split_info(booster)
+            trees = _parse_lgb_trees(booster)
+        if trees is not None:
+            tr = trees
 
             def codes_of(j: int) -> np.ndarray | None:
-                if linear or j in categorical:
-                    return _value_codes(Xs[:, j])
-                ts = thresholds.get(j)
-                if not ts:
+                ts = tr.threshold[tr.feature == j]
+                if ts.size == 0:
                     return None  # never split on: predictions cannot change
-                return _lgb_codes(Xs[:, j], np.unique(np.asarray(ts, dtype=np.float64)))
+                return _lgb_codes(Xs[:, j], np.unique(ts))
         else:
 
             def codes_of(j: int) -> np.ndarray | None:
@@ -1037,11 +1161,34 @@ def permutation_importance(
         if row_wise:
             col_codes = [codes_of(j) for j in cols]
             col_codes = [c for c in col_codes if c is not None]
+            leaf_check = None
+            if trees is not None and col_codes:
+                # Exact check: a row is re-predicted only if some tree sends it to another leaf.
+                cols_arr = np.asarray(cols, dtype=np.int64)
+                tree_ids = np.unique(np.concatenate(
+                    [trees.trees_of.get(j, np.zeros(0, dtype=np.int64)) for j in cols]))
+                small = trees.max_nodes < np.iinfo(np.int16).max
+                dtype = np.int16 if small else np.int32
+                base_leaves = np.empty((n_eval, tree_ids.size), dtype=dtype)
+                firsts = np.empty((n_eval, tree_ids.size), dtype=dtype)
+                _lgb_base_leaves(Xs, cols_arr, tree_ids, trees.start, trees.feature,
+                                 trees.threshold, trees.decision, trees.left, trees.right,
+                                 base_leaves, firsts)
+                leaf_check = (cols_arr, tree_ids, base_leaves, firsts)
             for r, p in enumerate(perms):
                 changed = np.zeros(n_eval, dtype=bool)
                 for c in col_codes:
                     changed |= c[p] != c
                 idx = np.flatnonzero(changed)
+                if idx.size and leaf_check is not None:
+                    cols_arr, tree_ids, base_leaves, firsts = leaf_check
+                    new_vals = np.ascontiguousarray(Xs[p[idx][:, None], cols_arr[None, :]],
+                                                    dtype=np.float64)
+                    moved = np.empty(idx.size, dtype=np.bool_)
+                    _lgb_leaf_changed(Xs, idx, new_vals, cols_arr, tree_ids, trees.start,
+                                      trees.feature, trees.threshold, trees.decision, trees.left,
+                                      trees.right, base_leaves, firsts, moved)
+                    idx = idx[moved]
                 if idx.size == 0:
                     res[r] = base_eval
                     continue

@@ -136,6 +136,37 @@ def test_xgboost_booster_is_wrapped_in_a_dmatrix_and_matches_full_prediction(rea
     assert fast.importances_mean.max() > 0
 
 
+@pytest.mark.parametrize("zero_as_missing", [False, True])
+def test_leaf_walk_matches_lightgbm_pred_leaf_with_missing_values(zero_as_missing):
+    from ltr.inspection import _lgb_base_leaves, _parse_lgb_trees
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 6))
+    X[rng.random(X.shape) < 0.15] = np.nan
+    X[rng.random(X.shape) < 0.15] = 0.0
+    X[:, 5] = np.round(X[:, 5], 1)  # ties at thresholds
+    y = np.clip(np.nan_to_num(X[:, 0]) + np.isnan(X[:, 1]) + (X[:, 2] == 0) + 1, 0, 4).round()
+    params = dict(LGB_PARAMS, num_leaves=31, min_data_in_leaf=5, zero_as_missing=zero_as_missing)
+    booster = lgb.train(params, lgb.Dataset(X, y, group=[100] * 30), num_boost_round=20)
+    trees = _parse_lgb_trees(booster)
+    decisions = set(((trees.decision >> 2) & 3).tolist())
+    assert decisions & {1, 2}, "the model should have splits with a missing-value rule"
+    ids = np.arange(booster.num_trees(), dtype=np.int64)
+    leaves = np.empty((len(X), len(ids)), dtype=np.int32)
+    firsts = np.empty_like(leaves)
+    _lgb_base_leaves(X, np.array([0], dtype=np.int64), ids, trees.start, trees.feature,
+                     trees.threshold, trees.decision, trees.left, trees.right, leaves, firsts)
+    np.testing.assert_array_equal(leaves, booster.predict(X, pred_leaf=True))
+    # the shortcut then gives exactly the numbers of full re-prediction
+    qid = np.repeat(np.arange(30), 100)
+    kw = dict(qid=qid, n_repeats=2, random_state=0, progress=False)
+    for strategy in ("global", "within_query"):
+        fast = permutation_importance(booster, X, y, strategy=strategy, **kw)
+        full = permutation_importance(CallableModel(booster), X, y, strategy=strategy, **kw)
+        np.testing.assert_array_equal(fast.importances, full.importances)
+        assert fast.n_rows_predicted < full.n_rows_predicted
+
+
 # --------------------------------------------------------------------------- behaviour
 def test_feature_never_split_on_has_exactly_zero_importance(real):
     X, y, qid, ranker = real["X"], real["y"], real["qid"], real["ranker"]
