@@ -39,10 +39,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ltr.datasets import make_ranking  # noqa: E402
-from ltr.engines import train  # noqa: E402
-from ltr.metrics import composite_ndcg  # noqa: E402
-from ltr.objectives import LambdaRankObjective  # noqa: E402
+from ltr.datasets import make_ranking
+from ltr.engines import train
+from ltr.metrics import composite_ndcg
+from ltr.objectives import LambdaRankObjective
 
 WEIGHTS = {"watch": 0.6, "share": 0.25, "follow": 0.15}
 KS = (5, 10, 20)
@@ -52,11 +52,11 @@ PARAMS = {"learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 20,
 
 def variants(tr):
     return [
-        ("watch only, native", lambda s: dict(y=tr.labels["watch"], kw=dict(k=20))),
-        ("watch only, ours", lambda s: dict(y=tr.labels["watch"],
-                                            kw=dict(objective=LambdaRankObjective(k=20, random_state=s)))),
-        ("composite 0.6/0.25/0.15", lambda s: dict(y=tr.labels["watch"],
-                                                   kw=dict(objective=WEIGHTS, labels=tr.labels, k=20))),
+        ("watch only, native", lambda s: {"y": tr.labels["watch"], "kw": {"k": 20}}),
+        ("watch only, ours", lambda s: {"y": tr.labels["watch"],
+                                            "kw": {"objective": LambdaRankObjective(k=20, random_state=s)}}),
+        ("composite 0.6/0.25/0.15", lambda s: {"y": tr.labels["watch"],
+                                                   "kw": {"objective": WEIGHTS, "labels": tr.labels, "k": 20}}),
     ]
 
 

@@ -46,12 +46,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ltr.datasets import load_letor, make_ranking  # noqa: E402
-from ltr.engines import train  # noqa: E402
-from ltr.metrics import ndcg  # noqa: E402
-from ltr.objectives import LambdaRankObjective  # noqa: E402
-from ltr.sampling import TopKPairSampling  # noqa: E402
-from ltr.schedules import Linear, Steps  # noqa: E402
+from ltr.datasets import load_letor, make_ranking
+from ltr.engines import train
+from ltr.metrics import ndcg
+from ltr.objectives import LambdaRankObjective
+from ltr.sampling import TopKPairSampling
+from ltr.schedules import Linear, Steps
 
 DATA_DIR = ROOT.parent / "shared" / "data" / "lightgbm-lambdarank"
 KS = (1, 3, 5, 10, 20)
@@ -70,18 +70,18 @@ def variants(rounds: int) -> list[tuple[str, object]]:
         return LambdaRankObjective(k=20, random_state=seed, **kw)
 
     return [
-        ("native@20", lambda s: dict(k=20)),
-        ("ours@20", lambda s: dict(objective=ours(s))),
-        ("native Steps 5->10->20", lambda s: dict(schedule=thirds(5, 10, 20, rounds))),
-        ("ours Steps 5->10->20", lambda s: dict(objective=ours(s), schedule=thirds(5, 10, 20, rounds))),
-        ("native reverse 20->10->5", lambda s: dict(schedule=thirds(20, 10, 5, rounds))),
-        ("ours reverse 20->10->5", lambda s: dict(objective=ours(s), schedule=thirds(20, 10, 5, rounds))),
-        ("ours Linear 5->20", lambda s: dict(objective=ours(s), schedule=Linear(start=5, end=20, rounds=rounds))),
-        ("ours top-20 head_weight 2", lambda s: dict(objective=ours(s, sampling=TopKPairSampling(top=20, head_weight=2.0)))),
-        ("ours top-20 head_weight 4", lambda s: dict(objective=ours(s, sampling=TopKPairSampling(top=20, head_weight=4.0)))),
-        ("ours pairs_per_doc 4", lambda s: dict(objective=ours(s, sampling=TopKPairSampling(top=20, head_weight=1.0, pairs_per_doc=4)))),
-        ("ours pairs_per_doc 8", lambda s: dict(objective=ours(s, sampling=TopKPairSampling(top=20, head_weight=1.0, pairs_per_doc=8)))),
-        ("ours pairs_per_doc 16", lambda s: dict(objective=ours(s, sampling=TopKPairSampling(top=20, head_weight=1.0, pairs_per_doc=16)))),
+        ("native@20", lambda s: {"k": 20}),
+        ("ours@20", lambda s: {"objective": ours(s)}),
+        ("native Steps 5->10->20", lambda s: {"schedule": thirds(5, 10, 20, rounds)}),
+        ("ours Steps 5->10->20", lambda s: {"objective": ours(s), "schedule": thirds(5, 10, 20, rounds)}),
+        ("native reverse 20->10->5", lambda s: {"schedule": thirds(20, 10, 5, rounds)}),
+        ("ours reverse 20->10->5", lambda s: {"objective": ours(s), "schedule": thirds(20, 10, 5, rounds)}),
+        ("ours Linear 5->20", lambda s: {"objective": ours(s), "schedule": Linear(start=5, end=20, rounds=rounds)}),
+        ("ours top-20 head_weight 2", lambda s: {"objective": ours(s, sampling=TopKPairSampling(top=20, head_weight=2.0))}),
+        ("ours top-20 head_weight 4", lambda s: {"objective": ours(s, sampling=TopKPairSampling(top=20, head_weight=4.0))}),
+        ("ours pairs_per_doc 4", lambda s: {"objective": ours(s, sampling=TopKPairSampling(top=20, head_weight=1.0, pairs_per_doc=4))}),
+        ("ours pairs_per_doc 8", lambda s: {"objective": ours(s, sampling=TopKPairSampling(top=20, head_weight=1.0, pairs_per_doc=8))}),
+        ("ours pairs_per_doc 16", lambda s: {"objective": ours(s, sampling=TopKPairSampling(top=20, head_weight=1.0, pairs_per_doc=16))}),
     ]
 
 
@@ -149,8 +149,8 @@ def verdict(diffs: np.ndarray) -> str:
 
 def table(which: str, results: dict[str, dict[str, list[float]]], n_runs: int) -> list[str]:
     lines = [
-        f"| variant | {' | '.join(f'NDCG@{k}' for k in KS)} | baseline | Δ NDCG@10 (paired) "
-        "| Δ mean NDCG@1-20 (wins) | verdict | train s |",
+        (f"| variant | {' | '.join(f'NDCG@{k}' for k in KS)} | baseline | Δ NDCG@10 (paired) "
+         "| Δ mean NDCG@1-20 (wins) | verdict | train s |"),
         "|---|" + "---|" * (len(KS) + 5),
     ]
 

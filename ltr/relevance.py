@@ -37,7 +37,7 @@ import math
 from collections.abc import Hashable, Mapping, Sequence
 from numbers import Real
 from types import MappingProxyType
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -347,7 +347,7 @@ class CategoricalGrades:
             setattr(self, slot, getattr(other, slot))
 
 
-Grader = Union[ThresholdGrades, CategoricalGrades]
+Grader = ThresholdGrades | CategoricalGrades
 
 
 class GradeMapping:

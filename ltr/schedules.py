@@ -233,7 +233,7 @@ class Linear:
         if self.rounds == 1:
             return self.start
         frac = it / (self.rounds - 1)
-        return int(math.floor(self.start + (self.end - self.start) * frac + 0.5))
+        return math.floor(self.start + (self.end - self.start) * frac + 0.5)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form for configs (see :func:`as_schedule`)."""

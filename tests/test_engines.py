@@ -113,7 +113,7 @@ def test_lightgbm_continued_training_equals_uninterrupted_when_k_is_unchanged(da
 
 def test_lightgbm_stage_boundary_rebuilds_the_native_objective_with_the_stage_k(data):
     X, y, offsets, Xv, *_ = data
-    common = dict(params=LGB_BASE, n_jobs=1)
+    common = {"params": LGB_BASE, "n_jobs": 1}
     to5 = train(X, y, offsets, schedule=Steps([(20, 5), (5, 5)]), **common)
     stay20 = train(X, y, offsets, schedule=Steps([(20, 5), (20, 5)]), **common)
     only_first = train(X, y, offsets, k=20, num_boost_round=5, **common)
@@ -132,7 +132,7 @@ def test_lightgbm_stage_boundary_rebuilds_the_native_objective_with_the_stage_k(
 
 def test_xgboost_native_stage_boundary_and_continuation(data):
     X, y, offsets, Xv, *_ = data
-    common = dict(engine="xgboost", params=XGB_BASE, n_jobs=1)
+    common = {"engine": "xgboost", "params": XGB_BASE, "n_jobs": 1}
     to5 = train(X, y, offsets, schedule=[(20, 4), (5, 4)], **common)
     stay20 = train(X, y, offsets, k=20, num_boost_round=8, **common)
     first = train(X, y, offsets, k=20, num_boost_round=4, **common)
@@ -178,9 +178,9 @@ def test_custom_objective_one_training_equals_checkpointed_stages(data, engine, 
     # Without early stopping or stage_dir the whole schedule runs in one engine call; with
     # stage_dir each stage is a continued training.  Both give the same model and records.
     X, y, offsets, Xv, yv, ov = data
-    kw = dict(engine=engine, schedule=[(5, 3), (20, 2), (10, 3)], n_jobs=1,
-              params=LGB_BASE if engine == "lightgbm" else XGB_BASE,
-              eval_sets=[("valid", Xv, yv, ov)], eval_at=(3, 10))
+    kw = {"engine": engine, "schedule": [(5, 3), (20, 2), (10, 3)], "n_jobs": 1,
+              "params": LGB_BASE if engine == "lightgbm" else XGB_BASE,
+              "eval_sets": [("valid", Xv, yv, ov)], "eval_at": (3, 10)}
     one = train(X, y, offsets, objective=_RecordingObjective(), **kw)
     staged = train(X, y, offsets, objective=_RecordingObjective(), stage_dir=tmp_path, **kw)
     np.testing.assert_allclose(one.predict(Xv), staged.predict(Xv), rtol=1e-12, atol=1e-12)
@@ -320,8 +320,8 @@ def test_progress_bar_over_rounds(data, capsys):
 
 def test_lightgbm_resume_after_a_lost_stage_gives_the_identical_model(data, tmp_path):
     X, y, offsets, Xv, yv, ov = data
-    kw = dict(schedule=[(5, 3), (10, 3), (20, 3)], params=LGB_BASE, n_jobs=1,
-              eval_sets=[("valid", Xv, yv, ov)])
+    kw = {"schedule": [(5, 3), (10, 3), (20, 3)], "params": LGB_BASE, "n_jobs": 1,
+              "eval_sets": [("valid", Xv, yv, ov)]}
     full = train(X, y, offsets, stage_dir=tmp_path / "a", **kw)
     files = sorted(p.name for p in (tmp_path / "a").iterdir())
     assert files == ["stage_00_k5.txt", "stage_01_k10.txt", "stage_02_k20.txt", "stages.json"]
@@ -344,7 +344,7 @@ def test_lightgbm_resume_after_a_lost_stage_gives_the_identical_model(data, tmp_
 def test_resume_after_a_crash_inside_a_stage_with_our_objective(data, tmp_path, engine, monkeypatch):
     X, y, offsets, Xv, *_ = data
     params = LGB_BASE if engine == "lightgbm" else XGB_BASE
-    kw = dict(engine=engine, schedule=[(5, 3), (10, 3), (20, 2)], params=params, n_jobs=1)
+    kw = {"engine": engine, "schedule": [(5, 3), (10, 3), (20, 2)], "params": params, "n_jobs": 1}
     reference = train(X, y, offsets, objective=LambdaRankObjective(random_state=0), **kw)
     monkeypatch.setattr(_RecordingObjective, "fail_at", 7)  # round 7 is in stage 3
     with pytest.raises(KeyboardInterrupt):
@@ -360,7 +360,7 @@ def test_resume_after_a_crash_inside_a_stage_with_our_objective(data, tmp_path, 
 
 def test_stage_dir_refuses_to_overwrite_or_resume_a_different_run(data, tmp_path):
     X, y, offsets, *_ = data
-    kw = dict(schedule=[(5, 2), (10, 2)], params=LGB_BASE, n_jobs=1, stage_dir=tmp_path)
+    kw = {"schedule": [(5, 2), (10, 2)], "params": LGB_BASE, "n_jobs": 1, "stage_dir": tmp_path}
     train(X, y, offsets, **kw)
     with pytest.raises(ValueError, match="already holds stages .* pass resume=True"):
         train(X, y, offsets, **kw)
@@ -437,7 +437,7 @@ def test_lightgbm_sample_weight_matches_direct_training(data):
 def test_custom_objective_weights_scale_the_gradients(data):
     X, y, offsets, Xv, *_ = data
     w = np.repeat(np.random.default_rng(6).uniform(0.5, 2.0, len(offsets) - 1), np.diff(offsets))
-    kw = dict(num_boost_round=3, n_jobs=1, engine="xgboost", params=XGB_BASE)
+    kw = {"num_boost_round": 3, "n_jobs": 1, "engine": "xgboost", "params": XGB_BASE}
     weighted = train(X, y, offsets, objective=LambdaRankObjective(k=10), sample_weight=w, **kw)
     plain = train(X, y, offsets, objective=LambdaRankObjective(k=10), **kw)
     native_w = train(X, y, offsets, k=10, sample_weight=w, **kw)  # per-query constant: accepted
@@ -471,70 +471,70 @@ def _bad_cases(data):
     y_frac = y.copy()
     y_frac[2] = 0.5
     return [
-        (dict(y=y_neg), ValueError, r"y must be >= 0 .*y\[3\] = -1\.0"),
-        (dict(y=y_nan), ValueError, r"y must be finite; y\[7\] = nan"),
-        (dict(y=y_frac), ValueError, r"integer grades .*y\[2\] = 0\.5"),
-        (dict(y=y[:-1]), ValueError, r"y has 799 rows but X has 800"),
-        (dict(offsets=offsets[:-1]), ValueError, r"offsets\[-1\] = 780 but there are 800 rows"),
-        (dict(offsets=np.array([0, 20, 20, 800])), ValueError,
+        ({"y": y_neg}, ValueError, r"y must be >= 0 .*y\[3\] = -1\.0"),
+        ({"y": y_nan}, ValueError, r"y must be finite; y\[7\] = nan"),
+        ({"y": y_frac}, ValueError, r"integer grades .*y\[2\] = 0\.5"),
+        ({"y": y[:-1]}, ValueError, r"y has 799 rows but X has 800"),
+        ({"offsets": offsets[:-1]}, ValueError, r"offsets\[-1\] = 780 but there are 800 rows"),
+        ({"offsets": np.array([0, 20, 20, 800])}, ValueError,
          r"strictly increasing .*offsets\[2\] = 20 <= offsets\[1\] = 20"),
-        (dict(offsets=np.array([0, 40, 20, 800])), ValueError, r"offsets\[2\] = 20 <= offsets\[1\] = 40"),
-        (dict(offsets=np.array([5, 800])), ValueError, r"offsets\[0\] must be 0, got 5"),
-        (dict(offsets=None), TypeError, r"offsets must be int64 query offsets"),
-        (dict(X=X[:, 0]), ValueError, r"X must be 2-D"),
-        (dict(X=np.array([["a"] * 3] * 800)), TypeError, r"X must contain numbers"),
-        (dict(k=0), ValueError, r"k must be >= 1, got 0"),
-        (dict(k=2.5), TypeError, r"k must be an integer, got 2\.5"),
-        (dict(schedule=[(5, 10), (0, 10)]), ValueError, r"steps\[1\]\.k must be >= 1, got 0"),
-        (dict(schedule=[(5, -1)]), ValueError, r"steps\[0\]\.rounds must be >= 1, got -1"),
-        (dict(schedule="fast"), TypeError, r"schedule must be .* got 'fast'"),
-        (dict(schedule=[(5, 10), (10, 10)], num_boost_round=12), ValueError,
+        ({"offsets": np.array([0, 40, 20, 800])}, ValueError, r"offsets\[2\] = 20 <= offsets\[1\] = 40"),
+        ({"offsets": np.array([5, 800])}, ValueError, r"offsets\[0\] must be 0, got 5"),
+        ({"offsets": None}, TypeError, r"offsets must be int64 query offsets"),
+        ({"X": X[:, 0]}, ValueError, r"X must be 2-D"),
+        ({"X": np.array([["a"] * 3] * 800)}, TypeError, r"X must contain numbers"),
+        ({"k": 0}, ValueError, r"k must be >= 1, got 0"),
+        ({"k": 2.5}, TypeError, r"k must be an integer, got 2\.5"),
+        ({"schedule": [(5, 10), (0, 10)]}, ValueError, r"steps\[1\]\.k must be >= 1, got 0"),
+        ({"schedule": [(5, -1)]}, ValueError, r"steps\[0\]\.rounds must be >= 1, got -1"),
+        ({"schedule": "fast"}, TypeError, r"schedule must be .* got 'fast'"),
+        ({"schedule": [(5, 10), (10, 10)], "num_boost_round": 12}, ValueError,
          r"num_boost_round=12 would cut the schedule, which defines 20 rounds"),
-        (dict(engine="catboost"), ValueError, r"engine must be one of \['lightgbm', 'xgboost'\], got 'catboost'"),
-        (dict(num_boost_round=0), ValueError, r"num_boost_round must be >= 1, got 0"),
-        (dict(objective="lambdarank"), ValueError, r"objective must be 'native'.* got 'lambdarank'"),
-        (dict(objective=42), TypeError, r"objective must be 'native'.* got 42"),
-        (dict(eval_sets=[("v", Xv, yv)]), TypeError, r"eval_sets\[0\] must be a \(name, X, y, offsets\)"),
-        (dict(eval_sets=("v", Xv, yv, ov)), TypeError, r"eval_sets\[0\] must be a"),
-        (dict(eval_sets=[("v", Xv[:, :3], yv, ov)]), ValueError, r"eval_sets\[0\] X has 3 features but the training X has 8"),
-        (dict(eval_sets=[("v", Xv, yv[:-1], ov)]), ValueError, r"eval_sets\[0\] y has 299 rows but X has 300"),
-        (dict(eval_sets=[("v", Xv, -yv - 1, ov)]), ValueError, r"eval_sets\[0\] y must be >= 0"),
-        (dict(eval_sets=[("v", Xv, yv, ov[:-1])]), ValueError, r"eval_sets\[0\] offsets\[-1\] = 280 but there are 300 rows"),
-        (dict(eval_sets=[("v", Xv, yv, ov), ("v", Xv, yv, ov)]), ValueError, r"eval_sets\[1\] name 'v' is used twice"),
-        (dict(eval_sets=[(3, Xv, yv, ov)]), TypeError, r"eval_sets\[0\] name must be a non-empty string, got 3"),
-        (dict(eval_sets=7), TypeError, r"eval_sets must be a sequence"),
-        (dict(eval_at=(0, 5)), ValueError, r"eval_at\[0\] must be >= 1, got 0"),
-        (dict(eval_at=()), TypeError, r"eval_at must be a non-empty sequence"),
-        (dict(early_stopping_rounds=5), ValueError, r"early_stopping_rounds needs at least one eval set"),
-        (dict(early_stopping_rounds=0, eval_sets=[("v", Xv, yv, ov)]), ValueError,
+        ({"engine": "catboost"}, ValueError, r"engine must be one of \['lightgbm', 'xgboost'\], got 'catboost'"),
+        ({"num_boost_round": 0}, ValueError, r"num_boost_round must be >= 1, got 0"),
+        ({"objective": "lambdarank"}, ValueError, r"objective must be 'native'.* got 'lambdarank'"),
+        ({"objective": 42}, TypeError, r"objective must be 'native'.* got 42"),
+        ({"eval_sets": [("v", Xv, yv)]}, TypeError, r"eval_sets\[0\] must be a \(name, X, y, offsets\)"),
+        ({"eval_sets": ("v", Xv, yv, ov)}, TypeError, r"eval_sets\[0\] must be a"),
+        ({"eval_sets": [("v", Xv[:, :3], yv, ov)]}, ValueError, r"eval_sets\[0\] X has 3 features but the training X has 8"),
+        ({"eval_sets": [("v", Xv, yv[:-1], ov)]}, ValueError, r"eval_sets\[0\] y has 299 rows but X has 300"),
+        ({"eval_sets": [("v", Xv, -yv - 1, ov)]}, ValueError, r"eval_sets\[0\] y must be >= 0"),
+        ({"eval_sets": [("v", Xv, yv, ov[:-1])]}, ValueError, r"eval_sets\[0\] offsets\[-1\] = 280 but there are 300 rows"),
+        ({"eval_sets": [("v", Xv, yv, ov), ("v", Xv, yv, ov)]}, ValueError, r"eval_sets\[1\] name 'v' is used twice"),
+        ({"eval_sets": [(3, Xv, yv, ov)]}, TypeError, r"eval_sets\[0\] name must be a non-empty string, got 3"),
+        ({"eval_sets": 7}, TypeError, r"eval_sets must be a sequence"),
+        ({"eval_at": (0, 5)}, ValueError, r"eval_at\[0\] must be >= 1, got 0"),
+        ({"eval_at": ()}, TypeError, r"eval_at must be a non-empty sequence"),
+        ({"early_stopping_rounds": 5}, ValueError, r"early_stopping_rounds needs at least one eval set"),
+        ({"early_stopping_rounds": 0, "eval_sets": [("v", Xv, yv, ov)]}, ValueError,
          r"early_stopping_rounds must be >= 1, got 0"),
-        (dict(resume=True), ValueError, r"resume=True needs stage_dir"),
-        (dict(convention="trec"), ValueError, r"convention must be one of .* got 'trec'"),
-        (dict(sample_weight=np.full(800, -1.0)), ValueError, r"sample_weight must be finite and >= 0; sample_weight\[0\] = -1\.0"),
-        (dict(sample_weight=np.ones(5)), ValueError, r"sample_weight has 5 rows but X has 800"),
-        (dict(params={"objective": "regression"}), ValueError, r"params\['objective'\] is set by train\(\); use objective="),
-        (dict(params={"num_iterations": 5}), ValueError, r"params\['num_iterations'\] is set by train\(\); use num_boost_round="),
-        (dict(params={"lambdarank_truncation_level": 5}), ValueError, r"use k= or schedule="),
-        (dict(params=[("seed", 1)]), TypeError, r"params must be a mapping"),
-        (dict(random_state=-1), ValueError, r"random_state must be >= 0, got -1"),
-        (dict(n_jobs=0), ValueError, r"n_jobs must be a positive number of threads or -1"),
-        (dict(progress="yes"), TypeError, r"progress must be a bool or None"),
-        (dict(objective={"watch": 0.6, "share": 0.4}), ValueError, r"labels is required for a composite objective"),
-        (dict(objective={"watch": 0.6, "share": 0.4}, labels={"watch": y}), ValueError,
+        ({"resume": True}, ValueError, r"resume=True needs stage_dir"),
+        ({"convention": "trec"}, ValueError, r"convention must be one of .* got 'trec'"),
+        ({"sample_weight": np.full(800, -1.0)}, ValueError, r"sample_weight must be finite and >= 0; sample_weight\[0\] = -1\.0"),
+        ({"sample_weight": np.ones(5)}, ValueError, r"sample_weight has 5 rows but X has 800"),
+        ({"params": {"objective": "regression"}}, ValueError, r"params\['objective'\] is set by train\(\); use objective="),
+        ({"params": {"num_iterations": 5}}, ValueError, r"params\['num_iterations'\] is set by train\(\); use num_boost_round="),
+        ({"params": {"lambdarank_truncation_level": 5}}, ValueError, r"use k= or schedule="),
+        ({"params": [("seed", 1)]}, TypeError, r"params must be a mapping"),
+        ({"random_state": -1}, ValueError, r"random_state must be >= 0, got -1"),
+        ({"n_jobs": 0}, ValueError, r"n_jobs must be a positive number of threads or -1"),
+        ({"progress": "yes"}, TypeError, r"progress must be a bool or None"),
+        ({"objective": {"watch": 0.6, "share": 0.4}}, ValueError, r"labels is required for a composite objective"),
+        ({"objective": {"watch": 0.6, "share": 0.4}, "labels": {"watch": y}}, ValueError,
          r"labels is missing column 'share' required by the composite objective"),
-        (dict(objective={"watch": 1.0}, labels={"watch": y[:10]}), ValueError, r"labels\['watch'\] has 10 rows but X has 800"),
-        (dict(objective={"watch": 1.0}, labels={"watch": y_nan}), ValueError, r"labels\['watch'\] must be finite"),
-        (dict(objective=LambdaRankObjective(schedule=Steps([(5, 2)])), schedule=[(10, 2)]), ValueError,
+        ({"objective": {"watch": 1.0}, "labels": {"watch": y[:10]}}, ValueError, r"labels\['watch'\] has 10 rows but X has 800"),
+        ({"objective": {"watch": 1.0}, "labels": {"watch": y_nan}}, ValueError, r"labels\['watch'\] must be finite"),
+        ({"objective": LambdaRankObjective(schedule=Steps([(5, 2)])), "schedule": [(10, 2)]}, ValueError,
          r"schedule is given twice"),
-        (dict(engine="xgboost", sample_weight=np.arange(800.0)), ValueError,
+        ({"engine": "xgboost", "sample_weight": np.arange(800.0)}, ValueError,
          r"one weight per query, but sample_weight varies within query 0 .*sample_weight\[1\] = 1\.0"),
-        (dict(engine="xgboost", params={"lambdarank_num_pair_per_sample": 4}), ValueError, r"use k= or schedule="),
+        ({"engine": "xgboost", "params": {"lambdarank_num_pair_per_sample": 4}}, ValueError, r"use k= or schedule="),
     ]
 
 
 def test_train_rejects_bad_input_before_training_with_informative_errors(data):
     X, y, offsets, *_ = data
-    base = dict(X=X, y=y, offsets=offsets)
+    base = {"X": X, "y": y, "offsets": offsets}
     for overrides, exc, match in _bad_cases(data):
         kwargs = {**base, **overrides, "n_jobs": overrides.get("n_jobs", 1)}
         args = (kwargs.pop("X"), kwargs.pop("y"), kwargs.pop("offsets"))

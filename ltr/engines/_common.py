@@ -34,7 +34,7 @@ import numpy as np
 from ltr._validation import check_1d_float, check_int, short_repr
 from ltr.schedules import Constant, as_schedule, stages_of
 
-__all__ = ["RankingModel", "EvalSet", "TrainSpec", "run_training"]
+__all__ = ["EvalSet", "RankingModel", "TrainSpec", "run_training"]
 
 ENGINES = ("lightgbm", "xgboost")
 _MODEL_FORMAT = "ltr.RankingModel"
@@ -106,9 +106,10 @@ def check_offsets(offsets: Any, name: str, n_rows: int) -> np.ndarray:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
         raise TypeError(f"{name} must contain integers, got dtype {arr.dtype}")
-    if np.issubdtype(arr.dtype, np.floating):
-        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise TypeError(f"{name} must contain integers, got {short_repr(arr)}")
+    if np.issubdtype(arr.dtype, np.floating) and (
+        not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr))
+    ):
+        raise TypeError(f"{name} must contain integers, got {short_repr(arr)}")
     arr = np.ascontiguousarray(arr, dtype=np.int64)
     if len(arr) < 2:
         raise ValueError(f"{name} must have at least 2 entries (one query), got {short_repr(arr)}")
@@ -254,7 +255,7 @@ def _objective_fields(obj: Any) -> dict[str, Any]:
         elif hasattr(value, "to_dict"):
             try:
                 out[key] = value.to_dict()
-            except Exception:  # pragma: no cover - foreign objects
+            except Exception:  # noqa: BLE001  # pragma: no cover - foreign objects
                 out[key] = type(value).__qualname__
         elif isinstance(value, Mapping) and all(isinstance(v, (int, float)) for v in value.values()):
             out[key] = {str(k): v for k, v in value.items()}

@@ -19,7 +19,7 @@ import numpy as np
 from ltr._validation import short_repr
 from ltr.engines._common import Recorder, TrainSpec
 
-__all__ = ["LightGBMAdapter", "DEFAULT_PARAMS"]
+__all__ = ["DEFAULT_PARAMS", "LightGBMAdapter"]
 
 #: Defaults merged under the user's ``params`` (a default is dropped when any alias is given).
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -70,11 +70,11 @@ class LightGBMAdapter:
 
     def base_params(self, spec: TrainSpec) -> dict[str, Any]:
         user = dict(spec.params)
-        for key in user:
+        for key, value in user.items():
             if key in _RESERVED:
                 raise ValueError(
                     f"params[{key!r}] is set by train(); use {_RESERVED[key]} instead "
-                    f"(got {short_repr(user[key])})"
+                    f"(got {short_repr(value)})"
                 )
         defaults = dict(DEFAULT_PARAMS)
         defaults["seed"] = spec.seed

@@ -22,7 +22,7 @@ import numpy as np
 from ltr._validation import short_repr
 from ltr.engines._common import Recorder, TrainSpec
 
-__all__ = ["XGBoostAdapter", "DEFAULT_PARAMS", "import_xgboost"]
+__all__ = ["DEFAULT_PARAMS", "XGBoostAdapter", "import_xgboost"]
 
 DEFAULT_PARAMS: dict[str, Any] = {
     "tree_method": "hist",
@@ -87,11 +87,11 @@ class XGBoostAdapter:
 
     def base_params(self, spec: TrainSpec) -> dict[str, Any]:
         user = dict(spec.params)
-        for key in user:
+        for key, value in user.items():
             if key in _RESERVED:
                 raise ValueError(
                     f"params[{key!r}] is set by train(); use {_RESERVED[key]} instead "
-                    f"(got {short_repr(user[key])})"
+                    f"(got {short_repr(value)})"
                 )
         defaults = dict(DEFAULT_PARAMS)
         defaults["seed"] = spec.seed
