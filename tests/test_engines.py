@@ -510,6 +510,8 @@ def _bad_cases(data):
          r"early_stopping_rounds must be >= 1, got 0"),
         ({"resume": True}, ValueError, r"resume=True needs stage_dir"),
         ({"convention": "trec"}, ValueError, r"convention must be one of .* got 'trec'"),
+        ({"convention": "trec_eval", "eval_sets": [("v", Xv, yv, ov)]}, ValueError,
+         r"convention='trec_eval' cannot evaluate the eval sets: .*doc_ids"),
         ({"sample_weight": np.full(800, -1.0)}, ValueError, r"sample_weight must be finite and >= 0; sample_weight\[0\] = -1\.0"),
         ({"sample_weight": np.ones(5)}, ValueError, r"sample_weight has 5 rows but X has 800"),
         ({"params": {"objective": "regression"}}, ValueError, r"params\['objective'\] is set by train\(\); use objective="),

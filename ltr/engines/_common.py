@@ -467,6 +467,16 @@ def make_spec(
 
         if not isinstance(convention, str) or convention not in CONVENTIONS:
             raise ValueError(f"convention must be one of {sorted(CONVENTIONS)} or None, got {convention!r}")
+        if evals:
+            from ltr.metrics import ndcg
+
+            try:  # fail now, not after the first boosting round
+                ndcg(evals[0].y, np.zeros(len(evals[0].y)), offsets=evals[0].offsets, k=1,
+                     convention=convention)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(
+                    f"convention={convention!r} cannot evaluate the eval sets: {exc}"
+                ) from exc
     if random_state is None:
         seed = 0
     elif isinstance(random_state, np.random.RandomState):
