@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+# OpenMP threads that spin while waiting make small numba/LightGBM calls crawl on
+# a busy 2-core machine; must be set before any OpenMP runtime starts.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+os.environ.setdefault("MPLBACKEND", "Agg")
 
 import pytest
 

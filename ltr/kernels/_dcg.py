@@ -185,8 +185,7 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, co
     return total
 
 
-@njit(cache=True, parallel=True)
-def dcg_idcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
+def _dcg_idcg_impl(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
              label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg, want_idcg):
     """Per-query DCG@k and ideal DCG@k.
 
@@ -221,3 +220,18 @@ def dcg_idcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, i
                 out_idcg[q] = _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode,
                                           label_gain, counts, discount, start, end, m,
                                           buf_idx, buf_p)
+
+
+# The same driver compiled twice: threads pay off only on large inputs (waking an
+# OpenMP team costs more than scoring a few thousand rows, badly so on a busy machine).
+_dcg_idcg_parallel = njit(cache=True, parallel=True)(_dcg_idcg_impl)
+_dcg_idcg_serial = njit(cache=True)(_dcg_idcg_impl)
+PARALLEL_MIN_ROWS = 200_000
+
+
+def dcg_idcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
+             label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg, want_idcg):
+    """Dispatch to the serial or the threaded driver by input size (same arguments)."""
+    fn = _dcg_idcg_parallel if labels.shape[0] >= PARALLEL_MIN_ROWS else _dcg_idcg_serial
+    fn(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
+       label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg, want_idcg)
