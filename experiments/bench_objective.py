@@ -10,9 +10,10 @@ leaves and 2 threads, in one run:
 * XGBoost ``rank:ndcg`` (``lambdarank_pair_method="topk"``, ``num_pair_per_sample=20``)
 * XGBoost + ``LambdaRankObjective(k=20)``
 
-Each configuration trains ``--rounds`` rounds; the time of every round is taken
-from a per-iteration callback and the median is reported, with the ratio to
-the native objective of the same engine.  The objective's own share (median
+Each configuration trains ``--rounds`` rounds, ``--reps`` times, interleaved
+with the other configurations (so background load hits all alike); the time
+of every round is taken from a per-iteration callback and the median is
+reported, with the ratio to the native objective of the same engine.  The objective's own share (median
 seconds per call of the gradient function) is timed separately at the native
 model's final scores.
 
@@ -40,7 +41,7 @@ from ltr.objectives import LambdaRankObjective
 from ltr.sampling import TopKPairSampling
 
 K = 20
-THREADS = 2
+THREADS = 2  # default; --threads overrides (several values: one section each)
 LEAVES = 63
 
 
@@ -59,7 +60,7 @@ class _RoundTimer:
         return [b - a for a, b in zip(stamps, stamps[1:])]
 
 
-def _median_round_lgb(ds: lgb.Dataset, objective: object, rounds: int) -> float:
+def _rounds_lgb(ds: lgb.Dataset, objective: object, rounds: int) -> list[float]:
     params = {
         "objective": objective, "num_leaves": LEAVES, "learning_rate": 0.1,
         "num_threads": THREADS, "verbose": -1, "force_row_wise": True, "seed": 0,
@@ -68,10 +69,10 @@ def _median_round_lgb(ds: lgb.Dataset, objective: object, rounds: int) -> float:
     timer = _RoundTimer()
     start = time.perf_counter()
     lgb.train(params, ds, num_boost_round=rounds, callbacks=[timer])
-    return statistics.median(timer.per_round(start)[1:] or timer.per_round(start))
+    return timer.per_round(start)[1:]  # first round excluded (set-up)
 
 
-def _median_round_xgb(dtrain: object, objective: object | None, rounds: int) -> float:
+def _rounds_xgb(dtrain: object, objective: object | None, rounds: int) -> list[float]:
     import xgboost as xgb
 
     class Timer(xgb.callback.TrainingCallback):
@@ -93,8 +94,7 @@ def _median_round_xgb(dtrain: object, objective: object | None, rounds: int) -> 
     start = time.perf_counter()
     xgb.train(params, dtrain, num_boost_round=rounds, obj=objective, callbacks=[timer])
     stamps = [start] + timer.stamps
-    rounds_s = [b - a for a, b in zip(stamps, stamps[1:])]
-    return statistics.median(rounds_s[1:] or rounds_s)
+    return [b - a for a, b in zip(stamps[1:], stamps[2:])]  # first round excluded
 
 
 def _median_call(obj: LambdaRankObjective, scores: np.ndarray, y: np.ndarray,
@@ -107,7 +107,7 @@ def _median_call(obj: LambdaRankObjective, scores: np.ndarray, y: np.ndarray,
     return statistics.median(times)
 
 
-def run(n_queries: int, rounds: int, with_xgb: bool) -> list[tuple[str, str, float, float]]:
+def run(n_queries: int, rounds: int, reps: int, with_xgb: bool) -> list[tuple[str, str, float, float]]:
     data = make_ranking(n_queries, n_features=136, random_state=0)
     group = np.diff(data.offsets)
     ds = lgb.Dataset(data.X, data.y, group=group, free_raw_data=False,
@@ -120,41 +120,60 @@ def run(n_queries: int, rounds: int, with_xgb: bool) -> list[tuple[str, str, flo
     }
     for obj in variants.values():  # compile / warm up once, outside the timings
         obj.gradients(np.zeros(len(data.y)), data.y, data.offsets)
-    rows = []
-    native = _median_round_lgb(ds, "lambdarank", rounds)
-    rows.append(("lightgbm", "native lambdarank@20", native, 1.0))
-    for name, obj in variants.items():
-        t = _median_round_lgb(ds, obj, rounds)
-        rows.append(("lightgbm", name, t, t / native))
-    # objective share alone, at non-trivial scores
-    rng = np.random.default_rng(0)
-    scores = data.X[:, :8].astype(np.float64) @ rng.normal(size=8)
-    for name, obj in variants.items():
-        t = _median_call(obj, scores, data.y, data.offsets, reps=max(3, rounds // 2))
-        rows.append(("objective call", name, t, float("nan")))
+    lgb_configs: dict[str, object] = {"native lambdarank@20": "lambdarank", **variants}
+    times: dict[tuple[str, str], list[float]] = {}
+    dtrain = None
     if with_xgb:
         import xgboost as xgb
 
         dtrain = xgb.DMatrix(data.X, data.y, nthread=THREADS)
         dtrain.set_group(group)
-        xnative = _median_round_xgb(dtrain, None, rounds)
-        rows.append(("xgboost", "native rank:ndcg topk@20", xnative, 1.0))
-        t = _median_round_xgb(dtrain, LambdaRankObjective(k=K), rounds)
-        rows.append(("xgboost", "ours k=20 all pairs", t, t / xnative))
+    # interleave the configurations so that background load hits all of them alike
+    for _ in range(reps):
+        for name, obj in lgb_configs.items():
+            if isinstance(obj, LambdaRankObjective):
+                obj.reset()
+            times.setdefault(("lightgbm", name), []).extend(_rounds_lgb(ds, obj, rounds))
+        if dtrain is not None:
+            times.setdefault(("xgboost", "native rank:ndcg topk@20"), []).extend(
+                _rounds_xgb(dtrain, None, rounds))
+            times.setdefault(("xgboost", "ours k=20 all pairs"), []).extend(
+                _rounds_xgb(dtrain, LambdaRankObjective(k=K), rounds))
+    rows = []
+    for engine, native_name in (("lightgbm", "native lambdarank@20"),
+                                ("xgboost", "native rank:ndcg topk@20")):
+        if (engine, native_name) not in times:
+            continue
+        base = statistics.median(times[(engine, native_name)])
+        for (eng, name), ts in times.items():
+            if eng == engine:
+                t = statistics.median(ts)
+                rows.append((engine, name, t, t / base))
+    # the objective's own share, at non-trivial scores
+    rng = np.random.default_rng(0)
+    scores = data.X[:, :8].astype(np.float64) @ rng.normal(size=8)
+    for name, obj in variants.items():
+        t = _median_call(obj, scores, data.y, data.offsets, reps=max(5, rounds))
+        rows.append(("objective call only", name, t, float("nan")))
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small smoke run")
-    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per training")
+    parser.add_argument("--reps", type=int, default=None, help="interleaved repetitions")
     parser.add_argument("--sizes", type=int, nargs="*", default=None)
     parser.add_argument("--no-xgboost", action="store_true")
+    parser.add_argument("--threads", type=int, nargs="*", default=None,
+                        help="thread counts (engine and numba), one section each; default 2")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "objective_speed.md"))
     args = parser.parse_args(argv)
-    numba.set_num_threads(THREADS)
+    global THREADS
+    thread_counts = args.threads or [2]
     sizes = args.sizes or ([300] if args.quick else [2000, 10000])
-    rounds = args.rounds or (5 if args.quick else 20)
+    rounds = args.rounds or (4 if args.quick else 8)
+    reps = args.reps or (1 if args.quick else 3)
     command = "python experiments/bench_objective.py " + " ".join(argv if argv is not None else sys.argv[1:])
     lines = [
         "# LambdaRank objective: seconds per boosting round",
@@ -162,24 +181,30 @@ def main(argv: list[str] | None = None) -> int:
         f"Command: `{command.strip()}`",
         "",
         f"make_ranking data (136 features, ~120 docs/query), {LEAVES} leaves, "
-        f"{THREADS} threads (LightGBM/XGBoost and numba), {rounds} rounds, median seconds per "
-        f"round (first round excluded); ratio = ours / native of the same engine. "
-        f"'objective call' rows: median seconds of one gradient computation alone. "
+        f"T threads (LightGBM/XGBoost and numba, per section), {reps} interleaved repetitions of "
+        f"{rounds} rounds per configuration, median seconds per round (first round of each "
+        f"training excluded); ratio = ours / native of the same engine. "
+        f"'objective call only' rows: median seconds of one gradient computation alone. "
         f"Python {platform.python_version()}, lightgbm {lgb.__version__}, numba {numba.__version__}.",
         "",
         "Note: measured on a shared 2-core machine while other jobs ran; timings are noisy.",
         "",
     ]
-    for n in sizes:
-        rows = run(n, rounds, not args.no_xgboost)
-        lines += [f"## {n:,} queries", "", "| engine | objective | s / round | ratio |", "|---|---|---|---|"]
-        for engine, name, t, ratio in rows:
-            r = "" if np.isnan(ratio) else f"{ratio:.2f}x"
-            lines.append(f"| {engine} | {name} | {t:.4f} | {r} |")
-        lines.append("")
-        print("\n".join(lines[-(len(rows) + 4):]), flush=True)
+    for threads in thread_counts:
+        THREADS = threads
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+        for n in sizes:
+            rows = run(n, rounds, reps, not args.no_xgboost)
+            lines += [f"## {n:,} queries, {threads} thread(s)", "",
+                      "| engine | objective | s / round | ratio |", "|---|---|---|---|"]
+            for engine, name, t, ratio in rows:
+                r = "" if np.isnan(ratio) else f"{ratio:.2f}x"
+                lines.append(f"| {engine} | {name} | {t:.4f} | {r} |")
+            lines.append("")
+            print("\n".join(lines[-(len(rows) + 4):]), flush=True)
+            if not args.quick:  # rewrite after every section: partial results survive
+                Path(args.out).write_text("\n".join(lines) + "\n")
     if not args.quick:
-        Path(args.out).write_text("\n".join(lines) + "\n")
         print(f"wrote {args.out}")
     return 0
 

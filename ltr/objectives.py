@@ -279,7 +279,7 @@ class _LambdaRankBase:
                 "perm": np.empty(n, dtype=np.int64),
                 "tmp": np.empty(n, dtype=np.int64),
                 "rank": np.empty(need, dtype=np.int64),
-                "kbuf": np.empty(need, dtype=np.float64),
+                "kbuf": np.empty(2 * need, dtype=np.float64),
                 "acc_l": np.empty(n, dtype=np.float64),
                 "acc_h": np.empty(n, dtype=np.float64),
             }

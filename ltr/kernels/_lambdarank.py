@@ -166,6 +166,33 @@ def _rho(ds, sigma, use_table, table, tmin, tmax, tfactor):
 
 
 @njit(cache=True, inline="always")
+def _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax, tfactor):
+    """``(lambda, hessian)`` of one pair from ``ds = s_high - s_low`` and ``|delta NDCG|``.
+
+    ``use_table`` follows LightGBM's arithmetic step by step (lookup sigmoid,
+    same operation order).  Otherwise the exact sigmoid is fused so that one
+    division serves both terms: with ``e = exp(sigma ds)``, ``c = 0.01 + |ds|``
+    (1 without regularisation) and ``t = 1 / ((1 + e) c)``:
+    ``lambda = -sigma delta t`` and ``hessian = sigma**2 delta e c t**2``.
+    """
+    if use_table:
+        if regularize:
+            delta /= _F32_001 + abs(ds)
+        p = _rho(ds, sigma, True, table, tmin, tmax, tfactor)
+        ph = p * (1.0 - p)
+        pl = p * (-sigma * delta)
+        ph *= sigma * sigma * delta
+        return pl, ph
+    e = math.exp(sigma * ds)
+    if e == np.inf:
+        return 0.0, 0.0
+    c = _F32_001 + abs(ds) if regularize else 1.0
+    t = 1.0 / ((1.0 + e) * c)
+    sd = sigma * delta
+    return -sd * t, sigma * sd * ((e * t) * c) * t
+
+
+@njit(cache=True, inline="always")
 def _add_pair(acc_l, acc_h, s, high, low, pl, ph, f32):
     if f32:
         plf = float(np.float32(pl))
@@ -281,12 +308,8 @@ def _all_pairs_query(scores, labels, gains, s, n, perm, acc_l, acc_h, inv_idcg, 
                 gap = gains[s + dj] - gi
                 ds = sj - si
             delta = gap * abs(disc[i] - disc[j]) * inv_idcg
-            if regularize:
-                delta /= _F32_001 + abs(ds)
-            p = _rho(ds, sigma, use_table, table, tmin, tmax, tfactor)
-            ph = p * (1.0 - p)
-            pl = p * (-sigma * delta)
-            ph *= sigma * sigma * delta
+            pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
+                                 tfactor)
             if weighted:
                 pl *= w
                 ph *= w
@@ -304,16 +327,6 @@ def _all_pairs_query(scores, labels, gains, s, n, perm, acc_l, acc_h, inv_idcg, 
 
 
 @njit(cache=True, inline="always")
-def _count_label(labels, perm, s, a, b, value):
-    # documents at ranks [a, b) whose label equals value
-    c = 0
-    for j in range(a, b):
-        if labels[s + perm[s + j]] == value:
-            c += 1
-    return c
-
-
-@njit(cache=True, inline="always")
 def _upper_bound(arr, lo, hi, value):
     # first index in [lo, hi) with arr[index] > value (arr ascending there)
     while lo < hi:
@@ -325,21 +338,28 @@ def _upper_bound(arr, lo, hi, value):
     return lo
 
 
-@njit(cache=True)
-def _draw_other(labels, perm, s, a, b, count, value, state):
+@njit(cache=True, inline="always")
+def _count_sorted(arr, lo, hi, value):
+    # occurrences of value in the ascending arr[lo:hi]
+    return _upper_bound(arr, lo, hi, value) - _lower_bound(arr, lo, hi, value)
+
+
+@njit(cache=True, inline="always")
+def _draw_other(labels, perm, s, a, b, count, value, u, state):
     """Uniform rank in ``[a, b)`` whose label differs from ``value`` (``count`` of them).
 
-    Rejection sampling when at least a quarter of the range qualifies,
-    otherwise the ``c``-th qualifying rank by a scan; both are exact.
+    ``u`` is a uniform number in ``[0, 1)`` for the first try.  Rejection
+    sampling when at least a quarter of the range qualifies (fresh numbers
+    after a rejection), otherwise the ``c``-th qualifying rank by a scan;
+    both are exact.
     """
     width = b - a
     if 4 * count >= width:
         while True:
-            state, u = _next_uniform(state)
             x = a + min(int(u * width), width - 1)
             if labels[s + perm[s + x]] != value:
                 return x, state
-    state, u = _next_uniform(state)
+            state, u = _next_uniform(state)
     c = min(int(u * count), count - 1)
     for x in range(a, b):
         if labels[s + perm[s + x]] != value:
@@ -368,27 +388,39 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, acc_l, acc_h, 
     best = scores[s + perm[s]]
     worst = scores[s + perm[s + n - 1]]
     regularize = norm and best != worst
+    big_k = min(k, n)
+    big_t = min(top, big_k)
+    # sorted label multisets: the whole query, ranks [0, big_t) and ranks [big_t, big_k)
+    half = kbuf.shape[0] // 2
     for r in range(n):
         rank[s + perm[s + r]] = r
         kbuf[s + r] = labels[s + r]
-    kbuf[s:s + n].sort()  # label multiset, for whole-query same-label counts
-    big_k = min(k, n)
-    big_t = min(top, n)
+    kbuf[s:s + n].sort()
+    for r in range(big_k):
+        kbuf[half + s + r] = labels[s + perm[s + r]]
+    kbuf[half + s:half + s + big_t].sort()
+    kbuf[half + s + big_t:half + s + big_k].sort()
     sum_lambdas = 0.0
     for d in range(n):
         r = rank[s + d]
         ld = labels[s + d]
         lim = n if r < big_k else big_k
-        head_end = lim if r < big_t else min(big_t, lim)
-        if lim == n:
-            same_lim = _upper_bound(kbuf, s, s + n, ld) - _lower_bound(kbuf, s, s + n, ld)
-            if head_end == n:
-                same_head = same_lim
-            else:
-                same_head = _count_label(labels, perm, s, 0, head_end, ld)
+        if r < min(top, n):
+            head_end = lim
         else:
-            same_head = _count_label(labels, perm, s, 0, head_end, ld)
-            same_lim = same_head + _count_label(labels, perm, s, head_end, lim, ld)
+            head_end = big_t
+        c_head = _count_sorted(kbuf, half + s, half + s + big_t, ld)
+        c_top = c_head + _count_sorted(kbuf, half + s + big_t, half + s + big_k, ld)
+        if lim == n:
+            same_lim = _count_sorted(kbuf, s, s + n, ld)
+        else:
+            same_lim = c_top
+        if head_end == n:
+            same_head = same_lim
+        elif head_end == big_k:
+            same_head = c_top
+        else:
+            same_head = c_head
         n_head = head_end - same_head
         n_tail = (lim - head_end) - (same_lim - same_head)
         w_head = head_weight * n_head
@@ -400,10 +432,14 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, acc_l, acc_h, 
         sd = scores[s + d]
         for _ in range(m):
             state, u = _next_uniform(state)
-            if u * total < w_head or n_tail == 0:
-                x, state = _draw_other(labels, perm, s, 0, head_end, n_head, ld, state)
+            v = u * total
+            # the position of v inside the chosen region is itself uniform: reuse it
+            if v < w_head:
+                x, state = _draw_other(labels, perm, s, 0, head_end, n_head, ld, v / w_head,
+                                       state)
             else:
-                x, state = _draw_other(labels, perm, s, head_end, lim, n_tail, ld, state)
+                x, state = _draw_other(labels, perm, s, head_end, lim, n_tail, ld,
+                                       min((v - w_head) / n_tail, 1.0), state)
             e = perm[s + x]
             if ld > labels[s + e]:
                 high = d
@@ -416,12 +452,10 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, acc_l, acc_h, 
                 gap = gains[s + e] - gd
                 ds = scores[s + e] - sd
             delta = gap * abs(disc[r] - disc[x]) * inv_idcg
-            if regularize:
-                delta /= _F32_001 + abs(ds)
-            p = _rho(ds, sigma, use_table, table, tmin, tmax, tfactor)
-            ph = p * (1.0 - p)
-            pl = p * (-sigma * delta) * scale
-            ph *= sigma * sigma * delta * scale
+            pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
+                                 tfactor)
+            pl *= scale
+            ph *= scale
             _add_pair(acc_l, acc_h, s, high, low, pl, ph, f32)
             sum_lambdas -= 2.0 * pl
     if norm and sum_lambdas > 0.0:
@@ -481,8 +515,8 @@ def lambdarank_gradients(scores, labels, gains, offsets, inv_idcg, obj_weights, 
     ``(n_objectives, n_queries)``; ``obj_weights``: ``(n_objectives,)``.
     ``pairs_per_doc == 0`` means all pairs.  ``seed`` is a ``uint64``.
     Work buffers (int64: ``perm, tmp, rank``; float64: ``kbuf, acc_l, acc_h``)
-    have ``n_rows`` entries each (the sampling-only ``rank`` and ``kbuf`` may
-    be length 1 when ``pairs_per_doc == 0``).  Queries run in
+    have ``n_rows`` entries each, ``kbuf`` ``2 * n_rows`` (the sampling-only
+    ``rank`` and ``kbuf`` may be length 1 / 2 when ``pairs_per_doc == 0``).  Queries run in
     parallel (``prange``); each touches only its own slice of every buffer.
     """
     for q in prange(offsets.shape[0] - 1):
