@@ -558,11 +558,18 @@ class _LgbTrees:
     left: np.ndarray  # int32: >= 0 internal node, < 0 is ~leaf
     right: np.ndarray
     trees_of: dict[int, np.ndarray]  # feature -> int64 ids of the trees splitting on it
+    paths: np.ndarray  # int32 (n_trees, max_leaves, max_depth): root->leaf nodes, -1 padded
 
-    @property
-    def max_nodes(self) -> int:
-        """Most internal nodes in one tree (leaves number one more)."""
-        return int(np.max(np.diff(self.start))) + 1 if self.start.size > 1 else 1
+    def first_nodes(self, cols: Sequence[int], tree_ids: np.ndarray) -> np.ndarray:
+        """``out[a, leaf]``: first node on the root->leaf path of tree ``tree_ids[a]`` that
+        splits on one of *cols* (-1 if none).  The path above it does not depend on *cols*."""
+        paths = self.paths[tree_ids]  # (T, L, D)
+        valid = paths >= 0
+        nodes = np.where(valid, paths, 0) + self.start[tree_ids][:, None, None]
+        hit = valid & np.isin(self.feature[nodes], np.asarray(cols))
+        depth = np.argmax(hit, axis=2)
+        first = np.take_along_axis(paths, depth[..., None], axis=2)[..., 0]
+        return np.where(hit.any(axis=2), first, -1).astype(np.int32)
 
 
 def _parse_lgb_trees(booster: Any) -> _LgbTrees | None:
@@ -576,6 +583,7 @@ def _parse_lgb_trees(booster: Any) -> _LgbTrees | None:
     start = [0]
     feats, ths, decs, lefts, rights = [], [], [], [], []
     trees_of: dict[int, list[int]] = {}
+    paths_of: list[dict[int, list[int]]] = []
     for t, sec in enumerate(sections):
         kv = {}
         for line in sec.splitlines()[1:]:
@@ -586,6 +594,7 @@ def _parse_lgb_trees(booster: Any) -> _LgbTrees | None:
             return None
         if int(kv.get("num_leaves", "1")) < 2 or "split_feature" not in kv:
             start.append(start[-1])  # a single leaf: never changes
+            paths_of.append({})
             continue
         f = np.array(kv["split_feature"].split(), dtype=np.int32)
         dec = np.array(kv["decision_type"].split(), dtype=np.int8)
@@ -596,6 +605,17 @@ def _parse_lgb_trees(booster: Any) -> _LgbTrees | None:
         decs.append(dec)
         lefts.append(np.array(kv["left_child"].split(), dtype=np.int32))
         rights.append(np.array(kv["right_child"].split(), dtype=np.int32))
+        tree_paths: dict[int, list[int]] = {}
+        stack: list[tuple[int, list[int]]] = [(0, [])]
+        while stack:
+            node, path = stack.pop()
+            path = path + [node]
+            for child in (lefts[-1][node], rights[-1][node]):
+                if child < 0:
+                    tree_paths[int(~child)] = path
+                else:
+                    stack.append((int(child), path))
+        paths_of.append(tree_paths)
         start.append(start[-1] + len(f))
         for j in np.unique(f):
             trees_of.setdefault(int(j), []).append(t)
@@ -603,7 +623,14 @@ def _parse_lgb_trees(booster: Any) -> _LgbTrees | None:
     def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
         return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
 
+    max_leaves = max([len(p) for p in paths_of] + [1])
+    max_depth = max([len(v) for p in paths_of for v in p.values()] + [1])
+    paths = np.full((len(paths_of), max_leaves, max_depth), -1, dtype=np.int32)
+    for t, tree_paths in enumerate(paths_of):
+        for leaf, path in tree_paths.items():
+            paths[t, leaf, : len(path)] = path
     return _LgbTrees(
+        paths=paths,
         start=np.array(start, dtype=np.int64),
         feature=cat(feats, np.int32),
         threshold=cat(ths, np.float64),
@@ -653,38 +680,42 @@ def _lgb_walk(X, i, cols, vals, base, node, feature, threshold, decision, left, 
 
 
 @njit(cache=True, parallel=True)
-def _lgb_base_leaves(X, cols, trees, start, feature, threshold, decision, left, right,
-                     leaves, firsts):
-    """Leaf of every row in every tree of ``trees`` and the first node on ``cols`` it visits."""
+def _lgb_leaves(X, trees, start, feature, threshold, decision, left, right, out):
+    """``out[i, t]``: leaf of row ``i`` in tree ``trees[t]`` (LightGBM ``pred_leaf``)."""
+    none = np.empty(0, dtype=np.int64)
+    vals = np.empty(0)
     for i in prange(X.shape[0]):
-        own = np.empty(cols.shape[0])
-        for c in range(cols.shape[0]):
-            own[c] = np.float64(X[i, cols[c]])
         for a in range(trees.shape[0]):
-            leaf, first = _lgb_walk(X, i, cols, own, start[trees[a]], 0, feature, threshold,
-                                    decision, left, right)
-            leaves[i, a] = leaf
-            firsts[i, a] = first
+            t = trees[a]
+            if start[t + 1] == start[t]:
+                out[i, a] = 0  # a single-leaf tree
+                continue
+            leaf, _ = _lgb_walk(X, i, none, vals, start[t], 0, feature, threshold,
+                                decision, left, right)
+            out[i, a] = leaf
 
 
 @njit(cache=True, parallel=True)
-def _lgb_leaf_changed(X, rows, new_vals, cols, trees, start, feature, threshold, decision, left,
-                      right, leaves, firsts, out):
+def _lgb_leaf_changed(X, rows, new_vals, cols, trees, first, start, feature, threshold, decision,
+                      left, right, leaves, out):
     """``out[r]``: does row ``rows[r]`` with ``cols`` set to ``new_vals[r]`` reach another leaf?
 
-    The path above the first node on ``cols`` does not depend on them, so each walk
-    starts there; trees whose path never meets ``cols`` are skipped."""
+    ``leaves[i, t]`` is the row's leaf in tree ``t``; ``first[a, leaf]`` the first node on
+    its path that splits on ``cols``.  The path above that node does not depend on
+    ``cols``, so each walk starts there; trees whose path never meets ``cols`` are skipped."""
     for r in prange(rows.shape[0]):
         i = rows[r]
         vals = new_vals[r]
         changed = False
         for a in range(trees.shape[0]):
-            node = firsts[i, a]
+            t = trees[a]
+            leaf0 = leaves[i, t]
+            node = first[a, leaf0]
             if node < 0:
                 continue
-            leaf, _ = _lgb_walk(X, i, cols, vals, start[trees[a]], node, feature, threshold,
-                                decision, left, right)
-            if leaf != leaves[i, a]:
+            leaf, _ = _lgb_walk(X, i, cols, vals, start[t], node, feature, threshold, decision,
+                                left, right)
+            if leaf != leaf0:
                 changed = True
                 break
         out[r] = changed
@@ -1132,6 +1163,12 @@ def permutation_importance(
             trees = _parse_lgb_trees(booster)
         if trees is not None:
             tr = trees
+            # Leaf of every row in every tree, once (int16 while trees have < 32767 leaves).
+            n_trees = tr.start.size - 1
+            small = tr.paths.shape[1] < np.iinfo(np.int16).max
+            all_leaves = np.zeros((n_eval, n_trees), dtype=np.int16 if small else np.int32)
+            _lgb_leaves(Xs, np.arange(n_trees, dtype=np.int64), tr.start, tr.feature,
+                        tr.threshold, tr.decision, tr.left, tr.right, all_leaves)
 
             def codes_of(j: int) -> np.ndarray | None:
                 ts = tr.threshold[tr.feature == j]
@@ -1167,27 +1204,20 @@ def permutation_importance(
                 cols_arr = np.asarray(cols, dtype=np.int64)
                 tree_ids = np.unique(np.concatenate(
                     [trees.trees_of.get(j, np.zeros(0, dtype=np.int64)) for j in cols]))
-                small = trees.max_nodes < np.iinfo(np.int16).max
-                dtype = np.int16 if small else np.int32
-                base_leaves = np.empty((n_eval, tree_ids.size), dtype=dtype)
-                firsts = np.empty((n_eval, tree_ids.size), dtype=dtype)
-                _lgb_base_leaves(Xs, cols_arr, tree_ids, trees.start, trees.feature,
-                                 trees.threshold, trees.decision, trees.left, trees.right,
-                                 base_leaves, firsts)
-                leaf_check = (cols_arr, tree_ids, base_leaves, firsts)
+                leaf_check = (cols_arr, tree_ids, trees.first_nodes(cols, tree_ids))
             for r, p in enumerate(perms):
                 changed = np.zeros(n_eval, dtype=bool)
                 for c in col_codes:
                     changed |= c[p] != c
                 idx = np.flatnonzero(changed)
                 if idx.size and leaf_check is not None:
-                    cols_arr, tree_ids, base_leaves, firsts = leaf_check
+                    cols_arr, tree_ids, first = leaf_check
                     new_vals = np.ascontiguousarray(Xs[p[idx][:, None], cols_arr[None, :]],
                                                     dtype=np.float64)
                     moved = np.empty(idx.size, dtype=np.bool_)
-                    _lgb_leaf_changed(Xs, idx, new_vals, cols_arr, tree_ids, trees.start,
+                    _lgb_leaf_changed(Xs, idx, new_vals, cols_arr, tree_ids, first, trees.start,
                                       trees.feature, trees.threshold, trees.decision, trees.left,
-                                      trees.right, base_leaves, firsts, moved)
+                                      trees.right, all_leaves, moved)
                     idx = idx[moved]
                 if idx.size == 0:
                     res[r] = base_eval

@@ -138,7 +138,7 @@ def test_xgboost_booster_is_wrapped_in_a_dmatrix_and_matches_full_prediction(rea
 
 @pytest.mark.parametrize("zero_as_missing", [False, True])
 def test_leaf_walk_matches_lightgbm_pred_leaf_with_missing_values(zero_as_missing):
-    from ltr.inspection import _lgb_base_leaves, _parse_lgb_trees
+    from ltr.inspection import _lgb_leaves, _parse_lgb_trees
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(3000, 6))
@@ -153,10 +153,16 @@ def test_leaf_walk_matches_lightgbm_pred_leaf_with_missing_values(zero_as_missin
     assert decisions & {1, 2}, "the model should have splits with a missing-value rule"
     ids = np.arange(booster.num_trees(), dtype=np.int64)
     leaves = np.empty((len(X), len(ids)), dtype=np.int32)
-    firsts = np.empty_like(leaves)
-    _lgb_base_leaves(X, np.array([0], dtype=np.int64), ids, trees.start, trees.feature,
-                     trees.threshold, trees.decision, trees.left, trees.right, leaves, firsts)
+    _lgb_leaves(X, ids, trees.start, trees.feature, trees.threshold, trees.decision, trees.left,
+                trees.right, leaves)
     np.testing.assert_array_equal(leaves, booster.predict(X, pred_leaf=True))
+    # first node on a column along each root->leaf path, against a direct walk of the tree
+    first = trees.first_nodes([2], ids)
+    for t in (0, 7):
+        for leaf in range(trees.paths.shape[1]):
+            path = [n for n in trees.paths[t, leaf] if n >= 0]
+            on_col = [n for n in path if trees.feature[trees.start[t] + n] == 2]
+            assert first[t, leaf] == (on_col[0] if on_col else -1)
     # the shortcut then gives exactly the numbers of full re-prediction
     qid = np.repeat(np.arange(30), 100)
     kw = dict(qid=qid, n_repeats=2, random_state=0, progress=False)
