@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from numba import njit, prange
 
 from ltr._validation import check_int, short_repr
@@ -315,6 +314,7 @@ class PermutationImportance:
             "n_repeats": self.n_repeats,
             "n_queries": self.n_queries,
             "n_rows": self.n_rows,
+            "n_rows_predicted": self.n_rows_predicted,
             "ndcg_options": {k: _jsonable(v) for k, v in self.ndcg_options.items()},
             "feature_names": list(self.feature_names),
             "feature_columns": [list(map(int, c)) for c in self.feature_columns],
@@ -870,7 +870,7 @@ def permutation_importance(
     strategy: str = "global",
     features: Sequence[str | int] | Mapping[str, Sequence[str | int]] | None = None,
     segments: Any = None,
-    max_queries: int | float | None = None,
+    max_queries: float | None = None,
     n_jobs: int | None = None,
     random_state: int | np.random.RandomState | None = None,
     progress: bool | None = None,

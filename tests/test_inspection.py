@@ -21,8 +21,8 @@ from ltr.groups import resolve_groups
 from ltr.inspection import PermutationImportance, _within_query_permutations, permutation_importance
 from ltr.metrics import ndcg, ndcg_by_segment
 
-LGB_PARAMS = dict(objective="lambdarank", num_leaves=15, min_data_in_leaf=20, verbose=-1,
-                  num_threads=1, seed=0, deterministic=True)
+LGB_PARAMS = {"objective": "lambdarank", "num_leaves": 15, "min_data_in_leaf": 20, "verbose": -1,
+                  "num_threads": 1, "seed": 0, "deterministic": True}
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -97,7 +97,7 @@ def test_global_strategy_equals_sklearn_with_unsorted_rows_and_nondefault_ndcg_o
     rng = np.random.default_rng(3)
     shuffle = rng.permutation(len(y))
     Xp, yp, qp = X[shuffle], y[shuffle], qid[shuffle] * 7 + 11  # non-contiguous, other ids
-    opts = dict(gain="linear", ties="stable", empty=0.0)
+    opts = {"gain": "linear", "ties": "stable", "empty": 0.0}
     ours = permutation_importance(ranker, Xp, yp, qid=qp, k=5, n_repeats=2, random_state=1,
                                   progress=False, **opts)
     theirs = sk_permutation_importance(ranker, Xp, yp, scoring=sorted_ndcg_scorer(qp, 5, **opts),
@@ -109,7 +109,7 @@ def test_global_strategy_equals_sklearn_with_unsorted_rows_and_nondefault_ndcg_o
 def test_row_subset_shortcut_gives_the_same_numbers_as_full_prediction(real):
     X, y, qid, ranker = real["X"], real["y"], real["qid"], real["ranker"]
     booster = ranker.booster_
-    kw = dict(qid=qid, k=[3, 10], n_repeats=2, random_state=0, progress=False)
+    kw = {"qid": qid, "k": [3, 10], "n_repeats": 2, "random_state": 0, "progress": False}
     fast = permutation_importance(booster, X, y, **kw)  # raw Booster: shortcut
     full = permutation_importance(CallableModel(booster), X, y, **kw)  # callable: full predict
     np.testing.assert_array_equal(fast.importances, full.importances)
@@ -165,7 +165,7 @@ def test_leaf_walk_matches_lightgbm_pred_leaf_with_missing_values(zero_as_missin
             assert first[t, leaf] == (on_col[0] if on_col else -1)
     # the shortcut then gives exactly the numbers of full re-prediction
     qid = np.repeat(np.arange(30), 100)
-    kw = dict(qid=qid, n_repeats=2, random_state=0, progress=False)
+    kw = {"qid": qid, "n_repeats": 2, "random_state": 0, "progress": False}
     for strategy in ("global", "within_query"):
         fast = permutation_importance(booster, X, y, strategy=strategy, **kw)
         full = permutation_importance(CallableModel(booster), X, y, strategy=strategy, **kw)
@@ -250,7 +250,7 @@ def test_within_query_gives_exactly_zero_for_a_query_constant_feature():
     splits = model.feature_importance("split")
     used_constant = [j for j in constant if splits[j] > 0]
     assert used_constant, "the model should split on a query-level feature"
-    kw = dict(qid=qid, n_repeats=3, random_state=0, progress=False)
+    kw = {"qid": qid, "n_repeats": 3, "random_state": 0, "progress": False}
     within = permutation_importance(model, X, y, strategy="within_query", **kw)
     glob = permutation_importance(model, X, y, strategy="global", **kw)
     assert np.all(within.importances[constant] == 0.0)
@@ -293,7 +293,7 @@ def test_segments_report_per_segment_baseline_and_importance(real):
     n_q = len(real["sizes"])
     seg_of_query = np.array(["news", "shop", "video"])[np.arange(n_q) % 3]
     segments = seg_of_query[qid]
-    opts = dict(empty=0.0)  # no skipped queries: segment means average back to the total
+    opts = {"empty": 0.0}  # no skipped queries: segment means average back to the total
     res = permutation_importance(ranker, X, y, qid=qid, segments=segments, features=[0, 1, 2],
                                  n_repeats=2, random_state=0, progress=False, **opts)
     assert res.segment_labels == ["news", "shop", "video"]
@@ -319,10 +319,10 @@ def test_segments_report_per_segment_baseline_and_importance(real):
 
 
 def test_k_list_adds_a_k_axis_and_matches_single_k_runs(real):
-    X, y, qid, ranker = real["X"][:, :10], real["y"], real["qid"], None
+    X, y, qid = real["X"][:, :10], real["y"], real["qid"]
     model = lgb.LGBMRanker(n_estimators=8, num_leaves=7, n_jobs=1, verbose=-1, random_state=0)
     model.fit(X, y, group=real["sizes"])
-    kw = dict(qid=qid, n_repeats=2, random_state=5, progress=False)
+    kw = {"qid": qid, "n_repeats": 2, "random_state": 5, "progress": False}
     multi = permutation_importance(model, X, y, k=[1, 10], **kw)
     assert multi.k == (1, 10)
     assert multi.importances.shape == (2, 10, 2)
@@ -337,12 +337,12 @@ def test_k_list_adds_a_k_axis_and_matches_single_k_runs(real):
 
 
 def test_dataframe_input_keeps_names_and_permutes_columns(real):
-    X, y, qid, ranker = real["X"][:, :8], real["y"], real["qid"], None
+    X, y, qid = real["X"][:, :8], real["y"], real["qid"]
     names = [f"feat_{i}" for i in range(8)]
     df = pd.DataFrame(X, columns=names)
     model = lgb.LGBMRanker(n_estimators=8, num_leaves=7, n_jobs=1, verbose=-1, random_state=0)
     model.fit(df, y, group=real["sizes"])
-    kw = dict(qid=qid, n_repeats=2, random_state=0, progress=False)
+    kw = {"qid": qid, "n_repeats": 2, "random_state": 0, "progress": False}
     from_df = permutation_importance(model, df, y, **kw)
     assert from_df.feature_names == names
     from_np = permutation_importance(model.booster_, X, y, **kw)
@@ -363,10 +363,10 @@ def test_dataframe_input_keeps_names_and_permutes_columns(real):
 
 
 def test_parallel_workers_give_identical_results(real):
-    X, y, qid, ranker = real["X"][:, :12], real["y"], real["qid"], None
+    X, y, qid = real["X"][:, :12], real["y"], real["qid"]
     model = lgb.LGBMRanker(n_estimators=8, num_leaves=7, n_jobs=1, verbose=-1, random_state=0)
     model.fit(X, y, group=real["sizes"])
-    kw = dict(qid=qid, n_repeats=2, random_state=0, progress=False)
+    kw = {"qid": qid, "n_repeats": 2, "random_state": 0, "progress": False}
     serial = permutation_importance(model, X, y, **kw)
     threaded = permutation_importance(model, X, y, n_jobs=2, **kw)
     np.testing.assert_array_equal(serial.importances, threaded.importances)
@@ -417,7 +417,7 @@ def test_t_interval_matches_closed_form(small_result):
 
 def test_progress_bar_only_when_asked(real, capsys):
     X, y, qid = real["X"][:, :3], real["y"], real["qid"]
-    model = lambda Z: Z[:, 0] + 0.5 * Z[:, 1]  # noqa: E731
+    model = lambda Z: Z[:, 0] + 0.5 * Z[:, 1]
     permutation_importance(model, X, y, qid=qid, n_repeats=1, progress=True)
     assert "permutation importance" in capsys.readouterr().err
     permutation_importance(model, X, y, qid=qid, n_repeats=1)  # not a TTY: silent
@@ -452,7 +452,7 @@ def test_rejects_bad_arguments_with_informative_errors(kwargs, error, match):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(12, 4))
     y = rng.integers(0, 3, 12).astype(float)
-    args = dict(qid=np.repeat([0, 1, 2], 4), progress=False)
+    args = {"qid": np.repeat([0, 1, 2], 4), "progress": False}
     args.update(kwargs)
     with pytest.raises(error, match=match):
         permutation_importance(lambda Z: Z[:, 0], X, y, **args)
