@@ -86,42 +86,46 @@ def lightgbm_sigmoid_table(sigma):
     return table, min_input, max_input, factor
 
 
-@njit(cache=True, inline="always")
-def _before(ka, kb, desc):
-    if desc:
-        return ka > kb
-    return ka < kb
-
-
 @njit(cache=True)
-def _stable_argsort(key, s, n, idx, tmp, desc):
-    """Stable argsort of ``key[s:s+n]`` into ``idx[s:s+n]`` (local indices).
+def _argsort_desc(scores, s, n, idx, tmp, skey):
+    """Stable descending argsort of ``scores[s:s+n]`` into ``idx[s:s+n]`` (local indices).
 
-    ``desc`` sorts descending.  ``tmp[s:s+n]`` is scratch.  Insertion sort on
-    runs of 24, then bottom-up merges ping-ponging between ``idx`` and ``tmp``.
+    Sorts ``(-score, index)`` pairs ascending, keys carried along in
+    ``skey`` (two halves of ``n_rows``: ping-pong key buffers) so comparisons
+    read contiguous memory; ``tmp[s:s+n]`` is the index ping-pong buffer.
+    Insertion sort on runs of 16, then bottom-up merges whose inner step is
+    written as selects (no data-dependent branch).
     """
+    half = skey.shape[0] // 2
     for i in range(n):
         idx[s + i] = i
-    run = 24
+        skey[s + i] = -scores[s + i]
+    run = 16
     for lo in range(0, n, run):
         hi = min(lo + run, n)
         for i in range(lo + 1, hi):
+            kv = skey[s + i]
             v = idx[s + i]
-            kv = key[s + v]
             j = i - 1
-            while j >= lo and _before(kv, key[s + idx[s + j]], desc):
+            while j >= lo and skey[s + j] > kv:
+                skey[s + j + 1] = skey[s + j]
                 idx[s + j + 1] = idx[s + j]
                 j -= 1
+            skey[s + j + 1] = kv
             idx[s + j + 1] = v
     width = run
-    in_idx = True
+    in_first = True
     while width < n:
-        if in_idx:
+        if in_first:
             src = idx
             dst = tmp
+            ks = s
+            kd = half + s
         else:
             src = tmp
             dst = idx
+            ks = half + s
+            kd = s
         for lo in range(0, n, 2 * width):
             mid = min(lo + width, n)
             hi = min(lo + 2 * width, n)
@@ -129,24 +133,28 @@ def _stable_argsort(key, s, n, idx, tmp, desc):
             b = mid
             o = lo
             while a < mid and b < hi:
-                if _before(key[s + src[s + b]], key[s + src[s + a]], desc):
-                    dst[s + o] = src[s + b]
-                    b += 1
-                else:
-                    dst[s + o] = src[s + a]
-                    a += 1
+                ka = skey[ks + a]
+                kb = skey[ks + b]
+                take_b = kb < ka
+                skey[kd + o] = kb if take_b else ka
+                dst[s + o] = src[s + b] if take_b else src[s + a]
+                step = 1 if take_b else 0
+                b += step
+                a += 1 - step
                 o += 1
             while a < mid:
+                skey[kd + o] = skey[ks + a]
                 dst[s + o] = src[s + a]
                 a += 1
                 o += 1
             while b < hi:
+                skey[kd + o] = skey[ks + b]
                 dst[s + o] = src[s + b]
                 b += 1
                 o += 1
-        in_idx = not in_idx
+        in_first = not in_first
         width *= 2
-    if not in_idx:
+    if not in_first:
         for i in range(n):
             idx[s + i] = tmp[s + i]
 
@@ -338,6 +346,93 @@ def _upper_bound(arr, lo, hi, value):
     return lo
 
 
+@njit(cache=True)
+def _all_pairs_query_exact(scores, labels, gains, s, n, perm, acc_l, acc_h, rb, inv_idcg, k,
+                           sigma, norm, disc, top, head_weight):
+    """Exact-sigmoid all-pairs path in rank order; ``False`` if it does not apply.
+
+    Scores, labels and gains are copied into rank order (``rb``: five blocks of
+    ``n_rows``), so the inner loop reads contiguous memory and the better-ranked
+    document's sums stay in registers.  ``exp(sigma * (s_a - s_b))`` is
+    ``E_a / E_b`` with ``E_x = exp(sigma * (s_x - s_max))`` precomputed per
+    document: one ``exp`` per document instead of one per pair.  Queries with a
+    ``-inf`` score or a score range beyond ``600 / sigma`` take the general path.
+    """
+    smax = scores[s + perm[s]]
+    smin = scores[s + perm[s + n - 1]]
+    if smin == -np.inf or sigma * (smax - smin) > 600.0:
+        return False
+    big = rb.shape[0] // 5
+    o_s = s
+    o_l = big + s
+    o_g = 2 * big + s
+    o_e = 3 * big + s
+    o_i = 4 * big + s
+    for r in range(n):
+        d = perm[s + r]
+        sc = scores[s + d]
+        rb[o_s + r] = sc
+        rb[o_l + r] = labels[s + d]
+        rb[o_g + r] = gains[s + d]
+        x = sigma * (sc - smax)
+        rb[o_e + r] = math.exp(x)
+        rb[o_i + r] = math.exp(-x)
+        acc_l[s + r] = 0.0
+        acc_h[s + r] = 0.0
+    regularize = norm and smax != smin
+    sum_lambdas = 0.0
+    for i in range(min(n - 1, k)):
+        si = rb[o_s + i]
+        li = rb[o_l + i]
+        gi = rb[o_g + i]
+        ei = rb[o_e + i]
+        ii = rb[o_i + i]
+        di = disc[i]
+        w = head_weight if i < top else 1.0
+        ci = w * sigma * inv_idcg
+        gl = 0.0
+        gh = 0.0
+        for j in range(i + 1, n):
+            lj = rb[o_l + j]
+            if lj == li:
+                continue
+            sj = rb[o_s + j]
+            if li > lj:
+                ds = si - sj
+                gap = gi - rb[o_g + j]
+                e = ei * rb[o_i + j]
+                sgn = 1.0
+            else:
+                ds = sj - si
+                gap = rb[o_g + j] - gi
+                e = rb[o_e + j] * ii
+                sgn = -1.0
+            dd = gap * abs(di - disc[j]) * ci  # w * sigma * |delta NDCG|
+            c = _F32_001 + abs(ds) if regularize else 1.0
+            t = 1.0 / ((1.0 + e) * c)
+            lam = -dd * t
+            hes = sigma * dd * ((e * t) * c) * t
+            gl += sgn * lam
+            acc_l[s + j] -= sgn * lam
+            gh += hes
+            acc_h[s + j] += hes
+            sum_lambdas -= 2.0 * lam
+        acc_l[s + i] += gl
+        acc_h[s + i] += gh
+    factor = 1.0
+    if norm and sum_lambdas > 0.0:
+        factor = math.log2(1.0 + sum_lambdas) / sum_lambdas
+    # back to document order (through the score / label blocks, no longer needed)
+    for r in range(n):
+        d = perm[s + r]
+        rb[o_s + d] = acc_l[s + r] * factor
+        rb[o_l + d] = acc_h[s + r] * factor
+    for d in range(n):
+        acc_l[s + d] = rb[o_s + d]
+        acc_h[s + d] = rb[o_l + d]
+    return True
+
+
 @njit(cache=True, inline="always")
 def _count_sorted(arr, lo, hi, value):
     # occurrences of value in the ascending arr[lo:hi]
@@ -475,8 +570,8 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, acc_l, acc_h, 
 @njit(cache=True)
 def _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma, norm,
                      use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
-                     pairs_per_doc, seed, f32, grad, hess, perm, tmp, rank, kbuf, acc_l,
-                     acc_h):
+                     pairs_per_doc, seed, f32, grad, hess, perm, tmp, skey, rank, kbuf,
+                     rb, acc_l, acc_h):
     s = offsets[q]
     n = offsets[q + 1] - s
     for i in range(n):
@@ -484,7 +579,7 @@ def _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k
         hess[s + i] = 0.0
     if n < 2:
         return
-    _stable_argsort(scores, s, n, perm, tmp, True)
+    _argsort_desc(scores, s, n, perm, tmp, skey)
     for o in range(labels.shape[0]):
         w = obj_weights[o]
         if w == 0.0:
@@ -495,7 +590,9 @@ def _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k
             _sampled_query(scores, labels[o], gains[o], s, n, perm, rank, kbuf, acc_l, acc_h,
                            inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
                            tfactor, disc, top, head_weight, pairs_per_doc, state, f32)
-        else:
+        elif use_table or f32 or inv_idcg[o, q] == 0.0 or not _all_pairs_query_exact(
+                scores, labels[o], gains[o], s, n, perm, acc_l, acc_h, rb, inv_idcg[o, q], k,
+                sigma, norm, disc, top, head_weight):
             _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
                              inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
                              tfactor, disc, top, head_weight, f32)
@@ -507,33 +604,36 @@ def _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k
 @njit(parallel=True, cache=True)
 def lambdarank_gradients(scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma, norm,
                          use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
-                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, rank, kbuf, acc_l,
-                         acc_h):
+                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, skey, rank, kbuf,
+                         rb, acc_l, acc_h):
     """Fill ``grad`` / ``hess`` with the weighted sum over objectives of LambdaRank terms.
 
     ``labels`` / ``gains``: ``(n_objectives, n_rows)``; ``inv_idcg``:
     ``(n_objectives, n_queries)``; ``obj_weights``: ``(n_objectives,)``.
     ``pairs_per_doc == 0`` means all pairs.  ``seed`` is a ``uint64``.
-    Work buffers (int64: ``perm, tmp, rank``; float64: ``kbuf, acc_l, acc_h``)
-    have ``n_rows`` entries each, ``kbuf`` ``2 * n_rows`` (the sampling-only
-    ``rank`` and ``kbuf`` may be length 1 / 2 when ``pairs_per_doc == 0``).  Queries run in
+    Work buffers (int64: ``perm, tmp, rank``; float64: ``skey, kbuf, rb,
+    acc_l, acc_h``) have ``n_rows`` entries each, ``skey`` and ``kbuf``
+    ``2 * n_rows`` and ``rb``
+    ``5 * n_rows`` (the sampling-only ``rank`` and ``kbuf`` may be length 1 / 2
+    when ``pairs_per_doc == 0``; ``rb``, used by the exact-sigmoid all-pairs
+    path only, length 5 otherwise).  Queries run in
     parallel (``prange``); each touches only its own slice of every buffer.
     """
     for q in prange(offsets.shape[0] - 1):
         _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma,
                          norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
-                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, rank, kbuf, acc_l,
-                         acc_h)
+                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, skey, rank, kbuf,
+                         rb, acc_l, acc_h)
 
 
 @njit(cache=True)
 def lambdarank_gradients_serial(scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma,
                                 norm, use_table, table, tmin, tmax, tfactor, disc, top,
                                 head_weight, pairs_per_doc, seed, f32, grad, hess, perm, tmp,
-                                rank, kbuf, acc_l, acc_h):
+                                skey, rank, kbuf, rb, acc_l, acc_h):
     """Single-threaded :func:`lambdarank_gradients` (no thread start-up: small inputs)."""
     for q in range(offsets.shape[0] - 1):
         _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma,
                          norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
-                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, rank, kbuf, acc_l,
-                         acc_h)
+                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, skey, rank, kbuf,
+                         rb, acc_l, acc_h)
