@@ -741,6 +741,70 @@ def _lgb_codes(col: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     return codes
 
 
+class _ChangeDetector:
+    """Which rows can get another prediction when some columns are permuted.
+
+    For a row-wise model (a LightGBM/XGBoost booster), a row whose inputs do not
+    change in any way the trees can see keeps its prediction bitwise.  LightGBM
+    numerical trees: a row is flagged only if it reaches another leaf in some
+    tree (walked exactly as LightGBM does, from the first node on the permuted
+    columns).  Other boosters (or linear/categorical LightGBM trees): a row is
+    flagged when any permuted value changed.
+    """
+
+    def __init__(self, X: np.ndarray, booster: Any) -> None:
+        self.X = X
+        self.trees = _parse_lgb_trees(booster) if _is_lgb_booster(booster) else None
+        self.leaves: np.ndarray | None = None
+        if self.trees is not None:
+            tr = self.trees
+            n_trees = tr.start.size - 1
+            small = tr.paths.shape[1] < np.iinfo(np.int16).max
+            self.leaves = np.zeros((X.shape[0], n_trees), dtype=np.int16 if small else np.int32)
+            _lgb_leaves(X, np.arange(n_trees, dtype=np.int64), tr.start, tr.feature,
+                        tr.threshold, tr.decision, tr.left, tr.right, self.leaves)
+
+    def _codes(self, j: int) -> np.ndarray | None:
+        """Per-row code of column *j*: rows with equal codes are indistinguishable to the
+        model on this column (None: the model never looks at it)."""
+        if self.trees is None:
+            return _value_codes(self.X[:, j])
+        ts = self.trees.threshold[self.trees.feature == j]
+        if ts.size == 0:
+            return None
+        return _lgb_codes(self.X[:, j], np.unique(ts))
+
+    def for_columns(self, cols: Sequence[int]) -> Callable[[np.ndarray], np.ndarray]:
+        """A function ``perm -> sorted indices of the rows to re-predict``."""
+        X, tr = self.X, self.trees
+        codes = [c for c in (self._codes(j) for j in cols) if c is not None]
+        cols_arr = np.asarray(cols, dtype=np.int64)
+        tree_ids = first = None
+        if tr is not None and codes:
+            tree_ids = np.unique(np.concatenate(
+                [tr.trees_of.get(j, np.zeros(0, dtype=np.int64)) for j in cols]))
+            first = tr.first_nodes(cols, tree_ids)
+
+        def changed_rows(perm: np.ndarray) -> np.ndarray:
+            if not codes:
+                return np.zeros(0, dtype=np.int64)
+            changed = codes[0][perm] != codes[0]
+            for c in codes[1:]:
+                changed |= c[perm] != c
+            idx = np.flatnonzero(changed)
+            if idx.size and tr is not None:
+                new_vals = np.ascontiguousarray(X[perm[idx][:, None], cols_arr[None, :]],
+                                                dtype=np.float64)
+                moved = np.empty(idx.size, dtype=np.bool_)
+                _lgb_leaf_changed(X, idx, new_vals, cols_arr, tree_ids, first, tr.start,
+                                  tr.feature, tr.threshold, tr.decision, tr.left, tr.right,
+                                  self.leaves, moved)
+                idx = idx[moved]
+            return idx
+
+        return changed_rows
+
+
 # --------------------------------------------------------------------------- #
 # Input handling
 # --------------------------------------------------------------------------- #
@@ -753,6 +817,66 @@ def _check_k(k: Any) -> tuple[tuple[int, ...], bool]:
             raise ValueError(f"k must not repeat a cut-off, got {list(ks)!r}")
         return ks, False
     return (check_int(k, "k", minimum=1),), True
+
+
+def _check_X(X: Any, feature_names: Sequence[str] | None) -> tuple[bool, list[Any] | None,
+                                                                    list[str], int]:
+    """``(is_frame, frame_columns, names, n_rows)`` after checking shape, dtype and names."""
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        columns = list(X.columns)
+        names = [str(c) for c in columns]
+        n_rows = X.shape[0]
+    else:
+        if X is None:
+            raise TypeError("X must be a 2-D array or DataFrame, got None")
+        arr = np.asarray(X)
+        if arr.ndim != 2:
+            raise ValueError(f"X must be 2-D (n_rows, n_features), got shape {arr.shape}")
+        if arr.dtype == object or not (
+            np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
+        ):
+            raise TypeError(f"X must be numeric, got dtype {arr.dtype}")
+        columns = None
+        n_rows, n_cols = arr.shape
+        if feature_names is not None:
+            names = [str(name) for name in feature_names]
+            if len(names) != n_cols:
+                raise ValueError(f"feature_names has {len(names)} names but X has {n_cols} columns")
+        else:
+            names = [f"x{i}" for i in range(n_cols)]
+    if n_rows == 0:
+        raise ValueError("X is empty: at least one row is required")
+    if len(set(names)) != len(names):
+        raise ValueError(f"feature names must be unique, got {short_repr(names, 120)}")
+    return columns is not None, columns, names, n_rows
+
+
+def _check_max_queries(max_queries: Any, n_queries: int) -> int | None:
+    """Number of queries to evaluate (None: all)."""
+    if max_queries is None:
+        return None
+    if isinstance(max_queries, (bool, np.bool_)) or not isinstance(max_queries, Real):
+        raise TypeError(f"max_queries must be an int or a float in (0, 1], got {max_queries!r}")
+    if isinstance(max_queries, (Integral, np.integer)):
+        return check_int(max_queries, "max_queries", minimum=1)
+    if not 0.0 < float(max_queries) <= 1.0:
+        raise ValueError(f"max_queries as a fraction must be in (0, 1], got {max_queries!r}")
+    return max(1, int(float(max_queries) * n_queries))
+
+
+def _check_random_state(random_state: Any) -> tuple[np.random.RandomState, int | None]:
+    """``(rng, int seed for the record or None)``, as ``sklearn.utils.check_random_state``."""
+    if isinstance(random_state, (Integral, np.integer)) and not isinstance(random_state, bool):
+        return np.random.RandomState(int(random_state)), int(random_state)
+    if random_state is None:
+        return np.random.mtrand._rand, None
+    if isinstance(random_state, np.random.RandomState):
+        return random_state, None
+    raise TypeError(
+        f"random_state must be an int, a RandomState or None, got {short_repr(random_state)}"
+    )
 
 
 def _resolve_features(
@@ -972,38 +1096,7 @@ def permutation_importance(
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be True, False or None, got {short_repr(progress)}")
 
-    is_frame = hasattr(X, "iloc") and hasattr(X, "columns")
-    if is_frame:
-        frame_columns = list(X.columns)
-        names = [str(c) for c in frame_columns]
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-D, got shape {X.shape}")
-        n_rows, n_cols = X.shape
-    else:
-        frame_columns = None
-        if X is None:
-            raise TypeError("X must be a 2-D array or DataFrame, got None")
-        arr = np.asarray(X)
-        if arr.ndim != 2:
-            raise ValueError(f"X must be 2-D (n_rows, n_features), got shape {arr.shape}")
-        if arr.dtype == object or not (
-            np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-        ):
-            raise TypeError(f"X must be numeric, got dtype {arr.dtype}")
-        n_rows, n_cols = arr.shape
-        if feature_names is not None:
-            names = [str(s) for s in feature_names]
-            if len(names) != n_cols:
-                raise ValueError(
-                    f"feature_names has {len(names)} names but X has {n_cols} columns"
-                )
-        else:
-            names = [f"x{i}" for i in range(n_cols)]
-    if n_rows == 0:
-        raise ValueError("X is empty: at least one row is required")
-    if len(set(names)) != len(names):
-        raise ValueError(f"feature names must be unique, got {short_repr(names, 120)}")
-
+    is_frame, frame_columns, names, n_rows = _check_X(X, feature_names)
     y_arr = np.asarray(y)
     if y_arr.ndim != 1:
         raise ValueError(f"y must be 1-D (one label per row), got shape {y_arr.shape}")
@@ -1026,30 +1119,10 @@ def permutation_importance(
                 f"segments must have one category per row ({n_rows}), got shape {seg_arr.shape}"
             )
 
-    if max_queries is not None:
-        if isinstance(max_queries, (bool, np.bool_)) or not isinstance(max_queries, Real):
-            raise TypeError(f"max_queries must be an int or a float in (0, 1], got {max_queries!r}")
-        if isinstance(max_queries, (Integral, np.integer)):
-            max_q = check_int(max_queries, "max_queries", minimum=1)
-        else:
-            if not 0.0 < float(max_queries) <= 1.0:
-                raise ValueError(f"max_queries as a fraction must be in (0, 1], got {max_queries!r}")
-            max_q = max(1, int(float(max_queries) * groups.n_queries))
-    else:
-        max_q = None
+    max_q = _check_max_queries(max_queries, groups.n_queries)
 
     # ---------------------------------------------------------- randomness
-    if isinstance(random_state, (Integral, np.integer)) and not isinstance(random_state, bool):
-        rng = np.random.RandomState(int(random_state))
-        rs_record: int | None = int(random_state)
-    elif random_state is None:
-        rng = np.random.mtrand._rand
-        rs_record = None
-    elif isinstance(random_state, np.random.RandomState):
-        rng = random_state
-        rs_record = None
-    else:
-        raise TypeError(f"random_state must be an int, a RandomState or None, got {short_repr(random_state)}")
+    rng, rs_record = _check_random_state(random_state)
     seed = int(rng.randint(np.iinfo(np.int32).max + 1))  # exactly as scikit-learn
 
     # ---------------------------------------------------------- row selection
@@ -1154,32 +1227,9 @@ def permutation_importance(
 
     # ---------------------------------------------------------- per-feature work
     row_wise = model_info.booster is not None and not frame_path
-    codes_of: Callable[[int], np.ndarray | None] | None = None
-    trees: _LgbTrees | None = None
     if row_wise:
         Xs = np.ascontiguousarray(Xs)
-        booster = model_info.booster
-        if _is_lgb_booster(booster):
-            trees = _parse_lgb_trees(booster)
-        if trees is not None:
-            tr = trees
-            # Leaf of every row in every tree, once (int16 while trees have < 32767 leaves).
-            n_trees = tr.start.size - 1
-            small = tr.paths.shape[1] < np.iinfo(np.int16).max
-            all_leaves = np.zeros((n_eval, n_trees), dtype=np.int16 if small else np.int32)
-            _lgb_leaves(Xs, np.arange(n_trees, dtype=np.int64), tr.start, tr.feature,
-                        tr.threshold, tr.decision, tr.left, tr.right, all_leaves)
-
-            def codes_of(j: int) -> np.ndarray | None:
-                ts = tr.threshold[tr.feature == j]
-                if ts.size == 0:
-                    return None  # never split on: predictions cannot change
-                return _lgb_codes(Xs[:, j], np.unique(ts))
-        else:
-
-            def codes_of(j: int) -> np.ndarray | None:
-                return _value_codes(Xs[:, j])
-
+    detector = _ChangeDetector(Xs, model_info.booster) if row_wise else None
     local = threading.local()
 
     def buffer() -> Any:
@@ -1194,36 +1244,17 @@ def permutation_importance(
     def work(f: int) -> tuple[np.ndarray, int]:
         cols = feat_cols[f]
         res = np.empty((n_repeats, len(ks), n_out))
-        n_pred = 0
-        if row_wise:
-            col_codes = [codes_of(j) for j in cols]
-            col_codes = [c for c in col_codes if c is not None]
-            leaf_check = None
-            if trees is not None and col_codes:
-                # Exact check: a row is re-predicted only if some tree sends it to another leaf.
-                cols_arr = np.asarray(cols, dtype=np.int64)
-                tree_ids = np.unique(np.concatenate(
-                    [trees.trees_of.get(j, np.zeros(0, dtype=np.int64)) for j in cols]))
-                leaf_check = (cols_arr, tree_ids, trees.first_nodes(cols, tree_ids))
+        if detector is not None:
+            # Re-predict only rows whose prediction can change; the others keep their
+            # baseline score, bitwise what a full prediction would give.
+            n_pred = 0
+            changed_rows = detector.for_columns(cols)
             for r, p in enumerate(perms):
-                changed = np.zeros(n_eval, dtype=bool)
-                for c in col_codes:
-                    changed |= c[p] != c
-                idx = np.flatnonzero(changed)
-                if idx.size and leaf_check is not None:
-                    cols_arr, tree_ids, first = leaf_check
-                    new_vals = np.ascontiguousarray(Xs[p[idx][:, None], cols_arr[None, :]],
-                                                    dtype=np.float64)
-                    moved = np.empty(idx.size, dtype=np.bool_)
-                    _lgb_leaf_changed(Xs, idx, new_vals, cols_arr, tree_ids, first, trees.start,
-                                      trees.feature, trees.threshold, trees.decision, trees.left,
-                                      trees.right, all_leaves, moved)
-                    idx = idx[moved]
+                idx = changed_rows(p)
                 if idx.size == 0:
                     res[r] = base_eval
                     continue
-                buf = buffer()
-                block = buf[: idx.size]
+                block = buffer()[: idx.size]
                 np.take(Xs, idx, axis=0, out=block)
                 for j in cols:
                     block[:, j] = Xs[p[idx], j]
@@ -1241,13 +1272,13 @@ def permutation_importance(
                 res[r] = evaluate(predict(buf))
             for j, orig in zip(cols, originals):
                 buf.isetitem(j, orig)
-            return res, n_repeats * n_eval
-        for r, p in enumerate(perms):
+        else:
+            for r, p in enumerate(perms):
+                for j in cols:
+                    buf[:, j] = Xs[p, j]
+                res[r] = evaluate(predict(buf))
             for j in cols:
-                buf[:, j] = Xs[p, j]
-            res[r] = evaluate(predict(buf))
-        for j in cols:
-            buf[:, j] = Xs[:, j]
+                buf[:, j] = Xs[:, j]
         return res, n_repeats * n_eval
 
     show = sys.stderr.isatty() if progress is None else bool(progress)
