@@ -271,10 +271,10 @@ class _LambdaRankBase:
 
     # -- kernel dispatch -----------------------------------------------------
 
-    def _buffers(self, n: int, sampled: bool, exact_all: bool) -> dict[str, np.ndarray]:
+    def _buffers(self, n: int, sampled: bool, exact: bool) -> dict[str, np.ndarray]:
         w = self._work
         need = n if sampled else 1
-        rows = n if exact_all else 1
+        rows = n if exact else 1
         if (
             w.get("perm") is None or w["perm"].shape[0] != n or w["rank"].shape[0] != need
             or w["rb"].shape[0] != 5 * rows
@@ -284,7 +284,7 @@ class _LambdaRankBase:
                 "tmp": np.empty(n, dtype=np.int64),
                 "skey": np.empty(2 * n, dtype=np.float64),
                 "rank": np.empty(need, dtype=np.int64),
-                "kbuf": np.empty(2 * need, dtype=np.float64),
+                "kbuf": np.empty(need, dtype=np.float64),
                 "rb": np.empty(5 * rows, dtype=np.float64),
                 "acc_l": np.empty(n, dtype=np.float64),
                 "acc_h": np.empty(n, dtype=np.float64),
@@ -342,7 +342,7 @@ class _LambdaRankBase:
         else:
             table, tmin, tmax, factor = _DUMMY_F, 0.0, 0.0, 1.0
         seed = round_seed(self._seed, iteration) if ppd > 0 else np.uint64(0)
-        buf = self._buffers(n, ppd > 0, ppd == 0 and not lgb)
+        buf = self._buffers(n, ppd > 0, not lgb)
         grad = np.empty(n, dtype=np.float64)
         hess = np.empty(n, dtype=np.float64)
         # Thread start-up costs more than small inputs take; results are identical.

@@ -465,8 +465,8 @@ def _draw_other(labels, perm, s, a, b, count, value, u, state):
 
 
 @njit(cache=True)
-def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, acc_l, acc_h, inv_idcg, k,
-                   sigma, norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
+def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, rb, acc_l, acc_h, inv_idcg,
+                   k, sigma, norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
                    m, state, f32):
     """Every document draws ``m`` weighted partners; scaled to the weighted all-pairs sum.
 
@@ -485,16 +485,23 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, acc_l, acc_h, 
     regularize = norm and best != worst
     big_k = min(k, n)
     big_t = min(top, big_k)
-    # sorted label multisets: the whole query, ranks [0, big_t) and ranks [big_t, big_k)
-    half = kbuf.shape[0] // 2
+    # sorted label multisets of ranks [0, big_t) and [big_t, big_k) (same-label counts)
     for r in range(n):
         rank[s + perm[s + r]] = r
-        kbuf[s + r] = labels[s + r]
-    kbuf[s:s + n].sort()
     for r in range(big_k):
-        kbuf[half + s + r] = labels[s + perm[s + r]]
-    kbuf[half + s:half + s + big_t].sort()
-    kbuf[half + s + big_t:half + s + big_k].sort()
+        kbuf[s + r] = labels[s + perm[s + r]]
+    kbuf[s:s + big_t].sort()
+    kbuf[s + big_t:s + big_k].sort()
+    # exact sigmoid: exp(sigma * (s_a - s_b)) = E_a / E_b from one exp per document
+    fast = (not use_table and worst != -np.inf and sigma * (best - worst) <= 600.0
+            and rb.shape[0] >= 5)
+    if fast:
+        o_e = 3 * (rb.shape[0] // 5) + s
+        o_i = 4 * (rb.shape[0] // 5) + s
+        for d in range(n):
+            x = sigma * (scores[s + d] - best)
+            rb[o_e + d] = math.exp(x)
+            rb[o_i + d] = math.exp(-x)
     sum_lambdas = 0.0
     for d in range(n):
         r = rank[s + d]
@@ -504,10 +511,13 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, acc_l, acc_h, 
             head_end = lim
         else:
             head_end = big_t
-        c_head = _count_sorted(kbuf, half + s, half + s + big_t, ld)
-        c_top = c_head + _count_sorted(kbuf, half + s + big_t, half + s + big_k, ld)
-        if lim == n:
-            same_lim = _count_sorted(kbuf, s, s + n, ld)
+        c_head = _count_sorted(kbuf, s, s + big_t, ld)
+        c_top = c_head + _count_sorted(kbuf, s + big_t, s + big_k, ld)
+        if lim == n:  # only the top-k documents: a contiguous scan of the query
+            same_lim = 0
+            for i in range(n):
+                if labels[s + i] == ld:
+                    same_lim += 1
         else:
             same_lim = c_top
         if head_end == n:
@@ -523,8 +533,6 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, acc_l, acc_h, 
         if total <= 0.0:
             continue
         scale = total / (2.0 * m)
-        gd = gains[s + d]
-        sd = scores[s + d]
         for _ in range(m):
             state, u = _next_uniform(state)
             v = u * total
@@ -535,22 +543,29 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, acc_l, acc_h, 
             else:
                 x, state = _draw_other(labels, perm, s, head_end, lim, n_tail, ld,
                                        min((v - w_head) / n_tail, 1.0), state)
-            e = perm[s + x]
-            if ld > labels[s + e]:
+            p_doc = perm[s + x]
+            d_high = ld > labels[s + p_doc]
+            if d_high:
                 high = d
-                low = e
-                gap = gd - gains[s + e]
-                ds = sd - scores[s + e]
+                low = p_doc
             else:
-                high = e
+                high = p_doc
                 low = d
-                gap = gains[s + e] - gd
-                ds = scores[s + e] - sd
+            gap = gains[s + high] - gains[s + low]
+            ds = scores[s + high] - scores[s + low]
             delta = gap * abs(disc[r] - disc[x]) * inv_idcg
-            pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
-                                 tfactor)
-            pl *= scale
-            ph *= scale
+            if fast:
+                ex = rb[o_e + high] * rb[o_i + low]
+                c = _F32_001 + abs(ds) if regularize else 1.0
+                t = 1.0 / ((1.0 + ex) * c)
+                sdelta = sigma * delta * scale
+                pl = -sdelta * t
+                ph = sigma * sdelta * ((ex * t) * c) * t
+            else:
+                pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
+                                     tfactor)
+                pl *= scale
+                ph *= scale
             _add_pair(acc_l, acc_h, s, high, low, pl, ph, f32)
             sum_lambdas -= 2.0 * pl
     if norm and sum_lambdas > 0.0:
@@ -587,8 +602,8 @@ def _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k
         if pairs_per_doc > 0:
             state = seed ^ (np.uint64(q) * _QUERY_MUL) ^ (np.uint64(o + 1) * _OBJ_MUL)
             state, _ = _next_uniform(state)
-            _sampled_query(scores, labels[o], gains[o], s, n, perm, rank, kbuf, acc_l, acc_h,
-                           inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
+            _sampled_query(scores, labels[o], gains[o], s, n, perm, rank, kbuf, rb, acc_l,
+                           acc_h, inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
                            tfactor, disc, top, head_weight, pairs_per_doc, state, f32)
         elif use_table or f32 or inv_idcg[o, q] == 0.0 or not _all_pairs_query_exact(
                 scores, labels[o], gains[o], s, n, perm, acc_l, acc_h, rb, inv_idcg[o, q], k,
@@ -614,9 +629,9 @@ def lambdarank_gradients(scores, labels, gains, offsets, inv_idcg, obj_weights, 
     Work buffers (int64: ``perm, tmp, rank``; float64: ``skey, kbuf, rb,
     acc_l, acc_h``) have ``n_rows`` entries each, ``skey`` and ``kbuf``
     ``2 * n_rows`` and ``rb``
-    ``5 * n_rows`` (the sampling-only ``rank`` and ``kbuf`` may be length 1 / 2
-    when ``pairs_per_doc == 0``; ``rb``, used by the exact-sigmoid all-pairs
-    path only, length 5 otherwise).  Queries run in
+    ``5 * n_rows`` (the sampling-only ``rank`` and ``kbuf`` may be length 1
+    when ``pairs_per_doc == 0``; ``rb``, used by the exact sigmoid only,
+    length 5 otherwise).  Queries run in
     parallel (``prange``); each touches only its own slice of every buffer.
     """
     for q in prange(offsets.shape[0] - 1):
