@@ -741,6 +741,40 @@ def _lgb_codes(col: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     return codes
 
 
+def _xgb_split_info(booster: Any) -> tuple[dict[int, np.ndarray], set[int]] | None:
+    """Numerical split thresholds (float32) per feature and features with categorical
+    splits of an XGBoost tree booster; None for other boosters (gblinear)."""
+    model = json.loads(bytes(booster.save_raw(raw_format="json")))
+    gb = model["learner"]["gradient_booster"]
+    if gb.get("name") == "dart":
+        gb = gb["gbtree"]
+    if "model" not in gb or "trees" not in gb["model"]:
+        return None
+    thresholds: dict[int, list[np.ndarray]] = {}
+    categorical: set[int] = set()
+    for tree in gb["model"]["trees"]:
+        left = np.asarray(tree["left_children"])
+        internal = left >= 0
+        feats = np.asarray(tree["split_indices"])[internal]
+        conds = np.asarray(tree["split_conditions"], dtype=np.float32)[internal]
+        kinds = np.asarray(tree.get("split_type", np.zeros(left.size)))[internal]
+        categorical.update(int(j) for j in np.unique(feats[kinds != 0]))
+        for j in np.unique(feats[kinds == 0]):
+            thresholds.setdefault(int(j), []).append(conds[(feats == j) & (kinds == 0)])
+    return {j: np.unique(np.concatenate(v)) for j, v in thresholds.items()}, categorical
+
+
+def _xgb_codes(col: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """Rows with equal codes take the same branch at every numerical XGBoost split on this
+    column (``x < threshold`` in float32 goes left); NaN and 0 (a common ``missing``
+    value) get codes of their own."""
+    v = col.astype(np.float32)
+    codes = np.searchsorted(thresholds, v, side="right").astype(np.int64)
+    codes[v == 0] = -2
+    codes[np.isnan(v)] = -1
+    return codes
+
+
 class _ChangeDetector:
     """Which rows can get another prediction when some columns are permuted.
 
@@ -748,13 +782,15 @@ class _ChangeDetector:
     change in any way the trees can see keeps its prediction bitwise.  LightGBM
     numerical trees: a row is flagged only if it reaches another leaf in some
     tree (walked exactly as LightGBM does, from the first node on the permuted
-    columns).  Other boosters (or linear/categorical LightGBM trees): a row is
-    flagged when any permuted value changed.
+    columns).  XGBoost trees: a row is flagged when a permuted value crosses a
+    split threshold of that column (or is NaN/0).  Linear or categorical trees:
+    a row is flagged when any permuted value changed.
     """
 
     def __init__(self, X: np.ndarray, booster: Any) -> None:
         self.X = X
         self.trees = _parse_lgb_trees(booster) if _is_lgb_booster(booster) else None
+        self.xgb = _xgb_split_info(booster) if _is_xgb_booster(booster) else None
         self.leaves: np.ndarray | None = None
         if self.trees is not None:
             tr = self.trees
@@ -767,6 +803,13 @@ class _ChangeDetector:
     def _codes(self, j: int) -> np.ndarray | None:
         """Per-row code of column *j*: rows with equal codes are indistinguishable to the
         model on this column (None: the model never looks at it)."""
+        if self.xgb is not None:
+            thresholds, categorical = self.xgb
+            if j in categorical:
+                return _value_codes(self.X[:, j])
+            if j not in thresholds:
+                return None
+            return _xgb_codes(self.X[:, j], thresholds[j])
         if self.trees is None:
             return _value_codes(self.X[:, j])
         ts = self.trees.threshold[self.trees.feature == j]

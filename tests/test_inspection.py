@@ -123,17 +123,25 @@ def test_row_subset_shortcut_gives_the_same_numbers_as_full_prediction(real):
 
 def test_xgboost_booster_is_wrapped_in_a_dmatrix_and_matches_full_prediction(real):
     xgb = pytest.importorskip("xgboost")
-    X, y, qid, sizes = real["X"][:, :12], real["y"], real["qid"], real["sizes"]
+    X, y, qid, sizes = real["X"][:, :12].copy(), real["y"], real["qid"], real["sizes"]
+    X[np.random.default_rng(0).random(X.shape) < 0.1] = np.nan  # missing values
     dtrain = xgb.DMatrix(X, label=y)
     dtrain.set_group(sizes)
-    booster = xgb.train({"objective": "rank:ndcg", "max_depth": 4, "nthread": 2, "seed": 0},
-                        dtrain, num_boost_round=10)
-    fast = permutation_importance(booster, X, y, qid=qid, n_repeats=2, random_state=0,
-                                  progress=False)
-    full = permutation_importance(lambda Z: booster.predict(xgb.DMatrix(Z)), X, y, qid=qid,
-                                  n_repeats=2, random_state=0, progress=False)
+    booster = xgb.train({"objective": "rank:ndcg", "max_depth": 3, "nthread": 1, "seed": 0},
+                        dtrain, num_boost_round=8)
+    kw = {"qid": qid, "n_repeats": 2, "random_state": 0, "progress": False}
+    fast = permutation_importance(booster, X, y, **kw)
+    full = permutation_importance(lambda Z: booster.predict(xgb.DMatrix(Z)), X, y, **kw)
     np.testing.assert_array_equal(fast.importances, full.importances)
+    assert fast.n_rows_predicted < full.n_rows_predicted  # threshold codes skip rows
     assert fast.importances_mean.max() > 0
+    unused = [j for j in range(12) if f"f{j}" not in booster.get_score(importance_type="weight")]
+    assert np.all(fast.importances[unused] == 0.0)
+    ranker = xgb.XGBRanker(n_estimators=5, max_depth=3, n_jobs=1, random_state=0)
+    ranker.fit(X, y, qid=qid)
+    fast = permutation_importance(ranker, X, y, strategy="within_query", **kw)
+    full = permutation_importance(lambda Z: ranker.predict(Z), X, y, strategy="within_query", **kw)
+    np.testing.assert_array_equal(fast.importances, full.importances)
 
 
 @pytest.mark.parametrize("zero_as_missing", [False, True])
