@@ -30,6 +30,7 @@ import platform
 import statistics
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import lightgbm as lgb
@@ -57,7 +58,7 @@ class _RoundTimer:
 
     def per_round(self, start: float) -> list[float]:
         stamps = [start] + self.stamps
-        return [b - a for a, b in zip(stamps, stamps[1:])]
+        return [b - a for a, b in pairwise(stamps)]
 
 
 def _rounds_lgb(ds: lgb.Dataset, objective: object, rounds: int) -> list[float]:
@@ -79,7 +80,7 @@ def _rounds_xgb(dtrain: object, objective: object | None, rounds: int) -> list[f
         def __init__(self) -> None:
             self.stamps: list[float] = []
 
-        def after_iteration(self, model, epoch, evals_log) -> bool:  # noqa: ANN001
+        def after_iteration(self, model, epoch, evals_log) -> bool:
             self.stamps.append(time.perf_counter())
             return False
 
@@ -94,7 +95,7 @@ def _rounds_xgb(dtrain: object, objective: object | None, rounds: int) -> list[f
     start = time.perf_counter()
     xgb.train(params, dtrain, num_boost_round=rounds, obj=objective, callbacks=[timer])
     stamps = [start] + timer.stamps
-    return [b - a for a, b in zip(stamps[1:], stamps[2:])]  # first round excluded
+    return [b - a for a, b in pairwise(stamps[1:])]  # first round excluded
 
 
 def _median_call(obj: LambdaRankObjective, scores: np.ndarray, y: np.ndarray,
@@ -107,20 +108,26 @@ def _median_call(obj: LambdaRankObjective, scores: np.ndarray, y: np.ndarray,
     return statistics.median(times)
 
 
-def run(n_queries: int, rounds: int, reps: int, with_xgb: bool) -> list[tuple[str, str, float, float]]:
-    data = make_ranking(n_queries, n_features=136, random_state=0)
+def run(n_queries: int, rounds: int, reps: int, with_xgb: bool, k: int = 20,
+        mean_docs: float = 120, max_docs: int = 1000) -> list[tuple[str, str, float, float]]:
+    global K
+    K = k
+    data = make_ranking(n_queries, n_features=136, mean_docs=mean_docs, max_docs=max_docs,
+                        random_state=0)
     group = np.diff(data.offsets)
     ds = lgb.Dataset(data.X, data.y, group=group, free_raw_data=False,
                      params={"verbose": -1, "num_threads": THREADS}).construct()
     variants = {
-        "ours k=20 all pairs": LambdaRankObjective(k=K),
-        "ours k=20 sigmoid=lightgbm": LambdaRankObjective(k=K, sigmoid="lightgbm"),
-        "ours k=20 pairs_per_doc=8": LambdaRankObjective(
-            k=K, sampling=TopKPairSampling(top=K, pairs_per_doc=8, random_state=0)),
+        f"ours k={K} all pairs": LambdaRankObjective(k=K),
+        f"ours k={K} sigmoid=lightgbm": LambdaRankObjective(k=K, sigmoid="lightgbm"),
+        f"ours k={K} pairs_per_doc=8": LambdaRankObjective(
+            k=K, sampling=TopKPairSampling(top=20, pairs_per_doc=8, random_state=0)),
     }
     for obj in variants.values():  # compile / warm up once, outside the timings
         obj.gradients(np.zeros(len(data.y)), data.y, data.offsets)
-    lgb_configs: dict[str, object] = {"native lambdarank@20": "lambdarank", **variants}
+    native_lgb = f"native lambdarank@{K}"
+    native_xgb = f"native rank:ndcg topk@{K}"
+    lgb_configs: dict[str, object] = {native_lgb: "lambdarank", **variants}
     times: dict[tuple[str, str], list[float]] = {}
     dtrain = None
     if with_xgb:
@@ -135,13 +142,12 @@ def run(n_queries: int, rounds: int, reps: int, with_xgb: bool) -> list[tuple[st
                 obj.reset()
             times.setdefault(("lightgbm", name), []).extend(_rounds_lgb(ds, obj, rounds))
         if dtrain is not None:
-            times.setdefault(("xgboost", "native rank:ndcg topk@20"), []).extend(
+            times.setdefault(("xgboost", native_xgb), []).extend(
                 _rounds_xgb(dtrain, None, rounds))
-            times.setdefault(("xgboost", "ours k=20 all pairs"), []).extend(
+            times.setdefault(("xgboost", f"ours k={K} all pairs"), []).extend(
                 _rounds_xgb(dtrain, LambdaRankObjective(k=K), rounds))
     rows = []
-    for engine, native_name in (("lightgbm", "native lambdarank@20"),
-                                ("xgboost", "native rank:ndcg topk@20")):
+    for engine, native_name in (("lightgbm", native_lgb), ("xgboost", native_xgb)):
         if (engine, native_name) not in times:
             continue
         base = statistics.median(times[(engine, native_name)])
@@ -158,20 +164,33 @@ def run(n_queries: int, rounds: int, reps: int, with_xgb: bool) -> list[tuple[st
     return rows
 
 
+def _section(title: str, rows: list[tuple[str, str, float, float]]) -> list[str]:
+    lines = [f"## {title}", "", "| engine | objective | s / round | ratio |", "|---|---|---|---|"]
+    for engine, name, t, ratio in rows:
+        r = "" if np.isnan(ratio) else f"{ratio:.2f}x"
+        lines.append(f"| {engine} | {name} | {t:.4f} | {r} |")
+    lines.append("")
+    print("\n".join(lines), flush=True)
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small smoke run")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per training")
     parser.add_argument("--reps", type=int, default=None, help="interleaved repetitions")
-    parser.add_argument("--sizes", type=int, nargs="*", default=None)
+    parser.add_argument("--sizes", type=int, nargs="*", default=None,
+                        help="numbers of queries (default 2000 10000; none with --long only)")
     parser.add_argument("--no-xgboost", action="store_true")
+    parser.add_argument("--long", action="store_true",
+                        help="add a long-query section (mean 1,000 docs/query, k=100, LightGBM)")
     parser.add_argument("--threads", type=int, nargs="*", default=None,
                         help="thread counts (engine and numba), one section each; default 2")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "objective_speed.md"))
     args = parser.parse_args(argv)
     global THREADS
     thread_counts = args.threads or [2]
-    sizes = args.sizes or ([300] if args.quick else [2000, 10000])
+    sizes = args.sizes if args.sizes is not None else ([300] if args.quick else [2000, 10000])
     rounds = args.rounds or (4 if args.quick else 8)
     reps = args.reps or (1 if args.quick else 3)
     command = "python experiments/bench_objective.py " + " ".join(argv if argv is not None else sys.argv[1:])
@@ -180,12 +199,12 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Command: `{command.strip()}`",
         "",
-        f"make_ranking data (136 features, ~120 docs/query), {LEAVES} leaves, "
+        (f"make_ranking data (136 features, ~120 docs/query unless stated), {LEAVES} leaves, "
         f"T threads (LightGBM/XGBoost and numba, per section), {reps} interleaved repetitions of "
         f"{rounds} rounds per configuration, median seconds per round (first round of each "
         f"training excluded); ratio = ours / native of the same engine. "
         f"'objective call only' rows: median seconds of one gradient computation alone. "
-        f"Python {platform.python_version()}, lightgbm {lgb.__version__}, numba {numba.__version__}.",
+        f"Python {platform.python_version()}, lightgbm {lgb.__version__}, numba {numba.__version__}."),
         "",
         "Note: measured on a shared 2-core machine while other jobs ran; timings are noisy.",
         "",
@@ -193,15 +212,15 @@ def main(argv: list[str] | None = None) -> int:
     for threads in thread_counts:
         THREADS = threads
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-        for n in sizes:
-            rows = run(n, rounds, reps, not args.no_xgboost)
-            lines += [f"## {n:,} queries, {threads} thread(s)", "",
-                      "| engine | objective | s / round | ratio |", "|---|---|---|---|"]
-            for engine, name, t, ratio in rows:
-                r = "" if np.isnan(ratio) else f"{ratio:.2f}x"
-                lines.append(f"| {engine} | {name} | {t:.4f} | {r} |")
-            lines.append("")
-            print("\n".join(lines[-(len(rows) + 4):]), flush=True)
+        sections = [(f"{n:,} queries, k=20, {threads} thread(s)",
+                     {"n_queries": n, "with_xgb": not args.no_xgboost}) for n in sizes]
+        if args.long:
+            n_long = 60 if args.quick else 300
+            sections.append((
+                f"{n_long:,} long queries (mean 1,000 docs, max 5,000), k=100, {threads} thread(s)",
+                {"n_queries": n_long, "with_xgb": False, "k": 100, "mean_docs": 1000, "max_docs": 5000}))
+        for title, kwargs in sections:
+            lines += _section(title, run(rounds=rounds, reps=reps, **kwargs))
             if not args.quick:  # rewrite after every section: partial results survive
                 Path(args.out).write_text("\n".join(lines) + "\n")
     if not args.quick:

@@ -284,7 +284,7 @@ class _LambdaRankBase:
                 "tmp": np.empty(n, dtype=np.int64),
                 "skey": np.empty(2 * n, dtype=np.float64),
                 "rank": np.empty(need, dtype=np.int64),
-                "kbuf": np.empty(need, dtype=np.float64),
+                "kbuf": np.empty(2 * need, dtype=np.float64),
                 "rb": np.empty(5 * rows, dtype=np.float64),
                 "acc_l": np.empty(n, dtype=np.float64),
                 "acc_h": np.empty(n, dtype=np.float64),

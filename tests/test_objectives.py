@@ -87,13 +87,13 @@ def random_queries(rng, n_queries, max_docs, *, float_labels=False, ties=False):
 @pytest.mark.parametrize(
     "options",
     [
-        dict(k=5),
-        dict(k=3, sigma=2.5),
-        dict(k=10, norm=False),
-        dict(k=4, gain="linear", float_labels=True),
-        dict(k=6, gain=[0.0, 1.0, 5.0, 6.0, 30.0], ties=True),
-        dict(k=8, top=3, head_weight=2.5),
-        dict(k=50, ties=True, norm=False, top=2, head_weight=4.0),
+        {"k": 5},
+        {"k": 3, "sigma": 2.5},
+        {"k": 10, "norm": False},
+        {"k": 4, "gain": "linear", "float_labels": True},
+        {"k": 6, "gain": [0.0, 1.0, 5.0, 6.0, 30.0], "ties": True},
+        {"k": 8, "top": 3, "head_weight": 2.5},
+        {"k": 50, "ties": True, "norm": False, "top": 2, "head_weight": 4.0},
     ],
     ids=["k5", "sigma", "no-norm", "float-linear", "table-ties", "head-weight", "all-k"],
 )
@@ -196,10 +196,10 @@ def letor(lambdarank_dir):
     return X.toarray(), y, group, Xt.toarray(), yt, group_t
 
 
-LGB_DETERMINISTIC = dict(
-    num_threads=1, deterministic=True, force_row_wise=True, seed=1, verbose=-1,
-    bagging_fraction=1.0, feature_fraction=1.0,
-)
+LGB_DETERMINISTIC = {
+    "num_threads": 1, "deterministic": True, "force_row_wise": True, "seed": 1, "verbose": -1,
+    "bagging_fraction": 1.0, "feature_fraction": 1.0,
+}
 
 
 def _train_lgb(X, y, group, objective, rounds, weight=None, **params):
@@ -210,7 +210,7 @@ def _train_lgb(X, y, group, objective, rounds, weight=None, **params):
 
 def test_lightgbm_sigmoid_reproduces_native_lambdarank_bit_for_bit(letor):
     X, y, group, *_ = letor
-    params = dict(num_leaves=31, learning_rate=0.1, lambdarank_truncation_level=20)
+    params = {"num_leaves": 31, "learning_rate": 0.1, "lambdarank_truncation_level": 20}
     native = _train_lgb(X, y, group, "lambdarank", 100, **params)
     obj = LambdaRankObjective(k=20, sigmoid="lightgbm")
     ours = _train_lgb(X, y, group, obj, 100, **params)
@@ -223,8 +223,8 @@ def test_lightgbm_sigmoid_matches_native_with_options_and_weights(letor):
     X, y, group, *_ = letor
     rng = np.random.default_rng(0)
     weight = rng.uniform(0.5, 2.0, size=len(y))
-    params = dict(num_leaves=15, learning_rate=0.2, lambdarank_truncation_level=7,
-                  lambdarank_norm=False, sigmoid=1.7, label_gain=[0, 1, 3, 6, 20])
+    params = {"num_leaves": 15, "learning_rate": 0.2, "lambdarank_truncation_level": 7,
+                  "lambdarank_norm": False, "sigmoid": 1.7, "label_gain": [0, 1, 3, 6, 20]}
     native = _train_lgb(X, y, group, "lambdarank", 15, weight=weight, **params)
     obj = LambdaRankObjective(k=7, sigma=1.7, norm=False, gain=[0, 1, 3, 6, 20],
                               sigmoid="lightgbm")
@@ -235,7 +235,7 @@ def test_lightgbm_sigmoid_matches_native_with_options_and_weights(letor):
 
 def test_exact_sigmoid_grows_the_native_first_tree(letor):
     X, y, group, *_ = letor
-    params = dict(num_leaves=31, learning_rate=0.1, lambdarank_truncation_level=20)
+    params = {"num_leaves": 31, "learning_rate": 0.1, "lambdarank_truncation_level": 20}
     native = _train_lgb(X, y, group, "lambdarank", 1, **params).trees_to_dataframe()
     ours = _train_lgb(X, y, group, LambdaRankObjective(k=20), 1, **params).trees_to_dataframe()
     structure = ["node_depth", "split_feature", "threshold", "decision_type", "left_child",
@@ -246,8 +246,8 @@ def test_exact_sigmoid_grows_the_native_first_tree(letor):
 
 def test_exact_sigmoid_reaches_native_ndcg(letor):
     X, y, group, Xt, yt, group_t = letor
-    params = dict(num_leaves=15, learning_rate=0.05, min_data_in_leaf=50,
-                  lambdarank_truncation_level=20)
+    params = {"num_leaves": 15, "learning_rate": 0.05, "min_data_in_leaf": 50,
+                  "lambdarank_truncation_level": 20}
     native = _train_lgb(X, y, group, "lambdarank", 100, **params)
     ours = _train_lgb(X, y, group, LambdaRankObjective(k=20), 100, **params)
     n_native = ndcg(yt, native.predict(Xt), group=group_t, k=10, convention="lightgbm")
@@ -262,7 +262,7 @@ def test_xgboost_custom_objective_reaches_native_rank_ndcg(letor):
     dtrain = xgb.DMatrix(X, y)
     dtrain.set_group(group)
     dtest = xgb.DMatrix(Xt)
-    base = dict(tree_method="hist", max_depth=6, eta=0.1, nthread=1, base_score=0.0, seed=0)
+    base = {"tree_method": "hist", "max_depth": 6, "eta": 0.1, "nthread": 1, "base_score": 0.0, "seed": 0}
     native = xgb.train(dict(base, objective="rank:ndcg", lambdarank_pair_method="topk",
                             lambdarank_num_pair_per_sample=k), dtrain, 100)
     obj = LambdaRankObjective(k=k)

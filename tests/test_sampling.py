@@ -136,13 +136,13 @@ def test_sampled_objective_trains_on_long_queries():
 @pytest.mark.parametrize(
     "kwargs, error, match",
     [
-        (dict(top=0), ValueError, r"top must be >= 1, got 0"),
-        (dict(head_weight=0.99), ValueError, r"head_weight must be >= 1.0, got 0.99"),
-        (dict(head_weight=float("nan")), ValueError, r"head_weight must be finite, got nan"),
-        (dict(pairs_per_doc=0), ValueError, r"pairs_per_doc must be >= 1, got 0"),
-        (dict(pairs_per_doc=2.5), TypeError, r"pairs_per_doc must be an integer, got 2.5"),
-        (dict(random_state=-3), ValueError, r"random_state must be >= 0, got -3"),
-        (dict(random_state="seed"), TypeError, r"random_state must be None, an int"),
+        ({"top": 0}, ValueError, r"top must be >= 1, got 0"),
+        ({"head_weight": 0.99}, ValueError, r"head_weight must be >= 1.0, got 0.99"),
+        ({"head_weight": float("nan")}, ValueError, r"head_weight must be finite, got nan"),
+        ({"pairs_per_doc": 0}, ValueError, r"pairs_per_doc must be >= 1, got 0"),
+        ({"pairs_per_doc": 2.5}, TypeError, r"pairs_per_doc must be an integer, got 2.5"),
+        ({"random_state": -3}, ValueError, r"random_state must be >= 0, got -3"),
+        ({"random_state": "seed"}, TypeError, r"random_state must be None, an int"),
     ],
 )
 def test_sampling_rejects_bad_arguments(kwargs, error, match):

@@ -35,9 +35,18 @@ every pair's terms by its weight.  ``pairs_per_doc = m > 0`` lets every
 document draw ``m`` partners among its eligible partners with probability
 proportional to the pair weight and scales each drawn pair by
 ``W_d / (2 m)`` (``W_d`` the document's total eligible weight), an unbiased
-estimate of the weighted all-pairs sum.  Random numbers come from a
-counter-based SplitMix64 stream per (query, objective), so results do not
-depend on thread scheduling.
+estimate of the weighted all-pairs sum (partners are drawn by rejection from
+a rank range, or by a scan when few documents there qualify; both exact;
+``-inf`` scores are not special-cased in this mode).  Random numbers come
+from a counter-based SplitMix64 stream per (query, objective), so results do
+not depend on thread scheduling.
+
+With the exact sigmoid, ``exp(sigma * (s_a - s_b))`` is formed as
+``E_a / E_b`` from one ``exp`` per document (``E_x = exp(sigma (s_x -
+s_max))``) whenever the query's score range allows it, and the exact
+all-pairs path works on rank-ordered copies with the better-ranked
+document's sums kept in registers.  Results then differ from the
+one-``exp``-per-pair formula only by rounding (about 1e-15 relative).
 """
 
 from __future__ import annotations
@@ -492,6 +501,14 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, rb, acc_l, acc
         kbuf[s + r] = labels[s + perm[s + r]]
     kbuf[s:s + big_t].sort()
     kbuf[s + big_t:s + big_k].sort()
+    # whole-query same-label counts (needed by the top-k documents only): k scans
+    # of the query, or one sorted copy plus binary searches when k is large
+    half = kbuf.shape[0] // 2
+    sorted_all = big_k > 4 * math.log2(n + 1.0)
+    if sorted_all:
+        for i in range(n):
+            kbuf[half + s + i] = labels[s + i]
+        kbuf[half + s:half + s + n].sort()
     # exact sigmoid: exp(sigma * (s_a - s_b)) = E_a / E_b from one exp per document
     fast = (not use_table and worst != -np.inf and sigma * (best - worst) <= 600.0
             and rb.shape[0] >= 5)
@@ -513,7 +530,9 @@ def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, rb, acc_l, acc
             head_end = big_t
         c_head = _count_sorted(kbuf, s, s + big_t, ld)
         c_top = c_head + _count_sorted(kbuf, s + big_t, s + big_k, ld)
-        if lim == n:  # only the top-k documents: a contiguous scan of the query
+        if lim == n and sorted_all:
+            same_lim = _count_sorted(kbuf, half + s, half + s + n, ld)
+        elif lim == n:
             same_lim = 0
             for i in range(n):
                 if labels[s + i] == ld:
@@ -627,11 +646,10 @@ def lambdarank_gradients(scores, labels, gains, offsets, inv_idcg, obj_weights, 
     ``(n_objectives, n_queries)``; ``obj_weights``: ``(n_objectives,)``.
     ``pairs_per_doc == 0`` means all pairs.  ``seed`` is a ``uint64``.
     Work buffers (int64: ``perm, tmp, rank``; float64: ``skey, kbuf, rb,
-    acc_l, acc_h``) have ``n_rows`` entries each, ``skey`` and ``kbuf``
-    ``2 * n_rows`` and ``rb``
-    ``5 * n_rows`` (the sampling-only ``rank`` and ``kbuf`` may be length 1
-    when ``pairs_per_doc == 0``; ``rb``, used by the exact sigmoid only,
-    length 5 otherwise).  Queries run in
+    acc_l, acc_h``) have ``n_rows`` entries each, except ``skey`` and ``kbuf``
+    (``2 * n_rows``) and ``rb`` (``5 * n_rows``).  The sampling-only ``rank``
+    and ``kbuf`` may have length 1 and 2 when ``pairs_per_doc == 0``; ``rb``,
+    used by the exact sigmoid only, length 5 otherwise.  Queries run in
     parallel (``prange``); each touches only its own slice of every buffer.
     """
     for q in prange(offsets.shape[0] - 1):
