@@ -1185,8 +1185,11 @@ def permutation_importance(
     # ---------------------------------------------------------- data in evaluation order
     frame_path = False
     if is_frame:
+        import pandas as pd
+
         numeric = all(
-            np.issubdtype(dt, np.number) or np.issubdtype(dt, np.bool_) for dt in X.dtypes
+            pd.api.types.is_numeric_dtype(dt) and not isinstance(dt, pd.CategoricalDtype)
+            for dt in X.dtypes
         )
         if model_info.booster is not None and numeric:
             Xs = X.to_numpy()
@@ -1308,10 +1311,10 @@ def permutation_importance(
             return res, n_pred
         buf = buffer()
         if frame_path:
-            originals = [buf.iloc[:, j].to_numpy(copy=True) for j in cols]
+            originals = [buf.iloc[:, j].array.copy() for j in cols]  # keeps the dtype
             for r, p in enumerate(perms):
                 for j, orig in zip(cols, originals):
-                    buf.isetitem(j, orig[p])
+                    buf.isetitem(j, orig.take(p))
                 res[r] = evaluate(predict(buf))
             for j, orig in zip(cols, originals):
                 buf.isetitem(j, orig)

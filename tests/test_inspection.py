@@ -370,6 +370,33 @@ def test_dataframe_input_keeps_names_and_permutes_columns(real):
     np.testing.assert_array_equal(df.to_numpy(), X)  # caller's frame untouched
 
 
+def test_pipeline_and_categorical_frame_equal_sklearn():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(0)
+    n = 600
+    df = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                       "cat": pd.Categorical(rng.choice(["x", "y", "z"], n))})
+    y = ((df["a"] > 0).astype(int) + (df["cat"] == "x")).to_numpy().astype(float)
+    qid = np.repeat(np.arange(30), 20)
+    params = {"n_estimators": 10, "verbose": -1, "n_jobs": 1, "min_child_samples": 5}
+    kw = {"n_repeats": 3, "random_state": 2}
+    # categorical column: the frame path permutes it as a categorical, as sklearn does
+    model = lgb.LGBMRanker(**params).fit(df, y, group=[20] * 30)
+    ours = permutation_importance(model, df, y, qid=qid, progress=False, **kw)
+    theirs = sk_permutation_importance(model, df, y, scoring=sorted_ndcg_scorer(qid), **kw)
+    np.testing.assert_allclose(ours.importances, theirs.importances, rtol=0, atol=1e-12)
+    assert ours.feature_names == ["a", "b", "cat"] and ours.importances_mean[2] > 0
+    # a Pipeline is an opaque model: full re-prediction, still sklearn's numbers
+    pipe = make_pipeline(StandardScaler(), lgb.LGBMRanker(**params))
+    pipe.fit(df[["a", "b"]], y, lgbmranker__group=[20] * 30)
+    ours = permutation_importance(pipe, df[["a", "b"]], y, qid=qid, progress=False, **kw)
+    theirs = sk_permutation_importance(pipe, df[["a", "b"]], y, scoring=sorted_ndcg_scorer(qid),
+                                       **kw)
+    np.testing.assert_allclose(ours.importances, theirs.importances, rtol=0, atol=1e-12)
+
+
 def test_parallel_workers_give_identical_results(real):
     X, y, qid = real["X"][:, :12], real["y"], real["qid"]
     model = lgb.LGBMRanker(n_estimators=8, num_leaves=7, n_jobs=1, verbose=-1, random_state=0)
