@@ -19,12 +19,19 @@ run with a scorer computing the same grouped nDCG.
 
 Speed: ``X`` is never copied per feature and repeat.  For models whose
 prediction of a row depends only on that row (LightGBM and XGBoost boosters and
-their wrappers), only the rows whose permuted value lands on another side of a
-split threshold of that feature (or, without threshold information, whose value
-changed) are re-predicted, with the engine's threaded native ``predict``; every
-other row keeps its baseline score, which is bitwise what a full prediction
-would give.  Other models are predicted in full from one working buffer per
-worker: the column is permuted, the model is called, the column is restored.
+their wrappers), only rows whose prediction can change are re-predicted, with
+the engine's threaded native ``predict``; every other row keeps its baseline
+score, which is bitwise what a full prediction would give:
+
+* LightGBM numerical trees: the rows that reach another leaf in some tree
+  (numba walk of the parsed trees, exactly LightGBM's decision rule, started
+  at the first node on the permuted column along each row's path);
+* XGBoost trees: the rows whose value crosses a split threshold of the column;
+* linear or categorical trees: the rows whose value changed.
+
+A feature the model never splits on costs nothing and scores exactly 0.  Other
+models are predicted in full from one working buffer per worker: the column is
+permuted, the model is called, the column is restored.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ __all__ = ["PermutationImportance", "permutation_importance"]
 _STRATEGIES = ("global", "within_query")
 # LightGBM treats |x| <= kZeroThreshold as zero (missing_type "Zero").
 _LGB_ZERO = 1e-35
-_NDCG_LOCK = threading.Lock()
+_KERNEL_LOCK = threading.Lock()
 
 
 # --------------------------------------------------------------------------- #
@@ -839,9 +846,10 @@ class _ChangeDetector:
                 new_vals = np.ascontiguousarray(X[perm[idx][:, None], cols_arr[None, :]],
                                                 dtype=np.float64)
                 moved = np.empty(idx.size, dtype=np.bool_)
-                _lgb_leaf_changed(X, idx, new_vals, cols_arr, tree_ids, first, tr.start,
-                                  tr.feature, tr.threshold, tr.decision, tr.left, tr.right,
-                                  self.leaves, moved)
+                with _KERNEL_LOCK:  # numba's workqueue layer is not re-entrant across threads
+                    _lgb_leaf_changed(X, idx, new_vals, cols_arr, tree_ids, first, tr.start,
+                                      tr.feature, tr.threshold, tr.decision, tr.left, tr.right,
+                                      self.leaves, moved)
                 idx = idx[moved]
             return idx
 
@@ -1246,7 +1254,7 @@ def permutation_importance(
     def evaluate(scores: np.ndarray) -> np.ndarray:
         """nDCG per k, then per segment per k: shape (n_k, 1 + n_segments)."""
         out = np.empty((len(ks), 1 + (len(seg_index) if seg_index else 0)))
-        with _NDCG_LOCK:
+        with _KERNEL_LOCK:
             val = ndcg(ys, scores, offsets=offsets, k=list(ks), **opts)
             out[:, 0] = [float(val[kk]) for kk in ks]
             if seg_index:
