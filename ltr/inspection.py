@@ -83,7 +83,7 @@ def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
     return "\n".join(lines)
 
 
-@dataclass
+@dataclass(repr=False)
 class PermutationImportance:
     """Result of :func:`permutation_importance`.
 
@@ -147,6 +147,13 @@ class PermutationImportance:
     _segment_importances: np.ndarray | None = None
     ndcg_options: dict[str, Any] = field(default_factory=dict)
     n_rows_predicted: int = 0
+
+    def __repr__(self) -> str:
+        base = ", ".join(f"nDCG@{k}={float(b):.4f}" for k, b in zip(self.ks, self._baseline))
+        return (
+            f"PermutationImportance({len(self.feature_names)} features, {self.n_repeats} repeats, "
+            f"strategy={self.strategy!r}, seed={self.seed}, {base})"
+        )
 
     # ------------------------------------------------------------------ views
     @property

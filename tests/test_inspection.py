@@ -420,6 +420,8 @@ def small_result(real):
 def test_result_exports_frame_json_markdown_plot_and_report(small_result, tmp_path):
     res = small_result
     assert isinstance(res, PermutationImportance)
+    assert repr(res) == (f"PermutationImportance(5 features, 3 repeats, strategy='global', "
+                         f"seed={res.seed}, nDCG@10={res.baseline:.4f})")
     frame = res.to_frame()
     assert list(frame["importance_mean"]) == sorted(frame["importance_mean"], reverse=True)
     assert {"feature", "importance_std", "ci_low", "ci_high", "baseline"} <= set(frame.columns)
