@@ -608,6 +608,37 @@ class Recorder:
 # ----------------------------------------------------------------------------
 
 
+def merge_engine_params(
+    spec: TrainSpec,
+    *,
+    defaults: Mapping[str, Any],
+    reserved: Mapping[str, str],
+    aliases: Mapping[str, Sequence[str]],
+    threads_key: str,
+) -> dict[str, Any]:
+    """User ``params`` over the adapter's defaults (seed, threads), refusing reserved keys.
+
+    A default is dropped when the user set it under any of its engine aliases.
+    """
+    user = dict(spec.params)
+    for key, value in user.items():
+        if key in reserved:
+            raise ValueError(
+                f"params[{key!r}] is set by train(); use {reserved[key]} instead "
+                f"(got {short_repr(value)})"
+            )
+    base = dict(defaults)
+    base["seed"] = spec.seed
+    if spec.n_jobs is not None and spec.n_jobs > 0:
+        base[threads_key] = spec.n_jobs
+    merged = {
+        key: value for key, value in base.items()
+        if not any(alias in user for alias in aliases.get(key, (key,)))
+    }
+    merged.update(user)
+    return merged
+
+
 class EngineAdapter(Protocol):
     """What an engine module provides to :func:`run_training`."""
 

@@ -16,8 +16,7 @@ from typing import Any
 import lightgbm as lgb
 import numpy as np
 
-from ltr._validation import short_repr
-from ltr.engines._common import Recorder, TrainSpec
+from ltr.engines._common import Recorder, TrainSpec, merge_engine_params
 
 __all__ = ["DEFAULT_PARAMS", "LightGBMAdapter"]
 
@@ -69,22 +68,8 @@ class LightGBMAdapter:
     suffix = ".txt"
 
     def base_params(self, spec: TrainSpec) -> dict[str, Any]:
-        user = dict(spec.params)
-        for key, value in user.items():
-            if key in _RESERVED:
-                raise ValueError(
-                    f"params[{key!r}] is set by train(); use {_RESERVED[key]} instead "
-                    f"(got {short_repr(value)})"
-                )
-        defaults = dict(DEFAULT_PARAMS)
-        defaults["seed"] = spec.seed
-        if spec.n_jobs is not None and spec.n_jobs > 0:
-            defaults["num_threads"] = spec.n_jobs
-        merged = {
-            key: value for key, value in defaults.items()
-            if not any(alias in user for alias in _ALIASES.get(key, (key,)))
-        }
-        merged.update(user)
+        merged = merge_engine_params(spec, defaults=DEFAULT_PARAMS, reserved=_RESERVED,
+                                     aliases=_ALIASES, threads_key="num_threads")
         merged["metric"] = "None"  # metrics are ours (ltr.metrics.ndcg), computed in feval
         if spec.native:
             merged["objective"] = "lambdarank"

@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr._validation import short_repr
-from ltr.engines._common import Recorder, TrainSpec
+from ltr.engines._common import Recorder, TrainSpec, merge_engine_params
 
 __all__ = ["DEFAULT_PARAMS", "XGBoostAdapter", "import_xgboost"]
 
@@ -86,22 +85,8 @@ class XGBoostAdapter:
         self.xgb = import_xgboost()
 
     def base_params(self, spec: TrainSpec) -> dict[str, Any]:
-        user = dict(spec.params)
-        for key, value in user.items():
-            if key in _RESERVED:
-                raise ValueError(
-                    f"params[{key!r}] is set by train(); use {_RESERVED[key]} instead "
-                    f"(got {short_repr(value)})"
-                )
-        defaults = dict(DEFAULT_PARAMS)
-        defaults["seed"] = spec.seed
-        if spec.n_jobs is not None and spec.n_jobs > 0:
-            defaults["nthread"] = spec.n_jobs
-        merged = {
-            key: value for key, value in defaults.items()
-            if not any(alias in user for alias in _ALIASES.get(key, (key,)))
-        }
-        merged.update(user)
+        merged = merge_engine_params(spec, defaults=DEFAULT_PARAMS, reserved=_RESERVED,
+                                     aliases=_ALIASES, threads_key="nthread")
         merged["disable_default_eval_metric"] = 1  # metrics are ours (ltr.metrics.ndcg)
         if spec.native:
             merged["objective"] = "rank:ndcg"
