@@ -118,7 +118,7 @@ def _as_qid_array(qid: Any) -> np.ndarray:
         raise ValueError("qid is empty: at least one row is required")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
-        raise ValueError(f"qid must not contain NaN/inf; qid[{bad}] = {arr[bad]!r}")
+        raise ValueError(f"qid must not contain NaN/inf; qid[{bad}] = {arr[bad].item()!r}")
     if arr.dtype == object:
         # Mixed or string ids: compare as strings so np.unique can sort them.
         try:
