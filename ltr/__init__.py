@@ -26,7 +26,7 @@ _EXPORTS: dict[str, str] = {
     "RankingData": "ltr.datasets",
     "load_letor": "ltr.datasets",
     "from_frame": "ltr.datasets",
-    "make_ranking": "ltr.datasets",
+    "make_ranking": "ltr.synthetic",
     "read_table": "ltr.datasets",
     "train": "ltr.engines",
     "RankingModel": "ltr.engines",

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 import ltr.datasets
+import ltr.synthetic
 from ltr.datasets import RankingData, from_frame, load_letor, make_ranking, read_table
 
 # ---------------------------------------------------------------------------
@@ -658,6 +659,7 @@ def test_make_ranking_rejects_bad_arguments(kwargs, error, match):
         make_ranking(**kwargs)
 
 
-def test_docstring_examples_run():
-    result = doctest.testmod(ltr.datasets, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0
+@pytest.mark.parametrize("module", [ltr.datasets, ltr.synthetic], ids=lambda m: m.__name__)
+def test_docstring_examples_run(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
