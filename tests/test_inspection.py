@@ -146,7 +146,8 @@ def test_xgboost_booster_is_wrapped_in_a_dmatrix_and_matches_full_prediction(rea
 
 @pytest.mark.parametrize("zero_as_missing", [False, True])
 def test_leaf_walk_matches_lightgbm_pred_leaf_with_missing_values(zero_as_missing):
-    from ltr.inspection import _lgb_leaves, _parse_lgb_trees
+    from ltr._tree_changes import _parse_lgb_trees
+    from ltr.kernels._trees import _lgb_leaves
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(3000, 6))
