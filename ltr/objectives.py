@@ -246,6 +246,7 @@ class _LambdaRankBase:
         self.iteration = 0
         self._prep: dict[str, Any] | None = None
         self._work: dict[str, np.ndarray] = {}
+        self._sorted_for: np.ndarray | None = None  # offsets that _work["perm"] is ordered for
         self._disc = _kern.position_discounts(1)
 
     # -- state ---------------------------------------------------------------
@@ -274,21 +275,24 @@ class _LambdaRankBase:
     def _buffers(self, n: int, sampled: bool, exact: bool) -> dict[str, np.ndarray]:
         w = self._work
         need = n if sampled else 1
-        rows = n if exact else 1
+        rows = n if (exact or sampled) else 1
         if (
-            w.get("perm") is None or w["perm"].shape[0] != n or w["rank"].shape[0] != need
+            w.get("perm") is None or w["perm"].shape[0] != n or w["ibuf"].shape[0] != 13 * need
             or w["rb"].shape[0] != 5 * rows
         ):
+            perm = w.get("perm")
             w = {
-                "perm": np.empty(n, dtype=np.int64),
+                "perm": perm if perm is not None and perm.shape[0] == n
+                else np.empty(n, dtype=np.int64),
                 "tmp": np.empty(n, dtype=np.int64),
                 "skey": np.empty(2 * n, dtype=np.float64),
-                "rank": np.empty(need, dtype=np.int64),
-                "kbuf": np.empty(2 * need, dtype=np.float64),
+                "ibuf": np.empty(13 * need, dtype=np.int32),
                 "rb": np.empty(5 * rows, dtype=np.float64),
                 "acc_l": np.empty(n, dtype=np.float64),
                 "acc_h": np.empty(n, dtype=np.float64),
             }
+            if perm is None or perm.shape[0] != n:
+                self._sorted_for = None
             self._work = w
         return w
 
@@ -305,7 +309,7 @@ class _LambdaRankBase:
             and len(p["raw"]) == len(label_cols)
             and all(np.array_equal(a, b) for a, b in zip(p["raw"], label_cols))
         ):
-            return p["labels"], p["gains"], p["inv_idcg"]
+            return p["labels"], p["gains"], p["inv_idcg"], p["gid"], p["n_grades"]
         ys = [_check_labels(y, name) for y, name in zip(label_cols, names)]
         gains = np.vstack([_gain_values(y, s, name) for y, s, name in zip(ys, specs, names)])
         labels2d = np.vstack(ys)
@@ -314,11 +318,12 @@ class _LambdaRankBase:
             self._disc = _kern.position_discounts(max_n)
         work = np.empty(labels2d.shape[1], dtype=np.float64)
         inv = _kern.inverse_ideal_dcg(gains, offsets, k, self._disc, work)
+        gid, n_grades = _kern.grade_ids(labels2d, offsets, work)
         self._prep = {
             "k": k, "offsets": offsets.copy(), "raw": [np.array(y, copy=True) for y in label_cols],
-            "labels": labels2d, "gains": gains, "inv_idcg": inv,
+            "labels": labels2d, "gains": gains, "inv_idcg": inv, "gid": gid, "n_grades": n_grades,
         }
-        return labels2d, gains, inv
+        return labels2d, gains, inv, gid, n_grades
 
     def _compute(
         self, scores: np.ndarray, label_cols: list[np.ndarray],
@@ -331,7 +336,7 @@ class _LambdaRankBase:
                 raise ValueError(f"{name} has {len(y)} rows but scores has {n}; they must match")
         offsets = _check_offsets(offsets, n)
         k = self.k_at(iteration)
-        labels2d, gains2d, inv = self._prepared(label_cols, specs, names, offsets, k)
+        labels2d, gains2d, inv, gid, n_grades = self._prepared(label_cols, specs, names, offsets, k)
         if self.sampling is not None:
             top, head_weight, ppd = self.sampling.kernel_args()
         else:
@@ -343,6 +348,8 @@ class _LambdaRankBase:
             table, tmin, tmax, factor = _DUMMY_F, 0.0, 0.0, 1.0
         seed = round_seed(self._seed, iteration) if ppd > 0 else np.uint64(0)
         buf = self._buffers(n, ppd > 0, not lgb)
+        # the previous call's per-query order (same offsets) seeds this call's sort
+        warm = self._sorted_for is not None and np.array_equal(self._sorted_for, offsets)
         grad = np.empty(n, dtype=np.float64)
         hess = np.empty(n, dtype=np.float64)
         # Thread start-up costs more than small inputs take; results are identical.
@@ -351,12 +358,14 @@ class _LambdaRankBase:
             if n < _PARALLEL_MIN_ROWS or numba.get_num_threads() == 1
             else _kern.lambdarank_gradients
         )
+        self._sorted_for = None  # perm is rewritten below; valid again once the call returns
         driver(
-            scores, labels2d, gains2d, offsets, inv, obj_weights, k, self.sigma, self.norm,
-            lgb, table, tmin, tmax, factor, self._disc, top, head_weight, ppd, seed, lgb,
-            grad, hess, buf["perm"], buf["tmp"], buf["skey"], buf["rank"], buf["kbuf"],
-            buf["rb"], buf["acc_l"], buf["acc_h"],
+            scores, labels2d, gains2d, gid, n_grades, offsets, inv, obj_weights, k, self.sigma,
+            self.norm, lgb, table, tmin, tmax, factor, self._disc, top, head_weight, ppd, seed,
+            lgb, warm, grad, hess, buf["perm"], buf["tmp"], buf["skey"], buf["ibuf"], buf["rb"],
+            buf["acc_l"], buf["acc_h"],
         )
+        self._sorted_for = offsets.copy()
         if sample_weight is not None:
             sw = check_1d_float(sample_weight, "sample_weight")
             if sw.shape[0] != n:

@@ -89,6 +89,58 @@ def test_sampling_is_reproducible_per_round_and_thread_independent():
     np.testing.assert_array_equal(a[0], e[0])
 
 
+def test_gradients_do_not_depend_on_the_previous_call():
+    # each call starts its sort from the previous call's order: small moves,
+    # big moves (fallback to a full sort), ties and a changed k must all give
+    # exactly the gradients of a fresh objective
+    scores, labels, offsets = _queries(5, n_queries=60, max_docs=60)
+    rng = np.random.default_rng(0)
+    ties = np.round(scores * 2) / 2
+    sequence = [scores, scores + 0.01 * rng.normal(size=len(scores)), rng.normal(size=len(scores)),
+                ties, ties[::-1].copy(), scores]
+    for sampling in (TopKPairSampling(top=4, pairs_per_doc=3, random_state=1),
+                     TopKPairSampling(top=4, head_weight=3.0)):
+        warm = LambdaRankObjective(k=7, sampling=sampling)
+        for it, sc in enumerate(sequence):
+            got = warm.gradients(sc, labels, offsets, iteration=it)
+            fresh = LambdaRankObjective(k=7, sampling=sampling).gradients(
+                sc, labels, offsets, iteration=it)
+            np.testing.assert_array_equal(got[0], fresh[0])
+            np.testing.assert_array_equal(got[1], fresh[1])
+    # new offsets with the same number of rows: the old order is not reused
+    other = np.array([0, 5, len(scores)], dtype=np.int64)
+    got = warm.gradients(scores, labels, other)
+    fresh = LambdaRankObjective(k=7, sampling=TopKPairSampling(top=4, head_weight=3.0))
+    np.testing.assert_array_equal(got[0], fresh.gradients(scores, labels, other)[0])
+
+
+def test_sampled_lookup_table_mode_draws_the_same_pairs_as_exact_mode():
+    # the per-pair sigmoid path (lookup table, float32 sums) and the exact
+    # path share the draws: same seed, gradients agree to the table's precision
+    scores, labels, offsets = _queries(6, n_queries=30, max_docs=40)
+    for top, k in ((3, 10), (10, 10), (12, 5)):
+        sampling = TopKPairSampling(top=top, head_weight=2.5, pairs_per_doc=4, random_state=3)
+        g1, h1 = LambdaRankObjective(k=k, sampling=sampling).gradients(scores, labels, offsets, 2)
+        g2, h2 = LambdaRankObjective(k=k, sampling=sampling, sigmoid="lightgbm").gradients(
+            scores, labels, offsets, 2)
+        np.testing.assert_allclose(g2, g1, rtol=1e-3, atol=1e-6)
+        np.testing.assert_allclose(h2, h1, rtol=1e-3, atol=1e-6)
+        assert np.array_equal(g2, g2.astype(np.float32))
+
+
+def test_sampled_composite_with_a_zero_weight_objective_equals_single_objective():
+    from ltr.objectives import CompositeLambdaRankObjective
+
+    scores, labels, offsets = _queries(8)
+    other = np.where(labels > 0, 0.0, 1.0)
+    sampling = TopKPairSampling(top=3, pairs_per_doc=2, random_state=4)
+    single = LambdaRankObjective(k=6, sampling=sampling).gradients(scores, labels, offsets, 1)
+    comp = CompositeLambdaRankObjective({"a": 1.0, "b": 0.0}, {"a": labels, "b": other}, k=6,
+                                        sampling=sampling).gradients(scores, None, offsets, 1)
+    np.testing.assert_array_equal(single[0], comp[0])
+    np.testing.assert_array_equal(single[1], comp[1])
+
+
 def test_round_seed_depends_on_seed_and_round():
     assert round_seed(1, 0) == round_seed(1, 0)
     assert len({int(round_seed(s, i)) for s in range(3) for i in range(3)}) == 9

@@ -244,7 +244,7 @@ def _next_uniform(state):
     z = (z ^ (z >> np.uint64(30))) * _MIX1
     z = (z ^ (z >> np.uint64(27))) * _MIX2
     z = z ^ (z >> np.uint64(31))
-    return state, float(z >> np.uint64(11)) * _U53
+    return state, float(np.int64(z >> np.uint64(11))) * _U53
 
 
 # ---------------------------------------------------------------- ideal DCG
@@ -343,18 +343,6 @@ def _all_pairs_query(scores, labels, gains, s, n, perm, acc_l, acc_h, inv_idcg, 
                 acc_h[s + i] *= factor
 
 
-@njit(cache=True, inline="always")
-def _upper_bound(arr, lo, hi, value):
-    # first index in [lo, hi) with arr[index] > value (arr ascending there)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if arr[mid] <= value:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 @njit(cache=True)
 def _all_pairs_query_exact(scores, labels, gains, s, n, perm, acc_l, acc_h, rb, inv_idcg, k,
                            sigma, norm, disc, top, head_weight):
@@ -443,188 +431,381 @@ def _all_pairs_query_exact(scores, labels, gains, s, n, perm, acc_l, acc_h, rb, 
 
 
 @njit(cache=True, inline="always")
-def _count_sorted(arr, lo, hi, value):
-    # occurrences of value in the ascending arr[lo:hi]
-    return _upper_bound(arr, lo, hi, value) - _lower_bound(arr, lo, hi, value)
+def _group_by_grade(ibuf, o_gid, a, b, off, soff, n_g):
+    """Ranks ``[a, b)`` grouped by grade into ``ibuf[off:]`` (rank order inside a grade).
+
+    ``ibuf[soff + g]`` is then where grade ``g`` starts and ``ibuf[soff + n_g]``
+    the list length.
+    """
+    for g in range(n_g + 1):
+        ibuf[soff + g] = 0
+    for r in range(a, b):
+        ibuf[soff + ibuf[o_gid + r] + 1] += 1
+    for g in range(1, n_g + 1):
+        ibuf[soff + g] += ibuf[soff + g - 1]
+    for r in range(a, b):
+        j = soff + ibuf[o_gid + r]
+        ibuf[off + ibuf[j]] = r
+        ibuf[j] += 1
+    for g in range(n_g, 0, -1):
+        ibuf[soff + g] = ibuf[soff + g - 1]
+    ibuf[soff] = 0
 
 
 @njit(cache=True, inline="always")
-def _draw_other(labels, perm, s, a, b, count, value, u, state):
-    """Uniform rank in ``[a, b)`` whose label differs from ``value`` (``count`` of them).
+def _pick2(u, total, w_head, ihw, o_h, st_h, c_h, d_h, o_t, st_t, c_t, d_t):
+    """Index into the lists of one draw and whether the drawer is the better document.
 
-    ``u`` is a uniform number in ``[0, 1)`` for the first try.  Rejection
-    sampling when at least a quarter of the range qualifies (fresh numbers
-    after a rejection), otherwise the ``c``-th qualifying rank by a scan;
-    both are exact.
+    ``v = u * total`` picks the head list (weight ``w_head`` in all) or the
+    tail list and, rescaled, a position among its ``d`` documents of another
+    grade; the drawer's grade occupies ``[st, st + c)`` of a list and is
+    skipped (lower grades come first, so ``j < st`` means the drawer is the
+    better-labelled document).
     """
-    width = b - a
-    if 4 * count >= width:
-        while True:
-            x = a + min(int(u * width), width - 1)
-            if labels[s + perm[s + x]] != value:
-                return x, state
-            state, u = _next_uniform(state)
-    c = min(int(u * count), count - 1)
-    for x in range(a, b):
-        if labels[s + perm[s + x]] != value:
-            if c == 0:
-                return x, state
-            c -= 1
-    return b - 1, state  # unreachable when count is right
+    v = u * total
+    in_head = v < w_head
+    jf = v * ihw if in_head else v - w_head
+    dmax = d_h if in_head else d_t
+    st = st_h if in_head else st_t
+    cs = c_h if in_head else c_t
+    off = o_h if in_head else o_t
+    j = min(int(jf), dmax - 1)
+    r_high = j < st
+    if not r_high:
+        j += cs
+    return off + j, r_high
 
 
-@njit(cache=True)
-def _sampled_query(scores, labels, gains, s, n, perm, rank, kbuf, rb, acc_l, acc_h, inv_idcg,
-                   k, sigma, norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
-                   m, state, f32):
+@njit(cache=True, inline="always")
+def _exact_terms(r_high, sr, gr, er, dr, rec, x, disc, kc, sigma, regularize):
+    """``(lambda at r, hessian, lambda of the better document)`` of one drawn pair.
+
+    ``rec[3 x:3 x + 3]``: score, gain, ``E_x = exp(sigma (s_x - s_max))``;
+    ``rho = E_low / (E_high + E_low)``: one division, no ``exp``.
+    """
+    x3 = np.uint64(3) * x
+    sg = 1.0 if r_high else -1.0
+    ex = rec[x3 + np.uint64(2)]
+    e_high = er if r_high else ex
+    e_low = ex if r_high else er
+    ds = sg * (sr - rec[x3])
+    dd = sg * (gr - rec[x3 + np.uint64(1)]) * abs(dr - disc[x]) * kc  # sigma |dNDCG| scale
+    c = _F32_001 + abs(ds) if regularize else 1.0
+    den = 1.0 / ((e_high + e_low) * c)
+    t = e_low * den
+    pl = -dd * t
+    return sg * pl, sigma * dd * ((e_high * den) * c) * t, pl
+
+
+@njit(cache=True, error_model="numpy")
+def _sampled_query(scores, labels, gains, gid, n_grades, s, n, perm, ibuf, rb, acc_l, acc_h,
+                   inv_idcg, k, sigma, norm, use_table, table, tmin, tmax, tfactor, disc, top,
+                   head_weight, m, state, f32):
     """Every document draws ``m`` weighted partners; scaled to the weighted all-pairs sum.
 
-    Document ``d`` at rank ``r`` has eligible partners at ranks ``[0, lim)``
-    (``lim = n`` when ``r < k``, else ``k``) with a different label; those at
-    ranks ``[0, head_end)`` weigh ``head_weight`` (``head_end = lim`` when
-    ``r < top``, else ``min(top, lim)``), the rest 1.
+    Works in rank space, with ``bk = min(k, n)`` and ``bt = min(top, bk)``.
+    The document at rank ``r`` may pair with every rank when ``r < bk`` and
+    with ranks ``[0, bk)`` otherwise (the truncation rule); a pair weighs
+    ``head_weight`` when its better-ranked document is in the top ``top``,
+    else 1.  So its partners are one "head" list of weight ``head_weight``
+    and one "tail" list of weight 1:
+
+    * ``r < bt``: head all ranks, no tail;
+    * ``bt <= r < bk``: head ``[0, bt)``, tail ``[bt, n)``;
+    * ``r >= bk``, ``r < top``: head ``[0, bk)``, no tail;
+    * otherwise: head ``[0, bt)``, tail ``[bt, bk)``.
+
+    Each list keeps its ranks grouped by grade (counting sort on the dense
+    grade ids ``gid``), so a partner of another grade is drawn in O(1)
+    without rejection.  Each draw is scaled by ``W / (2 m)``,
+    ``W`` the document's total eligible pair weight.
+
+    ``ibuf`` (int32, slice ``[13 s, 13 (s + n))``): grade ids in rank order,
+    the five lists and their grade starts.  ``rb`` (slice ``[5 s, 5 (s + n))``):
+    per-rank records (score, gain, ``exp(sigma (s - s_max))``) and interleaved
+    lambda / hessian sums.  Results go to ``acc_*[s:s+n]`` in document order.
     """
     for i in range(n):
         acc_l[s + i] = 0.0
         acc_h[s + i] = 0.0
-    if n < 2 or inv_idcg == 0.0:
+    if n < 2 or inv_idcg == 0.0 or n_grades < 2:
         return
+    n_g = n_grades
+    o_gid = 13 * s
+    o_lst = o_gid + n
+    o_rec = 5 * s
+    o_acc = o_rec + 3 * n
+    rec = rb[o_rec:o_acc]
+    acc = rb[o_acc:o_acc + 2 * n]
+    lst = ibuf[o_lst:o_lst + 4 * n]
     best = scores[s + perm[s]]
     worst = scores[s + perm[s + n - 1]]
     regularize = norm and best != worst
-    big_k = min(k, n)
-    big_t = min(top, big_k)
-    # sorted label multisets of ranks [0, big_t) and [big_t, big_k) (same-label counts)
+    exact = not use_table and not f32 and worst != -np.inf and sigma * (best - worst) <= 600.0
+    bk = min(k, n)
+    bt = min(top, bk)
+    top_n = min(top, n)
     for r in range(n):
-        rank[s + perm[s + r]] = r
-    for r in range(big_k):
-        kbuf[s + r] = labels[s + perm[s + r]]
-    kbuf[s:s + big_t].sort()
-    kbuf[s + big_t:s + big_k].sort()
-    # whole-query same-label counts (needed by the top-k documents only): k scans
-    # of the query, or one sorted copy plus binary searches when k is large
-    half = kbuf.shape[0] // 2
-    sorted_all = big_k > 4 * math.log2(n + 1.0)
-    if sorted_all:
-        for i in range(n):
-            kbuf[half + s + i] = labels[s + i]
-        kbuf[half + s:half + s + n].sort()
-    # exact sigmoid: exp(sigma * (s_a - s_b)) = E_a / E_b from one exp per document
-    fast = (not use_table and worst != -np.inf and sigma * (best - worst) <= 600.0
-            and rb.shape[0] >= 5)
-    if fast:
-        o_e = 3 * (rb.shape[0] // 5) + s
-        o_i = 4 * (rb.shape[0] // 5) + s
-        for d in range(n):
-            x = sigma * (scores[s + d] - best)
-            rb[o_e + d] = math.exp(x)
-            rb[o_i + d] = math.exp(-x)
+        d = perm[s + r]
+        sc = scores[s + d]
+        rec[3 * r] = sc
+        rec[3 * r + 1] = gains[s + d]
+        rec[3 * r + 2] = math.exp(sigma * (sc - best)) if exact else 0.0
+        acc[2 * r] = 0.0
+        acc[2 * r + 1] = 0.0
+        ibuf[o_gid + r] = gid[s + d]
+    # the lists (offsets into lst) and their grade starts
+    l_all = 0
+    l_b0 = n
+    l_b1 = n + bt
+    l_b01 = n + bk
+    l_b12 = n + 2 * bk
+    o_st = o_gid + 5 * n
+    s_all = o_st
+    s_b0 = o_st + (n_g + 1)
+    s_b1 = o_st + 2 * (n_g + 1)
+    s_b01 = o_st + 3 * (n_g + 1)
+    s_b12 = o_st + 4 * (n_g + 1)
+    _group_by_grade(ibuf, o_gid, 0, n, o_lst + l_all, s_all, n_g)
+    if bt < n:
+        _group_by_grade(ibuf, o_gid, 0, bt, o_lst + l_b0, s_b0, n_g)
+    if bt < bk:
+        _group_by_grade(ibuf, o_gid, bt, bk, o_lst + l_b1, s_b1, n_g)
+        _group_by_grade(ibuf, o_gid, bt, n, o_lst + l_b12, s_b12, n_g)
+    if bk < top_n:
+        _group_by_grade(ibuf, o_gid, 0, bk, o_lst + l_b01, s_b01, n_g)
+    hw = head_weight
+    ihw = 1.0 / hw
+    two_m = 2.0 * m
+    kc0 = sigma * inv_idcg
     sum_lambdas = 0.0
-    for d in range(n):
-        r = rank[s + d]
-        ld = labels[s + d]
-        lim = n if r < big_k else big_k
-        if r < min(top, n):
-            head_end = lim
+    for r in range(n):
+        g = ibuf[o_gid + r]
+        # head list (weight hw) and tail list (weight 1) of this document
+        if r < bt:
+            off_h = l_all
+            so_h = s_all
+            off_t = l_all
+            so_t = -1
+        elif r < bk:
+            off_h = l_b0
+            so_h = s_b0
+            off_t = l_b12
+            so_t = s_b12
+        elif r < top_n:
+            off_h = l_b01
+            so_h = s_b01
+            off_t = l_b01
+            so_t = -1
         else:
-            head_end = big_t
-        c_head = _count_sorted(kbuf, s, s + big_t, ld)
-        c_top = c_head + _count_sorted(kbuf, s + big_t, s + big_k, ld)
-        if lim == n and sorted_all:
-            same_lim = _count_sorted(kbuf, half + s, half + s + n, ld)
-        elif lim == n:
-            same_lim = 0
-            for i in range(n):
-                if labels[s + i] == ld:
-                    same_lim += 1
+            off_h = l_b0
+            so_h = s_b0
+            off_t = l_b1
+            so_t = s_b1 if bt < bk else -1
+        st_h = ibuf[so_h + g]
+        c_h = ibuf[so_h + g + 1] - st_h
+        d_h = ibuf[so_h + n_g] - c_h
+        if so_t >= 0:
+            st_t = ibuf[so_t + g]
+            c_t = ibuf[so_t + g + 1] - st_t
+            d_t = ibuf[so_t + n_g] - c_t
         else:
-            same_lim = c_top
-        if head_end == n:
-            same_head = same_lim
-        elif head_end == big_k:
-            same_head = c_top
-        else:
-            same_head = c_head
-        n_head = head_end - same_head
-        n_tail = (lim - head_end) - (same_lim - same_head)
-        w_head = head_weight * n_head
-        total = w_head + n_tail
+            st_t = 0
+            c_t = 0
+            d_t = 0
+        w_head = hw * d_h
+        total = w_head + d_t
         if total <= 0.0:
             continue
-        scale = total / (2.0 * m)
-        for _ in range(m):
-            state, u = _next_uniform(state)
-            v = u * total
-            # the position of v inside the chosen region is itself uniform: reuse it
-            if v < w_head:
-                x, state = _draw_other(labels, perm, s, 0, head_end, n_head, ld, v / w_head,
-                                       state)
-            else:
-                x, state = _draw_other(labels, perm, s, head_end, lim, n_tail, ld,
-                                       min((v - w_head) / n_tail, 1.0), state)
-            p_doc = perm[s + x]
-            d_high = ld > labels[s + p_doc]
-            if d_high:
-                high = d
-                low = p_doc
-            else:
-                high = p_doc
-                low = d
-            gap = gains[s + high] - gains[s + low]
-            ds = scores[s + high] - scores[s + low]
-            delta = gap * abs(disc[r] - disc[x]) * inv_idcg
-            if fast:
-                ex = rb[o_e + high] * rb[o_i + low]
-                c = _F32_001 + abs(ds) if regularize else 1.0
-                t = 1.0 / ((1.0 + ex) * c)
-                sdelta = sigma * delta * scale
-                pl = -sdelta * t
-                ph = sigma * sdelta * ((ex * t) * c) * t
-            else:
+        scale = total / two_m
+        # m draws, accumulated in rank space (unsigned indices: no wraparound code)
+        kc = kc0 * scale
+        ur = np.uint64(r)
+        sr = rec[np.uint64(3) * ur]
+        gr = rec[np.uint64(3) * ur + np.uint64(1)]
+        er = rec[np.uint64(3) * ur + np.uint64(2)]
+        dr = disc[ur]
+        cl = 0.0
+        ch = 0.0
+        sl = 0.0
+        if exact and d_t == 0:  # one list (the common case): no list choice
+            for _ in range(m):
+                state, u = _next_uniform(state)
+                j = min(int(u * d_h), d_h - 1)
+                r_high = j < st_h
+                if not r_high:
+                    j += c_h
+                x = np.uint64(lst[np.uint64(off_h + j)])
+                lam, hes, pl = _exact_terms(r_high, sr, gr, er, dr, rec, x, disc, kc, sigma,
+                                            regularize)
+                cl += lam
+                ch += hes
+                acc[np.uint64(2) * x] -= lam
+                acc[np.uint64(2) * x + np.uint64(1)] += hes
+                sl -= pl
+        elif exact:
+            for _ in range(m):
+                state, u = _next_uniform(state)
+                j, r_high = _pick2(u, total, w_head, ihw, off_h, st_h, c_h, d_h, off_t, st_t,
+                                   c_t, d_t)
+                x = np.uint64(lst[np.uint64(j)])
+                lam, hes, pl = _exact_terms(r_high, sr, gr, er, dr, rec, x, disc, kc, sigma,
+                                            regularize)
+                cl += lam
+                ch += hes
+                acc[np.uint64(2) * x] -= lam
+                acc[np.uint64(2) * x + np.uint64(1)] += hes
+                sl -= pl
+        else:  # one sigmoid per pair: lookup table, float32 sums, -inf or wide scores
+            r2 = np.uint64(2) * ur
+            for _ in range(m):
+                state, u = _next_uniform(state)
+                j, r_high = _pick2(u, total, w_head, ihw, off_h, st_h, c_h, d_h, off_t, st_t,
+                                   c_t, d_t)
+                x = np.uint64(lst[np.uint64(j)])
+                x3 = np.uint64(3) * x
+                sg = 1.0 if r_high else -1.0
+                ds = sg * (sr - rec[x3])
+                delta = sg * (gr - rec[x3 + np.uint64(1)]) * abs(dr - disc[x]) * inv_idcg
                 pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
                                      tfactor)
                 pl *= scale
                 ph *= scale
-            _add_pair(acc_l, acc_h, s, high, low, pl, ph, f32)
-            sum_lambdas -= 2.0 * pl
+                lam = sg * pl
+                x2 = np.uint64(2) * x
+                if f32:
+                    plf = float(np.float32(lam))
+                    phf = float(np.float32(ph))
+                    acc[x2] = float(np.float32(acc[x2] - plf))
+                    acc[x2 + np.uint64(1)] = float(np.float32(acc[x2 + np.uint64(1)] + phf))
+                    acc[r2] = float(np.float32(acc[r2] + plf))
+                    acc[r2 + np.uint64(1)] = float(np.float32(acc[r2 + np.uint64(1)] + phf))
+                else:
+                    acc[x2] -= lam
+                    acc[x2 + np.uint64(1)] += ph
+                    acc[r2] += lam
+                    acc[r2 + np.uint64(1)] += ph
+                sl -= pl
+        acc[np.uint64(2) * ur] += cl
+        acc[np.uint64(2) * ur + np.uint64(1)] += ch
+        sum_lambdas += 2.0 * sl
+    factor = 1.0
     if norm and sum_lambdas > 0.0:
         factor = math.log2(1.0 + sum_lambdas) / sum_lambdas
-        for i in range(n):
-            if f32:
-                acc_l[s + i] = float(np.float32(acc_l[s + i] * factor))
-                acc_h[s + i] = float(np.float32(acc_h[s + i] * factor))
-            else:
-                acc_l[s + i] *= factor
-                acc_h[s + i] *= factor
+    for r in range(n):
+        d = perm[s + r]
+        if f32:
+            acc_l[s + d] = float(np.float32(acc[2 * r] * factor))
+            acc_h[s + d] = float(np.float32(acc[2 * r + 1] * factor))
+        else:
+            acc_l[s + d] = acc[2 * r] * factor
+            acc_h[s + d] = acc[2 * r + 1] * factor
+
+
+@njit(cache=True)
+def _sort_query(scores, s, n, perm, tmp, skey, warm):
+    """Stable descending order of ``scores[s:s+n]`` into ``perm[s:s+n]``.
+
+    With ``warm``, ``perm[s:s+n]`` holds a permutation (the previous round's
+    order): an insertion sort on the key ``(-score, index)`` then costs
+    ``O(n + inversions)``, which is small because scores change little from
+    one boosting round to the next.  Past a budget of moves it falls back to
+    :func:`_argsort_desc` from scratch.  The result is the same either way
+    (the key is a total order).
+    """
+    if not warm:
+        _argsort_desc(scores, s, n, perm, tmp, skey)
+        return
+    for i in range(n):
+        skey[s + i] = -scores[s + perm[s + i]]
+    budget = 8 * n + 32
+    moves = 0
+    for i in range(1, n):
+        kv = skey[s + i]
+        v = perm[s + i]
+        j = i - 1
+        while j >= 0:
+            kj = skey[s + j]
+            if kj < kv or (kj == kv and perm[s + j] < v):
+                break
+            skey[s + j + 1] = kj
+            perm[s + j + 1] = perm[s + j]
+            j -= 1
+        skey[s + j + 1] = kv
+        perm[s + j + 1] = v
+        moves += i - 1 - j
+        if moves > budget:
+            _argsort_desc(scores, s, n, perm, tmp, skey)
+            return
+
+
+@njit(parallel=True, cache=True)
+def grade_ids(labels, offsets, work):
+    """Dense grade ids per query: ``(gid, n_grades)``.
+
+    ``gid[o, i]`` is the rank of ``labels[o, i]`` among the distinct labels of
+    its query (0 = lowest), ``n_grades[o, q]`` the number of distinct labels.
+    ``work`` is a float64 scratch buffer of ``n_rows``.
+    """
+    n_obj = labels.shape[0]
+    nq = offsets.shape[0] - 1
+    gid = np.zeros(labels.shape, dtype=np.int32)
+    n_grades = np.zeros((n_obj, nq), dtype=np.int64)
+    for q in prange(nq):
+        s = offsets[q]
+        n = offsets[q + 1] - s
+        for o in range(n_obj):
+            for i in range(n):
+                work[s + i] = labels[o, s + i]
+            work[s:s + n].sort()
+            u = 0
+            for i in range(n):
+                if i == 0 or work[s + i] != work[s + u - 1]:
+                    work[s + u] = work[s + i]
+                    u += 1
+            n_grades[o, q] = u
+            for i in range(n):
+                gid[o, s + i] = _lower_bound(work, s, s + u, labels[o, s + i]) - s
+    return gid, n_grades
 
 
 # ---------------------------------------------------------------- driver
 
 
 @njit(cache=True)
-def _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma, norm,
-                     use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
-                     pairs_per_doc, seed, f32, grad, hess, perm, tmp, skey, rank, kbuf,
-                     rb, acc_l, acc_h):
+def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg, obj_weights, k,
+                     sigma, norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
+                     pairs_per_doc, seed, f32, warm, grad, hess, perm, tmp, skey, ibuf, rb, acc_l,
+                     acc_h):
     s = offsets[q]
     n = offsets[q + 1] - s
     for i in range(n):
         grad[s + i] = 0.0
         hess[s + i] = 0.0
+    if not warm:
+        for i in range(n):
+            perm[s + i] = i
     if n < 2:
         return
-    _argsort_desc(scores, s, n, perm, tmp, skey)
+    active = False
+    for o in range(labels.shape[0]):
+        if obj_weights[o] != 0.0 and inv_idcg[o, q] != 0.0 and n_grades[o, q] >= 2:
+            active = True
+    if not active:  # no pair with different grades: zero gradient, no sort needed
+        return
+    _sort_query(scores, s, n, perm, tmp, skey, warm)
     for o in range(labels.shape[0]):
         w = obj_weights[o]
-        if w == 0.0:
+        if w == 0.0 or inv_idcg[o, q] == 0.0 or n_grades[o, q] < 2:
             continue
         if pairs_per_doc > 0:
             state = seed ^ (np.uint64(q) * _QUERY_MUL) ^ (np.uint64(o + 1) * _OBJ_MUL)
             state, _ = _next_uniform(state)
-            _sampled_query(scores, labels[o], gains[o], s, n, perm, rank, kbuf, rb, acc_l,
-                           acc_h, inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
-                           tfactor, disc, top, head_weight, pairs_per_doc, state, f32)
-        elif use_table or f32 or inv_idcg[o, q] == 0.0 or not _all_pairs_query_exact(
+            _sampled_query(scores, labels[o], gains[o], gids[o], n_grades[o, q], s, n, perm,
+                           ibuf, rb, acc_l, acc_h, inv_idcg[o, q], k, sigma, norm, use_table,
+                           table, tmin, tmax, tfactor, disc, top, head_weight, pairs_per_doc,
+                           state, f32)
+        elif use_table or f32 or not _all_pairs_query_exact(
                 scores, labels[o], gains[o], s, n, perm, acc_l, acc_h, rb, inv_idcg[o, q], k,
                 sigma, norm, disc, top, head_weight):
             _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
@@ -636,37 +817,41 @@ def _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k
 
 
 @njit(parallel=True, cache=True)
-def lambdarank_gradients(scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma, norm,
-                         use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
-                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, skey, rank, kbuf,
-                         rb, acc_l, acc_h):
+def lambdarank_gradients(scores, labels, gains, gids, n_grades, offsets, inv_idcg, obj_weights,
+                         k, sigma, norm, use_table, table, tmin, tmax, tfactor, disc, top,
+                         head_weight, pairs_per_doc, seed, f32, warm, grad, hess, perm, tmp, skey,
+                         ibuf, rb, acc_l, acc_h):
     """Fill ``grad`` / ``hess`` with the weighted sum over objectives of LambdaRank terms.
 
-    ``labels`` / ``gains``: ``(n_objectives, n_rows)``; ``inv_idcg``:
+    ``labels`` / ``gains``: ``(n_objectives, n_rows)``; ``gids`` (int32) and
+    ``n_grades`` from :func:`grade_ids`; ``inv_idcg``:
     ``(n_objectives, n_queries)``; ``obj_weights``: ``(n_objectives,)``.
     ``pairs_per_doc == 0`` means all pairs.  ``seed`` is a ``uint64``.
-    Work buffers (int64: ``perm, tmp, rank``; float64: ``skey, kbuf, rb,
-    acc_l, acc_h``) have ``n_rows`` entries each, except ``skey`` and ``kbuf``
-    (``2 * n_rows``) and ``rb`` (``5 * n_rows``).  The sampling-only ``rank``
-    and ``kbuf`` may have length 1 and 2 when ``pairs_per_doc == 0``; ``rb``,
-    used by the exact sigmoid only, length 5 otherwise.  Queries run in
+    ``warm``: ``perm`` holds, per query, the order of a previous call on the
+    same offsets (any permutation will do; results do not depend on it), used
+    as the starting point of the sort; otherwise ``perm`` is rebuilt.
+    Work buffers (int64: ``perm, tmp``; float64: ``skey, rb, acc_l, acc_h``;
+    int32: ``ibuf``) have ``n_rows`` entries each, except ``skey``
+    (``2 * n_rows``), ``rb`` (``5 * n_rows``) and ``ibuf`` (``13 * n_rows``).
+    ``ibuf`` may have length 1 when ``pairs_per_doc == 0`` and ``rb`` length 5
+    when neither sampling nor the exact sigmoid is used.  Queries run in
     parallel (``prange``); each touches only its own slice of every buffer.
     """
     for q in prange(offsets.shape[0] - 1):
-        _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma,
-                         norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
-                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, skey, rank, kbuf,
-                         rb, acc_l, acc_h)
+        _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg,
+                         obj_weights, k, sigma, norm, use_table, table, tmin, tmax, tfactor,
+                         disc, top, head_weight, pairs_per_doc, seed, f32, warm, grad, hess,
+                         perm, tmp, skey, ibuf, rb, acc_l, acc_h)
 
 
 @njit(cache=True)
-def lambdarank_gradients_serial(scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma,
-                                norm, use_table, table, tmin, tmax, tfactor, disc, top,
-                                head_weight, pairs_per_doc, seed, f32, grad, hess, perm, tmp,
-                                skey, rank, kbuf, rb, acc_l, acc_h):
+def lambdarank_gradients_serial(scores, labels, gains, gids, n_grades, offsets, inv_idcg,
+                                obj_weights, k, sigma, norm, use_table, table, tmin, tmax,
+                                tfactor, disc, top, head_weight, pairs_per_doc, seed, f32, warm,
+                                grad, hess, perm, tmp, skey, ibuf, rb, acc_l, acc_h):
     """Single-threaded :func:`lambdarank_gradients` (no thread start-up: small inputs)."""
     for q in range(offsets.shape[0] - 1):
-        _query_gradients(q, scores, labels, gains, offsets, inv_idcg, obj_weights, k, sigma,
-                         norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
-                         pairs_per_doc, seed, f32, grad, hess, perm, tmp, skey, rank, kbuf,
-                         rb, acc_l, acc_h)
+        _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg,
+                         obj_weights, k, sigma, norm, use_table, table, tmin, tmax, tfactor,
+                         disc, top, head_weight, pairs_per_doc, seed, f32, warm, grad, hess,
+                         perm, tmp, skey, ibuf, rb, acc_l, acc_h)
