@@ -17,6 +17,7 @@ from ltr._validation import short_repr
 
 __all__ = [
     "QueryGroups",
+    "find_split_query",
     "group_sizes",
     "offsets_from_group",
     "offsets_from_qid",
@@ -91,9 +92,10 @@ def offsets_from_group(group: Any, n_rows: int | None = None) -> np.ndarray:
         raise ValueError("group is empty: at least one query is required")
     if not np.issubdtype(sizes.dtype, np.number):
         raise TypeError(f"group must contain integer sizes, got dtype {sizes.dtype}")
-    if np.issubdtype(sizes.dtype, np.floating):
-        if not np.all(np.isfinite(sizes)) or np.any(sizes != np.round(sizes)):
-            raise ValueError(f"group must contain whole numbers, got {short_repr(sizes)}")
+    if np.issubdtype(sizes.dtype, np.floating) and (
+        not np.all(np.isfinite(sizes)) or np.any(sizes != np.round(sizes))
+    ):
+        raise ValueError(f"group must contain whole numbers, got {short_repr(sizes)}")
     sizes = sizes.astype(np.int64)
     if np.any(sizes < 1):
         bad = int(np.flatnonzero(sizes < 1)[0])
@@ -128,6 +130,41 @@ def _as_qid_array(qid: Any) -> np.ndarray:
     return arr
 
 
+def _runs(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start row and id of each run of equal consecutive ids."""
+    change = np.empty(arr.size, dtype=bool)
+    change[0] = True
+    change[1:] = arr[1:] != arr[:-1]
+    starts = np.flatnonzero(change)
+    return starts, arr[starts]
+
+
+def _first_split(starts: np.ndarray, run_ids: np.ndarray) -> tuple[Any, int, int]:
+    """(id, first row, later row) of the first query whose rows come in two runs."""
+    seen: dict[Any, int] = {}
+    for pos, value in zip(starts, run_ids):
+        key = value.item() if hasattr(value, "item") else value
+        if key in seen:
+            return key, seen[key], int(pos)
+        seen[key] = int(pos)
+    raise ValueError("qid is contiguous")  # pragma: no cover - callers check first
+
+
+def find_split_query(qid: Any) -> tuple[Any, int, int] | None:
+    """Where a query's rows are not contiguous, else None.
+
+    Returns
+    -------
+    tuple or None
+        ``(query id, first row, row where it appears again)`` for the first
+        such query.
+    """
+    starts, run_ids = _runs(_as_qid_array(qid))
+    if len(np.unique(run_ids)) == len(run_ids):
+        return None
+    return _first_split(starts, run_ids)
+
+
 def offsets_from_qid(qid: Any, *, sort: bool = False) -> QueryGroups:
     """Offsets from one query id per row.
 
@@ -145,27 +182,17 @@ def offsets_from_qid(qid: Any, *, sort: bool = False) -> QueryGroups:
     QueryGroups
     """
     arr = _as_qid_array(qid)
-    n = arr.size
-    change = np.empty(n, dtype=bool)
-    change[0] = True
-    change[1:] = arr[1:] != arr[:-1]
-    starts = np.flatnonzero(change)
-    run_ids = arr[starts]
-    n_unique = len(np.unique(run_ids))
-    if n_unique == len(run_ids):
-        offsets = np.append(starts, n).astype(np.int64)
+    starts, run_ids = _runs(arr)
+    if len(np.unique(run_ids)) == len(run_ids):
+        offsets = np.append(starts, arr.size).astype(np.int64)
         return QueryGroups(offsets=offsets, order=None, query_ids=run_ids)
     if not sort:
-        seen: dict[Any, int] = {}
-        for pos, value in zip(starts, run_ids):
-            key = value.item() if hasattr(value, "item") else value
-            if key in seen:
-                raise ValueError(
-                    f"qid is not contiguous: query {key!r} appears at row {seen[key]} and again "
-                    f"at row {int(pos)} after other queries. Sort the rows by qid first, or pass "
-                    "sort=True to stable-sort them (the permutation is returned)."
-                )
-            seen[key] = int(pos)
+        key, first, again = _first_split(starts, run_ids)
+        raise ValueError(
+            f"qid is not contiguous: query {key!r} appears at row {first} and again "
+            f"at row {again} after other queries. Sort the rows by qid first, or pass "
+            "sort=True to stable-sort them (the permutation is returned)."
+        )
     # Stable sort by order of first appearance.
     uniq, first_idx, inverse = np.unique(arr, return_index=True, return_inverse=True)
     rank_of_unique = np.empty(len(uniq), dtype=np.int64)

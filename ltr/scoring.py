@@ -41,6 +41,7 @@ from sklearn.utils._metadata_requests import MethodMetadataRequest
 from sklearn.utils.metadata_routing import MetadataRequest, get_routing_for_object
 
 from ltr._validation import check_int, short_repr
+from ltr.groups import find_split_query, offsets_from_qid
 
 __all__ = [
     "CONVENTIONS",
@@ -107,30 +108,18 @@ def _contiguous_offsets(qid: Any, n_rows: int) -> np.ndarray:
     """
     arr = np.asarray(qid)
     _check_qid_length(arr, n_rows)
-    if arr.size == 0:
-        raise ValueError("qid is empty: at least one row is required")
-    if arr.dtype == object:
-        arr = arr.astype(str)
-    change = np.empty(arr.size, dtype=bool)
-    change[0] = True
-    change[1:] = arr[1:] != arr[:-1]
-    starts = np.flatnonzero(change)
-    run_ids = arr[starts]
-    if len(np.unique(run_ids)) != len(run_ids):
-        seen: dict[Any, int] = {}
-        for pos, value in zip(starts, run_ids):
-            key = value.item() if hasattr(value, "item") else value
-            if key in seen:
-                raise ValueError(
-                    f"qid is not contiguous in the rows given to the scorer: query {key!r} "
-                    f"appears at row {seen[key]} and again at row {int(pos)} after other queries. "
-                    "Scoring it would treat parts of one query as separate queries. In "
-                    "cross-validation this means the splitter cut queries apart: split by query "
-                    "(GroupKFold / GroupShuffleSplit with groups=qid); otherwise sort the rows "
-                    "by qid before scoring."
-                )
-            seen[key] = int(pos)
-    return np.append(starts, arr.size).astype(np.int64)
+    split = find_split_query(arr)
+    if split is not None:
+        key, first, again = split
+        raise ValueError(
+            f"qid is not contiguous in the rows given to the scorer: query {key!r} "
+            f"appears at row {first} and again at row {again} after other queries. "
+            "Scoring it would treat parts of one query as separate queries. In "
+            "cross-validation this means the splitter cut queries apart: split by query "
+            "(GroupKFold / GroupShuffleSplit with groups=qid); otherwise sort the rows "
+            "by qid before scoring."
+        )
+    return offsets_from_qid(arr).offsets
 
 
 def _take_qid_column(X: Any, qid_column: Any, *, drop: bool) -> tuple[Any, Any]:
