@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     "parse_metric_name": "ltr.scoring",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = sorted(_EXPORTS) + ["__version__"]  # noqa: PLE0605
 
 
 def __getattr__(name: str) -> Any:

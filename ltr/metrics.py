@@ -29,14 +29,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from numbers import Integral, Real
-from typing import Any, Union
+from numbers import Real
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ltr._validation import check_1d_float, check_finite, check_int, check_real, short_repr
-from ltr.groups import QueryGroups, resolve_groups
+from ltr.groups import resolve_groups
 from ltr.kernels import _dcg as K
 
 __all__ = [
@@ -53,9 +53,9 @@ __all__ = [
     "smooth",
 ]
 
-GainSpec = Union[str, Sequence[float], np.ndarray, Callable[[np.ndarray], np.ndarray]]
-DiscountSpec = Union[str, Sequence[float], np.ndarray, Callable[[np.ndarray], np.ndarray]]
-KSpec = Union[int, None, Sequence[int]]
+GainSpec = str | Sequence[float] | np.ndarray | Callable[[np.ndarray], np.ndarray]
+DiscountSpec = str | Sequence[float] | np.ndarray | Callable[[np.ndarray], np.ndarray]
+KSpec = int | None | Sequence[int]
 
 _TIES = {
     "stable": K.TIES_STABLE,
@@ -78,7 +78,7 @@ class MetricValue(float):
     n_queries: int
     n_skipped: int
 
-    def __new__(cls, value: float, n_queries: int = 0, n_skipped: int = 0) -> MetricValue:
+    def __new__(cls, value: float, n_queries: int = 0, n_skipped: int = 0) -> MetricValue:  # noqa: PYI034
         obj = super().__new__(cls, value)
         obj.n_queries = int(n_queries)
         obj.n_skipped = int(n_skipped)
@@ -730,7 +730,7 @@ def composite_ndcg(
         n_rows = len(np.asarray(y_score))
         offsets = resolve_groups(n_rows, qid=qid, group=group).offsets
     per: dict[str, float] = {}
-    for name, w in norm.items():
+    for name in norm:
         per[name] = float(ndcg(labels[name], y_score, offsets=offsets, k=k,
                                gain=gains.get(name), **ndcg_options))
     total = float(sum(norm[name] * per[name] for name in norm))

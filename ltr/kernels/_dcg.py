@@ -202,9 +202,7 @@ def _dcg_idcg_impl(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_k
     n_q = offsets.shape[0] - 1
     max_n = 0
     for q in range(n_q):
-        sz = offsets[q + 1] - offsets[q]
-        if sz > max_n:
-            max_n = sz
+        max_n = max(max_n, offsets[q + 1] - offsets[q])
     width = max_n if (k <= 0 or k > max_n) else k
     n_chunks = (n_q + _CHUNK - 1) // _CHUNK
     for c in prange(n_chunks):
