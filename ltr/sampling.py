@@ -17,10 +17,10 @@ pairs from which LambdaRank gradients are formed:
   eligible pair weight).  The expected gradient equals the weighted all-pairs
   gradient (exactly when ``norm=False``; with ``norm=True`` LightGBM's
   per-query ``log2(1 + S) / S`` factor is computed from the sampled sum ``S``,
-  a ratio estimate).  The cost is ``O(n (m + log k))`` per query (expected)
-  instead of ``O(n k)``: it pays off when ``k`` is large compared with ``m``
-  (long queries, deep truncation); at ``k=20`` on ~120-document queries it
-  is slower than all pairs (see ``experiments/results/objective_speed.md``).
+  a ratio estimate).  The cost is ``O(n m)`` per query (one uniform number
+  and no ``exp`` per draw, partners of another grade drawn without
+  rejection) instead of ``O(n k)`` for all pairs; see
+  ``experiments/results/objective_speed.md`` for measured round times.
 
 Random numbers are drawn from a seed derived from ``random_state`` and the
 boosting round (:meth:`TopKPairSampling.round_seed`), so every round is

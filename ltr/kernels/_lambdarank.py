@@ -35,11 +35,18 @@ every pair's terms by its weight.  ``pairs_per_doc = m > 0`` lets every
 document draw ``m`` partners among its eligible partners with probability
 proportional to the pair weight and scales each drawn pair by
 ``W_d / (2 m)`` (``W_d`` the document's total eligible weight), an unbiased
-estimate of the weighted all-pairs sum (partners are drawn by rejection from
-a rank range, or by a scan when few documents there qualify; both exact;
-``-inf`` scores are not special-cased in this mode).  Random numbers come
-from a counter-based SplitMix64 stream per (query, objective), so results do
-not depend on thread scheduling.
+estimate of the weighted all-pairs sum.  Partners are drawn in O(1) without
+rejection from rank lists grouped by dense grade id (:func:`grade_ids`,
+computed once per training), one uniform number per draw; ``-inf`` scores
+are not special-cased in this mode.  Random numbers come from a
+counter-based SplitMix64 stream per (query, objective), so results do not
+depend on thread scheduling.
+
+Sorting: every call starts each query's sort from the order of the previous
+call on the same offsets (``warm``), an insertion sort that costs
+``O(n + inversions)`` (scores move little between boosting rounds) and falls
+back to a merge sort when the order changed a lot; the result is the same
+stable order either way.  Queries without two different grades are skipped.
 
 With the exact sigmoid, ``exp(sigma * (s_a - s_b))`` is formed as
 ``E_a / E_b`` from one ``exp`` per document (``E_x = exp(sigma (s_x -
