@@ -111,7 +111,7 @@ class _TimedObjective:
         self.obj = obj
         self.seconds: list[float] = []
 
-    def __deepcopy__(self, memo: dict) -> "_TimedObjective":  # lgb.train deep-copies params
+    def __deepcopy__(self, memo: dict) -> _TimedObjective:  # lgb.train deep-copies params
         return self
 
     def __call__(self, preds: np.ndarray, data: object) -> tuple[np.ndarray, np.ndarray]:
@@ -128,7 +128,7 @@ class _Replay:
         self.recorded = recorded
         self.i = 0
 
-    def __deepcopy__(self, memo: dict) -> "_Replay":
+    def __deepcopy__(self, memo: dict) -> _Replay:
         return self
 
     def __call__(self, preds: np.ndarray, data: object) -> tuple[np.ndarray, np.ndarray]:
