@@ -189,51 +189,76 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, co
     return total
 
 
-def _dcg_idcg_impl(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
-             label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg, want_idcg):
-    """Per-query DCG@k and ideal DCG@k.
-
-    ``k <= 0`` means the whole query.  ``discount`` must have at least
-    ``min(k, longest query)`` entries.  ``label_gain`` (gain of each integer
-    label, non-decreasing in the ideal order) enables the histogram path for
-    the ideal DCG; pass an empty array when labels are not small integers.
-    Results go to ``out_dcg`` / ``out_idcg``.
-    """
+@njit(cache=True)
+def _dcg_idcg_chunk(c, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                    ideal_mode, label_gain, discount, offsets, k, width, out_dcg, out_idcg,
+                    want_dcg, want_idcg):
+    """Queries ``c * _CHUNK`` up to the next chunk, with buffers allocated once."""
     n_q = offsets.shape[0] - 1
+    buf_idx = np.empty(width, dtype=np.int64)
+    buf_p = np.empty(min(width, _BUFFER_MAX) + 1)
+    counts = np.empty(max(label_gain.shape[0], 1), dtype=np.int64)
+    for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
+        start = offsets[q]
+        end = offsets[q + 1]
+        n = end - start
+        m = n if (k <= 0 or k > n) else k
+        if want_dcg:
+            out_dcg[q] = _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode,
+                                    discount, start, end, m, buf_idx, buf_p)
+        if want_idcg:
+            out_idcg[q] = _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode,
+                                      label_gain, counts, discount, start, end, m,
+                                      buf_idx, buf_p)
+
+
+@njit(cache=True)
+def _width(offsets, k):
     max_n = 0
-    for q in range(n_q):
+    for q in range(offsets.shape[0] - 1):
         max_n = max(max_n, offsets[q + 1] - offsets[q])
-    width = max_n if (k <= 0 or k > max_n) else k
-    n_chunks = (n_q + _CHUNK - 1) // _CHUNK
+    return max_n if (k <= 0 or k > max_n) else k
+
+
+@njit(cache=True, parallel=True)
+def _dcg_idcg_parallel(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                       ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg,
+                       want_dcg, want_idcg):
+    width = _width(offsets, k)
+    n_chunks = (offsets.shape[0] - 1 + _CHUNK - 1) // _CHUNK
     for c in prange(n_chunks):
-        buf_idx = np.empty(width, dtype=np.int64)
-        buf_p = np.empty(min(width, _BUFFER_MAX) + 1)
-        counts = np.empty(max(label_gain.shape[0], 1), dtype=np.int64)
-        q_end = min(n_q, (c + 1) * _CHUNK)
-        for q in range(c * _CHUNK, q_end):
-            start = offsets[q]
-            end = offsets[q + 1]
-            n = end - start
-            m = n if (k <= 0 or k > n) else k
-            if want_dcg:
-                out_dcg[q] = _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode,
-                                        discount, start, end, m, buf_idx, buf_p)
-            if want_idcg:
-                out_idcg[q] = _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode,
-                                          label_gain, counts, discount, start, end, m,
-                                          buf_idx, buf_p)
+        _dcg_idcg_chunk(c, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                        ideal_mode, label_gain, discount, offsets, k, width, out_dcg, out_idcg,
+                        want_dcg, want_idcg)
 
 
-# The same driver compiled twice: threads pay off only on large inputs (waking an
-# OpenMP team costs more than scoring a few thousand rows, badly so on a busy machine).
-_dcg_idcg_parallel = njit(cache=True, parallel=True)(_dcg_idcg_impl)
-_dcg_idcg_serial = njit(cache=True)(_dcg_idcg_impl)
+@njit(cache=True)
+def _dcg_idcg_serial(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                     ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg,
+                     want_dcg, want_idcg):
+    width = _width(offsets, k)
+    n_chunks = (offsets.shape[0] - 1 + _CHUNK - 1) // _CHUNK
+    for c in range(n_chunks):
+        _dcg_idcg_chunk(c, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                        ideal_mode, label_gain, discount, offsets, k, width, out_dcg, out_idcg,
+                        want_dcg, want_idcg)
+
+
+# Threads pay off only on large inputs: waking an OpenMP team costs more than
+# scoring a few thousand rows, badly so on a busy machine.
 PARALLEL_MIN_ROWS = 200_000
 
 
 def dcg_idcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
              label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg, want_idcg):
-    """Dispatch to the serial or the threaded driver by input size (same arguments)."""
+    """Per-query DCG@k and ideal DCG@k into ``out_dcg`` / ``out_idcg``.
+
+    ``k <= 0`` means the whole query.  ``discount`` must have at least
+    ``min(k, longest query)`` entries.  ``label_gain`` (gain of each integer
+    label, non-decreasing in the ideal order) enables the histogram path for
+    the ideal DCG; pass an empty array when labels are not small integers.
+    Dispatches to the threaded driver for large inputs.
+    """
     fn = _dcg_idcg_parallel if labels.shape[0] >= PARALLEL_MIN_ROWS else _dcg_idcg_serial
     fn(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
        label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg, want_idcg)
