@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 import json
 import os
 import tempfile
@@ -32,6 +33,14 @@ __all__ = [
 ]
 
 DONE_MARKER = "DONE"
+
+
+def _save_png(fig: Any, path: str | os.PathLike[str]) -> Path:
+    """Lay out *fig* and write it as PNG through :func:`write_atomic`."""
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return write_atomic(path, buf.getvalue())
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
@@ -121,14 +130,9 @@ def plot_curves(
         ax.set_title(title or f"{metric} per round")
         ax.grid(True, alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
-        fig.tight_layout()
-        path = Path(path)
-        tmp = path.with_name(f".{path.name}.tmp.png")
-        fig.savefig(tmp, format="png")
-        os.replace(tmp, path)
+        return _save_png(fig, path)
     finally:
         plt.close(fig)
-    return path
 
 
 def plot_importance(
@@ -156,14 +160,9 @@ def plot_importance(
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_xlabel("mean drop in nDCG when permuted")
         ax.set_title(title)
-        fig.tight_layout()
-        path = Path(path)
-        tmp = path.with_name(f".{path.name}.tmp.png")
-        fig.savefig(tmp, format="png")
-        os.replace(tmp, path)
+        return _save_png(fig, path)
     finally:
         plt.close(fig)
-    return path
 
 
 # --------------------------------------------------------------------------- tables
