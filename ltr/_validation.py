@@ -7,6 +7,7 @@ reading the source.  Nothing here uses ``assert``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any
 
@@ -14,10 +15,18 @@ import numpy as np
 
 __all__ = [
     "check_1d_float",
+    "check_eval_at",
     "check_finite",
     "check_int",
+    "check_label_columns",
+    "check_labels",
+    "check_matrix",
+    "check_objective_weights",
+    "check_offsets",
     "check_real",
     "check_same_length",
+    "check_seed",
+    "check_weights",
     "short_repr",
 ]
 
@@ -105,3 +114,203 @@ def check_same_length(n: int, arr: np.ndarray, name: str, reference: str) -> Non
     """Raise ``ValueError`` if ``len(arr) != n``."""
     if len(arr) != n:
         raise ValueError(f"{name} has {len(arr)} rows but {reference} has {n}; they must match")
+
+
+# ---------------------------------------------------------------------------
+# one rule per kind of input: matrices, labels, offsets, weights, cut-offs, seeds
+# ---------------------------------------------------------------------------
+
+
+def is_sparse(X: Any) -> bool:
+    """True for a scipy sparse matrix (duck-typed: ``tocsr`` and ``nnz``)."""
+    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
+def check_matrix(X: Any, name: str) -> Any:
+    """Return a 2-D numeric matrix (ndarray, or scipy sparse kept as CSR)."""
+    if X is None:
+        raise TypeError(f"{name} must be a 2-D array of features, got None")
+    if is_sparse(X):
+        X = X.tocsr()
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
+        return X
+    if hasattr(X, "to_numpy") and hasattr(X, "columns"):  # pandas DataFrame
+        X = X.to_numpy()
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise TypeError(f"{name} must be a 2-D array of numbers, got {short_repr(X)}") from exc
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"{name} must contain numbers, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_rows, n_features), got shape {arr.shape}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"{name} is empty: got shape {arr.shape}")
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    return arr
+
+
+def check_labels(
+    y: Any, name: str, n_rows: int | None = None, *, integer: bool = False
+) -> np.ndarray:
+    """1-D float64 graded relevance: finite, >= 0 (integral if *integer*), *n_rows* long.
+
+    Parameters
+    ----------
+    y : array-like
+        The labels.
+    name : str
+        Argument name used in error messages.
+    n_rows : int, optional
+        Required length (the rows of ``X``).
+    integer : bool, default=False
+        Require integer grades (the engines' native objectives).
+
+    Returns
+    -------
+    ndarray of float64
+    """
+    arr = check_1d_float(y, name)
+    if n_rows is not None and len(arr) != n_rows:
+        raise ValueError(f"{name} has {len(arr)} rows but X has {n_rows}; they must match")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must be finite; {name}[{i}] = {float(arr[i])!r}")
+    if (arr < 0).any():
+        i = int(np.flatnonzero(arr < 0)[0])
+        raise ValueError(f"{name} must be >= 0 (graded relevance); {name}[{i}] = {float(arr[i])!r}")
+    if integer and (arr != np.floor(arr)).any():
+        i = int(np.flatnonzero(arr != np.floor(arr))[0])
+        raise ValueError(
+            f"{name} must hold integer grades for the engine's native objective; "
+            f"{name}[{i}] = {float(arr[i])!r} (use a LambdaRankObjective for fractional grades)"
+        )
+    return arr
+
+
+def check_offsets(offsets: Any, name: str, n_rows: int) -> np.ndarray:
+    """int64 query offsets ``[0, ..., n_rows]``, strictly increasing (non-empty queries).
+
+    The one offsets rule: every public entry point that accepts offsets
+    (training, metrics' fast path, objectives) applies it.
+    """
+    if offsets is None:
+        raise TypeError(f"{name} must be int64 query offsets of length n_queries + 1, got None")
+    arr = np.asarray(offsets)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.dtype == object or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
+        raise TypeError(f"{name} must contain integers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.floating) and (
+        not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr))
+    ):
+        raise TypeError(f"{name} must contain integers, got {short_repr(arr)}")
+    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    if len(arr) < 2:
+        raise ValueError(f"{name} must have at least 2 entries (one query), got {short_repr(arr)}")
+    if arr[0] != 0:
+        raise ValueError(f"{name}[0] must be 0, got {int(arr[0])!r}")
+    if arr[-1] != n_rows:
+        raise ValueError(
+            f"{name}[-1] = {int(arr[-1])} but there are {n_rows} rows: offsets are inconsistent "
+            "with the rows (queries must be contiguous and cover every row)"
+        )
+    steps = np.diff(arr)
+    if (steps <= 0).any():
+        i = int(np.flatnonzero(steps <= 0)[0])
+        raise ValueError(
+            f"{name} must be strictly increasing (contiguous, non-empty queries); "
+            f"{name}[{i + 1}] = {int(arr[i + 1])} <= {name}[{i}] = {int(arr[i])}"
+        )
+    return arr
+
+
+def check_weights(w: Any, name: str, n_rows: int) -> np.ndarray:
+    """Per-row weights: finite, >= 0, *n_rows* long, and not all zero."""
+    arr = check_1d_float(w, name)
+    if len(arr) != n_rows:
+        raise ValueError(
+            f"{name} has {len(arr)} rows but X has {n_rows}; give one weight per row"
+        )
+    bad = ~np.isfinite(arr) | (arr < 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must be finite and >= 0; {name}[{i}] = {float(arr[i])!r}")
+    if not (arr > 0).any():
+        raise ValueError(f"{name}: all weights are zero; at least one must be > 0")
+    return arr
+
+
+def check_label_columns(labels: Any, name: str, n_rows: int) -> dict[str, np.ndarray]:
+    """Mapping objective -> label column, each checked by :func:`check_labels`."""
+    if not isinstance(labels, Mapping) or len(labels) == 0:
+        raise TypeError(
+            f"{name} must be a non-empty mapping objective -> label column, got {short_repr(labels)}"
+        )
+    out: dict[str, np.ndarray] = {}
+    for key, column in labels.items():
+        if not isinstance(key, str):
+            raise TypeError(f"{name} keys must be objective names (str), got {key!r}")
+        out[key] = check_labels(column, f"{name}[{key!r}]", n_rows)
+    return out
+
+
+def check_eval_at(eval_at: Any, name: str = "eval_at") -> tuple[int, ...]:
+    """Non-empty tuple of cut-offs >= 1, in the given order, without duplicates.
+
+    An int is one cut-off.  The first entry is kept first (the estimator's
+    ``score`` uses it).
+    """
+    if isinstance(eval_at, Integral) and not isinstance(eval_at, (bool, np.bool_)):
+        eval_at = (eval_at,)
+    if isinstance(eval_at, (str, bytes)) or not isinstance(eval_at, Sequence) or len(eval_at) == 0:
+        raise TypeError(
+            f"{name} must be a non-empty sequence of cut-offs (ints >= 1), got {short_repr(eval_at)}"
+        )
+    ks = [check_int(k, f"{name}[{i}]", minimum=1) for i, k in enumerate(eval_at)]
+    return tuple(dict.fromkeys(ks))
+
+
+def check_seed(random_state: Any, name: str = "random_state") -> int | None:
+    """The one ``random_state`` -> seed rule: an int >= 0, or None for None.
+
+    A ``numpy.random.RandomState`` or ``Generator`` is advanced by one draw in
+    ``[0, 2**31 - 1)``, so the same generator state gives the same seed.
+    """
+    if random_state is None:
+        return None
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**31 - 1))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    if isinstance(random_state, (bool, np.bool_)) or not isinstance(random_state, Integral):
+        raise TypeError(
+            f"{name} must be None, an int >= 0, or a numpy Generator/RandomState, "
+            f"got {short_repr(random_state)}"
+        )
+    if random_state < 0:
+        raise ValueError(f"{name} must be >= 0, got {int(random_state)!r}")
+    return int(random_state)
+
+
+def check_objective_weights(weights: Any, name: str = "objectives") -> dict[str, float]:
+    """Composite objective weights: non-empty ``{name: finite weight >= 0}``, not all zero."""
+    if not isinstance(weights, Mapping) or len(weights) == 0:
+        raise ValueError(
+            f"{name} must map at least one label name to a weight, got {short_repr(weights)}"
+        )
+    out: dict[str, float] = {}
+    for key, w in weights.items():
+        if not isinstance(key, str):
+            raise TypeError(f"{name} keys must be label names (str), got {key!r}")
+        if isinstance(w, (bool, np.bool_)) or not isinstance(w, Real) or not np.isfinite(w) or w < 0:
+            raise ValueError(f"{name}[{key!r}] must be a finite weight >= 0, got {w!r}")
+        out[key] = float(w)
+    if sum(out.values()) <= 0:
+        raise ValueError(f"{name} weights must not all be 0, got {dict(weights)!r}")
+    return out
