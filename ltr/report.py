@@ -17,13 +17,13 @@ import html
 import io
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ltr._compat import import_matplotlib_pyplot, import_yaml
+from ltr._io import write_atomic
 
 __all__ = [
     "RunReport",
@@ -41,27 +41,6 @@ def _save_png(fig: Any, path: str | os.PathLike[str]) -> Path:
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return write_atomic(path, buf.getvalue())
-
-
-def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
-    """Write *data* to *path* through a temporary file and an atomic rename."""
-    path = Path(path)
-    mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
 
 
 # --------------------------------------------------------------------------- plots

@@ -1,0 +1,107 @@
+"""The one writer for files, the one JSON sanitiser and the one data digest.
+
+Every file ``ltr`` writes (checkpoints, models, run folders, plots, reports)
+goes through :func:`write_atomic`: a temporary file in the same folder,
+flushed and synced, then renamed over the target, so a crash leaves either
+the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["digest_arrays", "to_jsonable", "write_atomic"]
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
+    """Write *data* to *path* through a temporary file and an atomic rename.
+
+    Parameters
+    ----------
+    path : path-like
+        Target file; its folder must exist.
+    data : str or bytes
+        Text (written as UTF-8) or raw bytes.
+
+    Returns
+    -------
+    Path
+        *path*.
+    """
+    path = Path(path)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; give the usual file mode
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def to_jsonable(value: Any) -> Any:
+    """Plain JSON data: numpy scalars and arrays to Python, NaN/inf to None, keys to str.
+
+    Objects that are neither containers nor scalars become their ``to_dict()``
+    when they have one, else their ``repr``.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [to_jsonable(v) for v in value.tolist()]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else None
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if hasattr(value, "to_dict"):
+        try:
+            return to_jsonable(value.to_dict())
+        except Exception:  # noqa: BLE001, S110 - foreign objects fall back to repr
+            pass
+    return repr(value)
+
+
+def digest_arrays(*arrays: Any) -> str:
+    """Hex digest (BLAKE2b, 16 bytes) of arrays' dtypes, shapes and bytes.
+
+    ``None`` entries and scipy sparse matrices are accepted.  Used to detect
+    changed data on resume and on reuse of a run's config.
+    """
+    h = hashlib.blake2b(digest_size=16)
+    for arr in arrays:
+        if arr is None:
+            h.update(b"none")
+            continue
+        if hasattr(arr, "tocsr") and hasattr(arr, "nnz"):
+            csr = arr.tocsr()
+            h.update(str(("csr", csr.shape)).encode())
+            for part in (csr.data, csr.indices, csr.indptr):
+                h.update(np.ascontiguousarray(part).view(np.uint8).reshape(-1))
+            continue
+        a = np.ascontiguousarray(arr)
+        h.update(str((a.dtype.str, a.shape)).encode())
+        h.update(a.view(np.uint8).reshape(-1))
+    return h.hexdigest()
