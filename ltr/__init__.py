@@ -1,3 +1,4 @@
+# ruff: noqa: F401  (the TYPE_CHECKING imports re-export the lazy names for type checkers)
 """ltr: learning-to-rank training on LightGBM and XGBoost.
 
 Progressive nDCG@k schedules, weighted top-k pair sampling, composite
@@ -8,7 +9,7 @@ importance measured as ΔnDCG.
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -40,9 +41,11 @@ _EXPORTS: dict[str, str] = {
     "GradeMapping": "ltr.relevance",
     "PRESETS": "ltr.relevance",
     "apply_mappings": "ltr.relevance",
-    "load_config": "ltr.config",
-    "RunConfig": "ltr.config",
-    "ConfigError": "ltr.config",
+    "load_config": "ltr.runs.config",
+    "RunConfig": "ltr.runs.config",
+    "ConfigError": "ltr.runs.config",
+    "TrainSettings": "ltr.build",
+    "build_training": "ltr.build",
     "LambdaRankObjective": "ltr.objectives",
     "CompositeLambdaRankObjective": "ltr.objectives",
     "TopKPairSampling": "ltr.sampling",
@@ -54,8 +57,31 @@ _EXPORTS: dict[str, str] = {
     "NDCGScorer": "ltr.scoring",
     "get_scorer": "ltr.scoring",
     "get_scorer_names": "ltr.scoring",
-    "parse_metric_name": "ltr.scoring",
+    "parse_metric_name": "ltr.metric_names",
 }
+
+if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy names
+    from ltr.build import TrainSettings, build_training
+    from ltr.datasets import RankingData, from_frame, load_letor, read_table
+    from ltr.engines import RankingModel, train
+    from ltr.estimator import GroupedRanker, LambdaMARTRanker
+    from ltr.groups import QueryGroups, resolve_groups
+    from ltr.inspection import PermutationImportance, permutation_importance
+    from ltr.metric_names import parse_metric_name
+    from ltr.metrics import composite_ndcg, dcg, idcg, ndcg, ndcg_by_segment, smooth
+    from ltr.objectives import CompositeLambdaRankObjective, LambdaRankObjective
+    from ltr.relevance import (
+        PRESETS,
+        CategoricalGrades,
+        GradeMapping,
+        ThresholdGrades,
+        apply_mappings,
+    )
+    from ltr.runs.config import ConfigError, RunConfig, load_config
+    from ltr.sampling import TopKPairSampling
+    from ltr.schedules import Constant, Linear, Steps, as_schedule, stages_of
+    from ltr.scoring import NDCGScorer, get_scorer, get_scorer_names, make_ndcg_scorer
+    from ltr.synthetic import make_ranking
 
 __all__ = sorted(_EXPORTS) + ["__version__"]  # noqa: PLE0605
 

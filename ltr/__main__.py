@@ -1,6 +1,6 @@
 """``python -m ltr`` runs the ``ltr`` command line (see :mod:`ltr.cli`)."""
 
-from ltr.cli import main
+from ltr.cli import console_main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(console_main())

@@ -27,11 +27,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ltr._validation import check_int, short_repr
+from ltr._validation import (
+    check_eval_at,
+    check_objective_weights,
+    check_weights,
+    short_repr,
+)
+from ltr.build import OBJECTIVES, TrainSettings, build_training, resolve_objective
 from ltr.groups import resolve_groups
 from ltr.scoring import (
     _check_qid_length,
@@ -43,7 +48,7 @@ from ltr.scoring import (
 
 __all__ = ["GroupedRanker", "LambdaMARTRanker"]
 
-ENGINES = ("lightgbm", "xgboost")
+_ENGINES = ("lightgbm", "xgboost")  # checked against ltr.engines.ENGINES in the tests
 
 
 def _missing_qid_message(owner: str, qid_column: Any, X: Any) -> str:
@@ -119,6 +124,13 @@ class LambdaMARTRanker(BaseEstimator):
     min_child_samples : int, default=20
         Minimum rows per leaf (LightGBM ``min_data_in_leaf``; XGBoost has no
         such parameter and ignores it: use ``engine_params={"min_child_weight": ...}``).
+    objective : {None, "native", "lambdarank"}, default=None
+        ``"native"``: the engine's own LambdaRank (LightGBM ``lambdarank``,
+        XGBoost ``rank:ndcg``); ``"lambdarank"``: ltr's
+        :class:`~ltr.objectives.LambdaRankObjective`; ``None`` infers
+        ``"lambdarank"`` when ``sampling`` or ``objectives`` is set, else
+        ``"native"``.  ``"native"`` with either is an error.  Mirrors the
+        config's ``objective.type``.
     k : int, default=20
         nDCG truncation the objective optimises (ignored when ``schedule`` is set).
     schedule : int, list of (k, rounds), Schedule or callable, optional
@@ -126,9 +138,13 @@ class LambdaMARTRanker(BaseEstimator):
         ``sampling`` or ``objectives`` set, k changes per round inside one
         training of our objective; otherwise each stage is a native training
         continued from the previous stage's model.
+    sigma : float, default=1.0
+        Sigmoid steepness of ltr's LambdaRank (config ``objective.sigma``).
+    sigmoid : {"exact", "lightgbm"}, default="exact"
+        ltr's LambdaRank sigmoid; ``"lightgbm"`` reproduces LightGBM's native
+        trees bit for bit (config ``objective.sigmoid``).
     sampling : TopKPairSampling, optional
-        Pair sampling; when set, our :class:`ltr.objectives.LambdaRankObjective`
-        is used instead of the engine's native lambdarank.
+        Pair sampling of ltr's LambdaRank (config ``objective.sampling``).
     objectives : dict of str to float, optional
         Composite objective: label name -> weight.  ``y`` then holds one label
         column per objective: a DataFrame with columns named after the
@@ -143,6 +159,9 @@ class LambdaMARTRanker(BaseEstimator):
         metadata).  Never used as a feature; dropped in ``predict`` too.
     engine_params : dict, optional
         Engine-native parameters merged last (override the above).
+    early_stopping_rounds : int, optional
+        Stop each stage when nDCG at its ``k`` on the first ``eval_set`` has
+        not improved for this many rounds (needs ``eval_set``).
     n_jobs : int, optional
         Threads for the engine.
     random_state : int, RandomState or None, default=None
@@ -173,7 +192,7 @@ class LambdaMARTRanker(BaseEstimator):
     __metadata_request__score: ClassVar[dict[str, bool]] = {"qid": True}
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "engine": [StrOptions(set(ENGINES))],
+        "engine": [StrOptions(set(_ENGINES))],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "num_leaves": [Interval(Integral, 2, None, closed="left")],
@@ -182,13 +201,17 @@ class LambdaMARTRanker(BaseEstimator):
             Hidden(Interval(Integral, -1, 0, closed="both")),
         ],
         "min_child_samples": [Interval(Integral, 0, None, closed="left")],
+        "objective": [None, StrOptions(set(OBJECTIVES))],
         "k": [Interval(Integral, 1, None, closed="left")],
+        "sigma": [Interval(Real, 0, None, closed="neither")],
+        "sigmoid": [StrOptions({"exact", "lightgbm"})],
         "schedule": [None, Interval(Integral, 1, None, closed="left"), list, tuple, callable],
         "sampling": [None, object],
         "objectives": [None, dict],
         "eval_at": [Interval(Integral, 1, None, closed="left"), list, tuple],
         "qid_column": [None, str, Integral, tuple],
         "engine_params": [None, dict],
+        "early_stopping_rounds": [None, Interval(Integral, 1, None, closed="left")],
         "n_jobs": [None, Integral],
         "random_state": ["random_state"],
     }
@@ -202,13 +225,17 @@ class LambdaMARTRanker(BaseEstimator):
         num_leaves: int = 31,
         max_depth: int = -1,
         min_child_samples: int = 20,
+        objective: str | None = None,
         k: int = 20,
         schedule: Any = None,
+        sigma: float = 1.0,
+        sigmoid: str = "exact",
         sampling: Any = None,
         objectives: Mapping[str, float] | None = None,
         eval_at: Sequence[int] | int = (10,),
         qid_column: Any = None,
         engine_params: Mapping[str, Any] | None = None,
+        early_stopping_rounds: int | None = None,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
     ) -> None:
@@ -218,13 +245,17 @@ class LambdaMARTRanker(BaseEstimator):
         self.num_leaves = num_leaves
         self.max_depth = max_depth
         self.min_child_samples = min_child_samples
+        self.objective = objective
         self.k = k
         self.schedule = schedule
+        self.sigma = sigma
+        self.sigmoid = sigmoid
         self.sampling = sampling
         self.objectives = objectives
         self.eval_at = eval_at
         self.qid_column = qid_column
         self.engine_params = engine_params
+        self.early_stopping_rounds = early_stopping_rounds
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -245,75 +276,32 @@ class LambdaMARTRanker(BaseEstimator):
     # validation helpers                                                  #
     # ------------------------------------------------------------------ #
     def _eval_at(self) -> list[int]:
-        eval_at = self.eval_at
-        if isinstance(eval_at, Integral) and not isinstance(eval_at, bool):
-            return [check_int(eval_at, "eval_at", minimum=1)]
-        if len(eval_at) == 0:
-            raise ValueError("eval_at must hold at least one cut-off, got an empty sequence")
-        return [check_int(v, f"eval_at[{i}]", minimum=1) for i, v in enumerate(eval_at)]
+        return list(check_eval_at(self.eval_at))
 
-    def _check_extra_params(self) -> tuple[list[int], Any, dict[str, float] | None]:
-        eval_at = self._eval_at()
-        schedule = None
-        if self.schedule is not None:
-            from ltr.schedules import as_schedule
+    def _weights(self) -> dict[str, float] | None:
+        return None if self.objectives is None else check_objective_weights(self.objectives)
 
-            schedule = as_schedule(self.schedule)
-            n_rounds = getattr(schedule, "n_rounds", None)
-            if n_rounds is not None and n_rounds > self.n_estimators:
-                raise ValueError(
-                    f"n_estimators={self.n_estimators!r} would cut schedule={self.schedule!r}, "
-                    f"which defines {n_rounds} rounds; set n_estimators >= {n_rounds}"
-                )
-        if self.sampling is not None:
-            from ltr.sampling import TopKPairSampling
-
-            if not isinstance(self.sampling, TopKPairSampling):
-                raise TypeError(
-                    "sampling must be None or a ltr.sampling.TopKPairSampling, got "
-                    f"{short_repr(self.sampling)} ({type(self.sampling).__name__})"
-                )
-        weights = None
-        if self.objectives is not None:
-            if len(self.objectives) == 0:
-                raise ValueError("objectives must name at least one label, got {}")
-            weights = {}
-            for name, w in self.objectives.items():
-                if not isinstance(name, str):
-                    raise TypeError(f"objectives keys must be label names (str), got {name!r}")
-                if isinstance(w, bool) or not isinstance(w, Real) or not np.isfinite(w) or w < 0:
-                    raise ValueError(
-                        f"objectives[{name!r}] must be a finite weight >= 0, got {w!r}"
-                    )
-                weights[name] = float(w)
-            if sum(weights.values()) <= 0:
-                raise ValueError(f"objectives weights must not all be 0, got {self.objectives!r}")
-        if self.engine_params is not None:
-            for key in self.engine_params:
-                if not isinstance(key, str):
-                    raise TypeError(f"engine_params keys must be str, got {key!r}")
-        return eval_at, schedule, weights
-
-    def _engine_params(self) -> dict[str, Any]:
-        if self.engine == "lightgbm":
-            params: dict[str, Any] = {
-                "learning_rate": float(self.learning_rate),
-                "num_leaves": int(self.num_leaves),
-                "max_depth": int(self.max_depth),
-                "min_data_in_leaf": int(self.min_child_samples),
-                "verbosity": -1,
-            }
-        else:
-            params = {
-                "learning_rate": float(self.learning_rate),
-                "max_leaves": int(self.num_leaves),
-            }
-            if self.max_depth > 0:
-                params["max_depth"] = int(self.max_depth)
-            else:
-                params.update(max_depth=0, grow_policy="lossguide")
-        params.update(self.engine_params or {})
-        return params
+    def _settings(self) -> TrainSettings:
+        """The one builder's settings: every training parameter of this estimator."""
+        return TrainSettings(
+            engine=self.engine,
+            n_estimators=self.n_estimators,
+            learning_rate=self.learning_rate,
+            num_leaves=self.num_leaves,
+            max_depth=self.max_depth,
+            min_child_samples=self.min_child_samples,
+            objective=self.objective,
+            k=self.k,
+            schedule=self.schedule,
+            sigma=self.sigma,
+            sigmoid=self.sigmoid,
+            sampling=self.sampling,
+            objectives=self.objectives,
+            engine_params=self.engine_params,
+            n_jobs=self.n_jobs,
+            random_state=self.random_state,
+            early_stopping_rounds=self.early_stopping_rounds,
+        )
 
     def _split_labels(
         self, y: Any, weights: dict[str, float] | None, name: str = "y"
@@ -369,7 +357,11 @@ class LambdaMARTRanker(BaseEstimator):
         from ltr.engines import train
 
         self._validate_params()
-        eval_at, schedule, weights = self._check_extra_params()
+        eval_at = self._eval_at()
+        weights = self._weights()
+        settings = self._settings()
+        resolve_objective(settings)  # settings errors before any data work
+        build_training(settings.replace(objectives=None, objective=None), None)
         owner = f"{type(self).__name__}.fit"
         # Take the qid column out first, validate the data, then require query ids,
         # so that bad data gets sklearn's usual messages.
@@ -391,7 +383,8 @@ class LambdaMARTRanker(BaseEstimator):
             raise ValueError(_missing_qid_message(owner, self.qid_column, X_in))
         if qid is not None:
             qid = _check_qid_rows(qid, n)
-        sample_weight = self._check_sample_weight(sample_weight, n)
+        if sample_weight is not None:
+            sample_weight = check_weights(sample_weight, "sample_weight", n)
         groups = resolve_groups(n, qid=qid, group=group, sort=True)
         order = groups.order
         X = _take(X, order)
@@ -402,25 +395,19 @@ class LambdaMARTRanker(BaseEstimator):
             labels = {name: np.ascontiguousarray(_take(col, order)) for name, col in labels.items()}
 
         eval_sets = self._prepare_eval_sets(eval_set, eval_qid, weights)
-        seed = self._seed()
-        # The schedule goes to train(), which hands it to a custom objective or
-        # splits native training into stages.
-        objective = self._objective(labels, weights, seed)
+        if settings.early_stopping_rounds is not None and not eval_sets:
+            raise ValueError(
+                f"early_stopping_rounds={settings.early_stopping_rounds!r} needs eval_set "
+                "(and eval_qid): early stopping watches nDCG on the first eval set"
+            )
         model = train(
             X,
             y_main,
             groups.offsets,
-            engine=self.engine,
-            objective=objective,
-            k=int(self.k),
-            schedule=schedule,
-            params=self._engine_params(),
-            num_boost_round=int(self.n_estimators),
+            **build_training(settings, labels),
             sample_weight=sample_weight,
             eval_sets=eval_sets,
             eval_at=tuple(eval_at),
-            random_state=seed,
-            n_jobs=self.n_jobs,
             progress=False,
             labels=labels,
         )
@@ -431,46 +418,6 @@ class LambdaMARTRanker(BaseEstimator):
         self.best_iteration_ = int(self.n_estimators) if best is None else int(best)
         self.n_queries_ = groups.n_queries
         return self
-
-    @staticmethod
-    def _check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
-        if sample_weight is None:
-            return None
-        sw = np.asarray(sample_weight, dtype=np.float64)
-        if sw.shape != (n,):
-            raise ValueError(
-                f"sample_weight must have shape ({n},) (one weight per row), got {sw.shape}"
-            )
-        if not np.all(np.isfinite(sw)) or np.any(sw < 0):
-            raise ValueError("sample_weight must be finite and >= 0")
-        if not np.any(sw > 0):
-            raise ValueError("sample_weight: all weights are zero; at least one must be > 0")
-        return sw
-
-    def _seed(self) -> int | None:
-        if self.random_state is None:
-            return None
-        if isinstance(self.random_state, Integral):
-            return int(self.random_state)
-        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-
-    def _objective(
-        self,
-        labels: dict[str, np.ndarray] | None,
-        weights: dict[str, float] | None,
-        seed: int | None,
-    ) -> Any:
-        if weights is not None:
-            from ltr.objectives import CompositeLambdaRankObjective
-
-            return CompositeLambdaRankObjective(
-                weights, labels, k=int(self.k), sampling=self.sampling, random_state=seed
-            )
-        if self.sampling is not None:
-            from ltr.objectives import LambdaRankObjective
-
-            return LambdaRankObjective(k=int(self.k), sampling=self.sampling, random_state=seed)
-        return "native"
 
     def _prepare_eval_sets(
         self, eval_set: Any, eval_qid: Any, weights: dict[str, float] | None

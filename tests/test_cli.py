@@ -164,8 +164,8 @@ def test_train_writes_a_complete_self_describing_run_folder(finished_run):
 
 
 def test_final_metrics_match_an_independent_recomputation(finished_run):
-    from ltr.cli import load_data
-    from ltr.config import load_config
+    from ltr.runs.data import load_data
+    from ltr.runs.config import load_config
     from ltr.engines import RankingModel
 
     run_dir, _ = finished_run
@@ -318,11 +318,11 @@ def test_resume_without_config_uses_the_runs_own_config(tmp_path, capsys):
     cfg = small_progressive(tmp_path, importance={"enabled": False})
     folder = tmp_path / "partial"
     # a run that stopped right after writing its config (before any stage)
-    from ltr.cli import train_run
-    from ltr.config import load_config
-    from ltr.report import DONE_MARKER
+    from ltr.runs.commands import train_run
+    from ltr.runs.config import load_config
+    from ltr.runs.folder import DONE_MARKER
 
-    done = train_run(load_config(cfg), out=folder)
+    done = train_run(load_config(cfg), out=folder).run_dir
     (done / DONE_MARKER).unlink()
     for name in ("metrics.json", "report.md", "report.html", "model.json"):
         (done / name).unlink()
@@ -712,8 +712,8 @@ def test_reusing_a_run_whose_data_changed_is_refused(finished_run, tmp_path, cap
 
 
 def test_evaluate_a_model_file_on_a_csv(finished_run, tmp_path, capsys):
-    from ltr.cli import load_data
-    from ltr.config import load_config
+    from ltr.runs.data import load_data
+    from ltr.runs.config import load_config
 
     run_dir, _ = finished_run
     test = load_data(load_config(run_dir / "config.yaml"))["test"]
@@ -892,7 +892,7 @@ def test_validate_with_load_data_checks_columns(tmp_path, capsys):
 
 
 def test_errors_show_a_traceback_only_with_debug(tmp_path, capsys):
-    from ltr.config import ConfigError
+    from ltr.runs.config import ConfigError
 
     rc, _, err = run(["validate", tmp_path / "none.yaml"], capsys)
     assert rc == 1 and "Traceback" not in err
@@ -933,7 +933,8 @@ def test_evaluate_and_report_reject_missing_inputs(tmp_path, finished_run, capsy
 
 
 def test_run_report_renders_tables_from_plain_data(tmp_path):
-    from ltr.report import RunReport, plot_curves, write_atomic
+    from ltr._io import write_atomic
+    from ltr.runs.report import RunReport, plot_curves
 
     metrics = {
         "status": "complete",

@@ -1,4 +1,4 @@
-"""Tests for ltr.config: schema, YAML loading, --set overrides, one-line errors, paths."""
+"""Tests for ltr.runs.config: schema, YAML loading, --set overrides, one-line errors, paths."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ltr.config import (
+from ltr.runs.config import (
     ConfigError,
     RunConfig,
     apply_overrides,

@@ -52,6 +52,8 @@ __all__ = [
     "ObjectiveConfig",
     "OutputConfig",
     "RunConfig",
+    "RunError",
+    "RunInterrupted",
     "SamplingConfig",
     "ScheduleConfig",
     "SearchConfig",
@@ -73,6 +75,17 @@ __all__ = [
 
 class ConfigError(ValueError):
     """A configuration problem: the message names the file, field path and value."""
+
+
+class RunError(ValueError):
+    """A run cannot go on: bad data for the config, a folder in the way, a damaged run.
+
+    The message names the config key, CLI option or file and says how to fix it.
+    """
+
+
+class RunInterrupted(RunError):
+    """A run stopped by Ctrl-C or SIGTERM; the message says how to resume."""
 
 
 class _Section(BaseModel):
@@ -210,7 +223,10 @@ class ModelConfig(_Section):
     learning_rate: float = Field(0.1, gt=0)
     num_leaves: int = Field(31, ge=2)
     max_depth: int = Field(
-        -1, ge=-1, description="-1: unlimited (LightGBM) / engine default (XGBoost)"
+        -1,
+        ge=-1,
+        description="-1: no depth limit on both engines (XGBoost: max_depth=0, "
+        "grow_policy=lossguide, bounded by num_leaves)",
     )
     min_data_in_leaf: int = Field(
         20, ge=1, description="LightGBM only (XGBoost: params.min_child_weight)"
@@ -295,7 +311,9 @@ class EvaluationConfig(_Section):
     eval_at: list[int] = Field(default_factory=lambda: [1, 3, 5, 10, 20], min_length=1)
     k: int = Field(10, ge=1, description="k of composite, per-segment and importance nDCG")
     convention: Literal["lightgbm", "xgboost", "sklearn"] | None = Field(
-        None, description="nDCG convention of ltr.metrics.ndcg (trec_eval/ranx need document ids)"
+        None,
+        description="nDCG convention of curves and metrics (default: the engine's own; "
+        "trec_eval/ranx need document ids)",
     )
     per_segment: bool = False
     smoothing: float = Field(
@@ -323,7 +341,12 @@ class ImportanceConfig(_Section):
     )
     features: list[str] | None = Field(None, description="features to permute (default: all)")
     groups: dict[str, list[str]] | None = Field(
-        None, description="feature groups permuted together"
+        None, description="feature groups permuted together (added to the single features)"
+    )
+    singles: bool = Field(
+        True,
+        description="permute each single feature too (all, or those in 'features'); "
+        "false: only the groups",
     )
     max_queries: int | None = Field(None, ge=1)
     evaluate_on: Literal["valid", "test"] = Field(

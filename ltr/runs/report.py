@@ -28,11 +28,9 @@ from ltr._io import write_atomic
 __all__ = [
     "RunReport",
     "plot_curves",
-    "plot_importance",
     "write_atomic",
 ]
 
-DONE_MARKER = "DONE"
 
 
 def _save_png(fig: Any, path: str | os.PathLike[str]) -> Path:
@@ -109,36 +107,6 @@ def plot_curves(
         ax.set_title(title or f"{metric} per round")
         ax.grid(True, alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
-        return _save_png(fig, path)
-    finally:
-        plt.close(fig)
-
-
-def plot_importance(
-    rows: Sequence[Mapping[str, Any]],
-    path: str | os.PathLike[str],
-    *,
-    top: int = 20,
-    title: str = "Permutation importance (ΔnDCG)",
-) -> Path | None:
-    """Horizontal bar chart of the *top* features by mean ΔnDCG (with std error bars).
-
-    *rows* are mappings with ``feature``, ``importance_mean`` and optionally
-    ``importance_std`` (as in ``importance.csv``).
-    """
-    rows = sorted(rows, key=lambda r: float(r.get("importance_mean", 0.0)), reverse=True)[:top]
-    if not rows:
-        return None
-    plt = import_matplotlib_pyplot()
-    fig, ax = plt.subplots(figsize=(7.0, 0.3 * len(rows) + 1.2), dpi=100)
-    try:
-        names = [str(r.get("feature")) for r in rows][::-1]
-        means = [float(r.get("importance_mean", 0.0)) for r in rows][::-1]
-        stds = [float(r.get("importance_std", 0.0) or 0.0) for r in rows][::-1]
-        ax.barh(names, means, xerr=stds, color="#4c72b0", alpha=0.85)
-        ax.axvline(0, color="black", linewidth=0.8)
-        ax.set_xlabel("mean drop in nDCG when permuted")
-        ax.set_title(title)
         return _save_png(fig, path)
     finally:
         plt.close(fig)

@@ -1,0 +1,33 @@
+"""Config-driven runs: schema, config -> settings, data, run folders, evaluation, reports.
+
+The commands (:mod:`ltr.runs.commands`) are library functions returning
+result objects; :mod:`ltr.cli` is only their argparse front end.
+"""
+
+from __future__ import annotations
+
+from ltr.runs.commands import (
+    RunResult,
+    evaluate_model,
+    importance_run,
+    render_report,
+    train_run,
+    tune_run,
+    validate,
+)
+from ltr.runs.config import ConfigError, RunConfig, RunError, RunInterrupted, load_config
+
+__all__ = [
+    "ConfigError",
+    "RunConfig",
+    "RunError",
+    "RunInterrupted",
+    "RunResult",
+    "evaluate_model",
+    "importance_run",
+    "load_config",
+    "render_report",
+    "train_run",
+    "tune_run",
+    "validate",
+]

@@ -1,0 +1,154 @@
+"""Config -> the one builder's settings, and the search space of ``ltr tune``.
+
+A config's ``model`` and ``objective`` sections map onto
+:class:`ltr.build.TrainSettings` here, and nowhere else; ``ltr train``,
+``ltr tune`` and :class:`ltr.estimator.LambdaMARTRanker` then share
+:func:`ltr.build.build_training`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ltr.build import TrainSettings
+from ltr.runs.config import RunConfig, RunError
+
+__all__ = ["ranker_from_settings", "search_distributions", "settings_from_config"]
+
+#: ``TrainSettings`` field -> the config key it comes from (for messages and ``ltr tune``).
+CONFIG_KEYS: dict[str, str] = {
+    "engine": "model.engine",
+    "n_estimators": "model.rounds",
+    "learning_rate": "model.learning_rate",
+    "num_leaves": "model.num_leaves",
+    "max_depth": "model.max_depth",
+    "min_child_samples": "model.min_data_in_leaf",
+    "objective": "objective.type",
+    "k": "objective.k",
+    "schedule": "objective.schedule",
+    "sigma": "objective.sigma",
+    "sigmoid": "objective.sigmoid",
+    "sampling": "objective.sampling",
+    "objectives": "objective.composite",
+    "engine_params": "model.params",
+    "n_jobs": "model.n_jobs",
+    "random_state": "seed",
+    "early_stopping_rounds": "model.early_stopping_rounds",
+}
+
+
+def _schedule(cfg: RunConfig) -> Any:
+    from ltr.schedules import Linear, Steps
+
+    sched = cfg.objective.schedule
+    if sched is None:
+        return None
+    if sched.steps is not None:
+        return Steps([(s.k, s.rounds) for s in sched.steps])
+    if sched.linear is None:  # pragma: no cover - the schema requires one of the two
+        raise RunError("objective.schedule: give steps or linear")
+    return Linear(start=sched.linear.start, end=sched.linear.end, rounds=sched.linear.rounds)
+
+
+def _sampling(cfg: RunConfig) -> Any:
+    spec = cfg.objective.sampling
+    if spec is None:
+        return None
+    from ltr.sampling import TopKPairSampling
+
+    return TopKPairSampling(
+        top=spec.top,
+        head_weight=spec.head_weight,
+        pairs_per_doc=spec.pairs_per_doc,
+        random_state=cfg.seed,
+    )
+
+
+def settings_from_config(cfg: RunConfig) -> TrainSettings:
+    """The :class:`~ltr.build.TrainSettings` a config describes.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        A validated config.
+
+    Returns
+    -------
+    TrainSettings
+    """
+    m, obj = cfg.model, cfg.objective
+    weights = None
+    if obj.composite:
+        if not cfg.data.objectives:
+            raise RunError("objective.composite: needs data.objectives (name -> weight)")
+        weights = {name: oc.weight for name, oc in cfg.data.objectives.items()}
+    return TrainSettings(
+        engine=m.engine,
+        n_estimators=cfg.n_rounds,
+        learning_rate=m.learning_rate,
+        num_leaves=m.num_leaves,
+        max_depth=m.max_depth,
+        min_child_samples=m.min_data_in_leaf,
+        objective=obj.type,
+        k=obj.k,
+        schedule=_schedule(cfg),
+        sigma=obj.sigma,
+        sigmoid=obj.sigmoid,
+        sampling=_sampling(cfg),
+        objectives=weights,
+        engine_params=dict(m.params) or None,
+        n_jobs=m.n_jobs,
+        random_state=cfg.seed,
+        early_stopping_rounds=m.early_stopping_rounds,
+    )
+
+
+def ranker_from_settings(settings: TrainSettings, *, eval_at: tuple[int, ...] = (10,)) -> Any:
+    """A :class:`~ltr.estimator.LambdaMARTRanker` with exactly *settings*."""
+    import dataclasses
+
+    from ltr.estimator import LambdaMARTRanker
+
+    params = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
+    return LambdaMARTRanker(**params, eval_at=eval_at)
+
+
+def search_distributions(space: Mapping[str, Any]) -> dict[str, Any]:
+    """``{name: [values]}`` or ``{name: {dist: uniform|loguniform|randint, low, high}}`` -> scipy objects."""
+    from scipy import stats
+
+    out: dict[str, Any] = {}
+    for name, spec in space.items():
+        if isinstance(spec, list):
+            out[name] = spec
+            continue
+        if not isinstance(spec, Mapping) or "dist" not in spec:
+            raise RunError(
+                f"search.param_distributions.{name}: give a list of values or "
+                f"{{dist: uniform|loguniform|randint, low: .., high: ..}}, got {spec!r}"
+            )
+        dist, low, high = spec.get("dist"), spec.get("low"), spec.get("high")
+        if (
+            not isinstance(low, (int, float))
+            or not isinstance(high, (int, float))
+            or not low < high
+        ):
+            raise RunError(
+                f"search.param_distributions.{name}: needs numeric low < high, got low={low!r}, high={high!r}"
+            )
+        if dist == "uniform":
+            out[name] = stats.uniform(low, high - low)
+        elif dist == "loguniform":
+            if low <= 0:
+                raise RunError(
+                    f"search.param_distributions.{name}.low: must be > 0 for loguniform, got {low!r}"
+                )
+            out[name] = stats.loguniform(low, high)
+        elif dist == "randint":
+            out[name] = stats.randint(int(low), int(high) + 1)
+        else:
+            raise RunError(
+                f"search.param_distributions.{name}.dist: must be uniform, loguniform or randint, got {dist!r}"
+            )
+    return out

@@ -1,0 +1,621 @@
+"""The commands of ``ltr`` as library functions: they return results and print nothing.
+
+:func:`train_run`, :func:`evaluate_model`, :func:`importance_run`,
+:func:`tune_run`, :func:`render_report` and :func:`validate` are what the
+command line (:mod:`ltr.cli`) dispatches to; each is usable from Python.
+The data flow of a training run is::
+
+    config -> settings_from_config -> build_training -> ltr.engines.train
+           -> RankingModel -> compute_metrics / curves / importance
+           -> run folder (write_atomic) -> RunReport
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ltr._io import to_jsonable, write_atomic
+from ltr._validation import check_eval_at
+from ltr.build import TrainSettings, build_training
+from ltr.runs.build import ranker_from_settings, search_distributions, settings_from_config
+from ltr.runs.config import (
+    DataConfig,
+    RunConfig,
+    RunError,
+    RunInterrupted,
+    config_to_dict,
+    load_config,
+    parse_config,
+)
+from ltr.runs.data import load_data
+from ltr.runs.evaluation import (
+    compute_metrics,
+    importance_features,
+    importance_set,
+    importance_table,
+    set_metrics,
+    write_curves,
+)
+from ltr.runs.folder import (
+    DONE_MARKER,
+    MODEL_FILE,
+    check_resume,
+    check_same_data,
+    load_run_config,
+    load_run_model,
+    mark_done,
+    new_run_dir,
+    prepare_config,
+    progress_enabled,
+    remove_run_dir,
+    run_log,
+    write_run_config,
+)
+from ltr.runs.report import RunReport
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ltr.datasets import RankingData
+    from ltr.engines import RankingModel
+
+__all__ = [
+    "RunResult",
+    "evaluate_model",
+    "importance_run",
+    "render_report",
+    "train_run",
+    "tune_run",
+    "validate",
+]
+
+log = logging.getLogger("ltr.runs")
+
+
+@dataclass
+class RunResult:
+    """What a finished run command returns.
+
+    Attributes
+    ----------
+    run_dir : Path
+        The finished run folder (it holds ``DONE``).
+    metrics : dict
+        The content of ``metrics.json``.
+    """
+
+    run_dir: Path
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def final(self) -> dict[str, dict[str, float]]:
+        """``{set: {"ndcg@k": value}}`` of the final model on valid/test."""
+        return dict(self.metrics.get("final") or {})
+
+    @classmethod
+    def from_run_dir(cls, run_dir: str | os.PathLike[str]) -> RunResult:
+        """Read a finished run folder's ``metrics.json``."""
+        path = Path(run_dir)
+        metrics = json.loads((path / "metrics.json").read_text(encoding="utf-8"))
+        return cls(path, metrics)
+
+
+def _native_model_name(engine: str) -> str:
+    return "model.txt" if engine == "lightgbm" else "model.ubj"
+
+
+def validate(
+    config: str | os.PathLike[str], overrides: Sequence[str] = (), *, load: bool = False
+) -> RunConfig:
+    """Load, override, validate and resolve a config (data files must exist).
+
+    With *load*, the data are loaded too, so missing columns, bad grade
+    mappings or unreadable files are reported as well.
+    """
+    cfg = prepare_config(load_config(config, overrides))
+    if load:
+        load_data(cfg)
+    return cfg
+
+
+def train_run(
+    cfg: RunConfig | None,
+    *,
+    out: str | os.PathLike[str] | None = None,
+    resume: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+    force_importance: bool = False,
+) -> RunResult:
+    """Train a run described by *cfg* into a new run folder (or finish *resume*).
+
+    Parameters
+    ----------
+    cfg : RunConfig or None
+        Validated config; None only with *resume* (the run's own config is used).
+    out : path-like, optional
+        Run folder to create (must not exist or be empty); default
+        ``<output.runs_dir>/<name>-<timestamp>``.
+    resume : path-like, optional
+        Unfinished run folder to complete: completed stages are loaded, not
+        retrained, so the result equals an uninterrupted run.  *cfg*, when
+        given, must equal the run's config (``output`` aside).
+    progress : bool, optional
+        Progress bar over rounds and stages (default: only on a terminal).
+    force_importance : bool
+        Compute permutation importance even if ``importance.enabled`` is false.
+
+    Returns
+    -------
+    RunResult
+        The finished run folder (it contains ``DONE``) and its metrics.
+    """
+    if resume is not None:
+        if out is not None:
+            raise RunError(
+                "--out and --resume exclude each other (a resumed run stays in its folder)"
+            )
+        run_dir = Path(resume)
+        if cfg is not None:
+            cfg = prepare_config(cfg)
+        cfg = check_resume(cfg, run_dir)
+        cfg = prepare_config(cfg)
+    else:
+        if cfg is None:
+            raise RunError("a config is required (or --resume RUN_DIR)")
+        cfg = prepare_config(cfg)
+    if force_importance and not cfg.importance.enabled:
+        cfg = cfg.model_copy(
+            update={"importance": cfg.importance.model_copy(update={"enabled": True})}
+        )
+    settings = settings_from_config(cfg)
+    sets = _load_checked(cfg)  # all input errors surface before a folder exists
+    if resume is None:
+        run_dir = new_run_dir(cfg, out)
+        write_run_config(run_dir, cfg)
+    metrics = _fit_and_write(
+        cfg,
+        settings,
+        sets,
+        run_dir,
+        resume=resume is not None,
+        progress=progress_enabled(cfg, progress),
+        keep_folder=out is not None,
+    )
+    return RunResult(run_dir, metrics)
+
+
+def _load_checked(cfg: RunConfig) -> dict[str, RankingData]:
+    """Load the data and check everything a training needs from it, before any work."""
+    sets = load_data(cfg)
+    if "valid" not in sets and cfg.model.early_stopping_rounds is not None:
+        raise RunError(
+            "model.early_stopping_rounds: needs a validation set (data.valid or data.split.valid > 0)"
+        )
+    if cfg.importance.enabled:
+        importance_features(cfg, sets[importance_set(cfg, sets)])
+    return sets
+
+
+def _fit_and_write(
+    cfg: RunConfig,
+    settings: TrainSettings,
+    sets: Mapping[str, RankingData],
+    run_dir: Path,
+    *,
+    resume: bool,
+    progress: bool,
+    keep_folder: bool,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Train *settings* into *run_dir* and write every file of a run; returns the metrics.
+
+    The one training pipeline of ``ltr train`` and ``ltr tune``.  A run with
+    no completed stage leaves no folder behind (or an emptied one, when the
+    user named it); completed stages are kept for ``--resume``.
+    """
+    finished = False
+    try:
+        with run_log(run_dir):
+            t0 = time.perf_counter()
+            log.info("%s run %s (seed %d)", "resuming" if resume else "starting", run_dir, cfg.seed)
+            for name, ds in sets.items():
+                log.info(
+                    "data %s: %d queries, %d rows, %d features",
+                    name,
+                    ds.n_queries,
+                    ds.n_rows,
+                    ds.n_features,
+                )
+            try:
+                model = _train_model(cfg, settings, sets, run_dir, resume=resume, progress=progress)
+                model.save(run_dir / MODEL_FILE)
+                model.save_native(run_dir / _native_model_name(cfg.model.engine))
+                metrics = compute_metrics(cfg, model, sets, run_dir)
+                if extra:
+                    metrics.update(to_jsonable(dict(extra)))
+                write_curves(model, metrics["stages"], run_dir, cfg)
+                if cfg.importance.enabled:
+                    metrics["importance"] = importance_table(cfg, model, sets, run_dir, progress)
+                write_atomic(run_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+                RunReport.from_run_dir(run_dir).save(run_dir)
+            except BaseException as exc:
+                log.error("run stopped: %s: %s", type(exc).__name__, exc)
+                raise
+            log.info("finished in %.1f s", time.perf_counter() - t0)
+            mark_done(run_dir)
+            finished = True
+    except KeyboardInterrupt:
+        if resume or (run_dir / "models" / "stages.json").exists():
+            raise RunInterrupted(
+                f"interrupted; completed stages are kept: finish with: ltr train --resume {run_dir}"
+            ) from None
+        raise RunInterrupted("interrupted before the first stage completed; nothing kept") from None
+    finally:
+        if not finished and not resume and not (run_dir / "models" / "stages.json").exists():
+            # no stage completed: nothing worth resuming, so leave no half-made folder behind
+            remove_run_dir(run_dir, keep_folder=keep_folder)
+    return metrics
+
+
+def _eval_sets(cfg: RunConfig, sets: Mapping[str, RankingData]) -> list[tuple[Any, ...]]:
+    """``(name, X, y, offsets[, labels])`` for valid/test; labels of every objective."""
+    out: list[tuple[Any, ...]] = []
+    names = list(cfg.data.objectives or {})
+    for n in ("valid", "test"):
+        if n not in sets:
+            continue
+        ds = sets[n]
+        entry: tuple[Any, ...] = (n, ds.X, ds.y, ds.offsets)
+        if names:
+            entry += ({o: ds.labels[o] for o in names},)
+        out.append(entry)
+    return out
+
+
+def _train_model(
+    cfg: RunConfig,
+    settings: TrainSettings,
+    sets: Mapping[str, RankingData],
+    run_dir: Path,
+    *,
+    resume: bool,
+    progress: bool,
+) -> RankingModel:
+    from ltr.engines import train
+
+    tr = sets["train"]
+    stage_dir = run_dir / "models"
+    stage_dir.mkdir(exist_ok=True)
+    labels = {o: tr.labels[o] for o in (cfg.data.objectives or {})} or None
+    return train(
+        tr.X,
+        tr.y,
+        tr.offsets,
+        **build_training(settings, labels),
+        eval_sets=_eval_sets(cfg, sets),
+        eval_at=tuple(cfg.evaluation.eval_at),
+        stage_dir=stage_dir,
+        resume=resume,
+        convention=cfg.evaluation.convention,
+        progress=progress,
+        labels=labels if settings.objectives is not None else None,
+        feature_names=list(tr.feature_names),
+    )
+
+
+def render_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """(Re)write ``report.md`` and ``report.html`` of a finished run folder."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise RunError(f"run folder not found: {str(run_dir)!r}")
+    if not (run_dir / DONE_MARKER).exists():
+        raise RunError(
+            f"{str(run_dir)!r} is not a finished run (no {DONE_MARKER} marker); "
+            "finish it with: ltr train --resume " + str(run_dir)
+        )
+    return RunReport.from_run_dir(run_dir).save(run_dir)
+
+
+def evaluate_model(
+    model_path: str | os.PathLike[str],
+    data_path: str | os.PathLike[str] | None = None,
+    *,
+    fmt: str = "auto",
+    label: str | None = None,
+    qid: str | None = None,
+    eval_at: Sequence[int] | None = None,
+    convention: str | None = None,
+) -> dict[str, dict[str, float]]:
+    """nDCG@k of a saved model on a data file (or on a run's own valid/test sets).
+
+    Parameters
+    ----------
+    model_path : path-like
+        A model file (``RankingModel.save``) or a finished run folder.
+    data_path : path-like, optional
+        LETOR/LibSVM, CSV or parquet file.  Without it *model_path* must be a
+        run folder, and its config's valid/test sets are evaluated.
+    fmt : {"auto", "letor", "csv", "parquet"}
+        File format; ``auto`` decides by suffix (``.csv``/``.tsv``,
+        ``.parquet``/``.pq``, anything else LETOR).
+    label, qid : str, optional
+        Tabular column names (default: the run's config, else ``label``/``qid``).
+    eval_at : sequence of int, optional
+        Cut-offs (default: the run's config, else 1, 3, 5, 10, 20).
+    convention : str, optional
+        nDCG convention of :func:`ltr.metrics.ndcg`.
+
+    Returns
+    -------
+    dict
+        ``{set_name: {"ndcg@k": value}}``.
+    """
+    model, run_dir = load_run_model(Path(model_path))
+    if run_dir is not None:
+        base = load_run_config(run_dir)
+    else:  # a bare model file: evaluate under its engine's convention unless told otherwise
+        base = parse_config({"model": {"engine": model.engine}})
+    updates: dict[str, Any] = {}
+    if eval_at is not None:
+        try:
+            updates["eval_at"] = sorted(check_eval_at(list(eval_at), "--eval-at"))
+        except (TypeError, ValueError) as exc:
+            raise RunError(str(exc)) from exc
+    if convention is not None:
+        updates["convention"] = convention
+    if updates:
+        base = base.model_copy(update={"evaluation": base.evaluation.model_copy(update=updates)})
+    if data_path is None:
+        if run_dir is None:
+            raise RunError("--data is required when --model is a model file (not a run folder)")
+        sets = load_data(prepare_config(base))
+        check_same_data(run_dir, sets)
+        return {
+            n: set_metrics(base, ds, np.asarray(model.predict(ds.X), dtype=np.float64))
+            for n, ds in sets.items()
+            if n != "train"
+        }
+    p = Path(data_path)
+    if not p.exists():
+        raise RunError(f"--data: file not found: {str(p)!r}")
+    if fmt == "auto":
+        compressed = (".gz", ".bz2", ".xz", ".zip")
+        suffixes = [x.lower() for x in p.suffixes if x.lower() not in compressed]
+        last = suffixes[-1] if suffixes else ""
+        tabular = {
+            ".csv": "csv",
+            ".tsv": "csv",
+            ".tab": "csv",
+            ".parquet": "parquet",
+            ".pq": "parquet",
+        }
+        fmt = tabular.get(last, "letor")
+    n_model = model.n_features
+    data_cfg: dict[str, Any] = {
+        "source": fmt,
+        "train": str(p.resolve()),
+        "split": {"valid": 0.0, "test": 0.0},  # the whole file is one evaluation set
+    }
+    if fmt == "letor":
+        data_cfg["n_features"] = n_model or base.data.n_features
+    else:
+        data_cfg.update(label=label or base.data.label, qid=qid or base.data.qid)
+        if base.data.source in ("csv", "parquet"):  # same columns as the run
+            data_cfg["features"] = base.data.features
+            if base.data.objectives:
+                data_cfg["objectives"] = {
+                    n: o.model_dump() for n, o in base.data.objectives.items()
+                }
+    cfg = base.model_copy(update={"data": DataConfig.model_validate(data_cfg)})
+    ds = load_data(cfg)["train"]
+    if n_model is not None and ds.n_features != n_model:
+        raise RunError(
+            f"--data: {str(p)!r} has {ds.n_features} features but the model expects {n_model}"
+        )
+    return {p.name: set_metrics(cfg, ds, np.asarray(model.predict(ds.X), dtype=np.float64))}
+
+
+def importance_run(
+    target: str | os.PathLike[str],
+    overrides: Sequence[str] = (),
+    *,
+    n_repeats: int | None = None,
+    strategy: str | None = None,
+    on: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+) -> RunResult:
+    """Permutation importance for a finished run folder, or a new run from a config.
+
+    With a run folder, ``importance.csv``/``importance.png`` are (re)written in
+    it and the report re-rendered; with a config, a full run is trained with
+    importance enabled.  *n_repeats*, *strategy* and *on* override the
+    config's ``importance`` section.
+    """
+    extra = list(overrides)
+    if n_repeats is not None:
+        extra.append(f"importance.n_repeats={n_repeats}")
+    if strategy is not None:
+        extra.append(f"importance.strategy={strategy}")
+    if on is not None:
+        extra.append(f"importance.evaluate_on={on}")
+    extra.append("importance.enabled=true")
+    path = Path(target)
+    if not path.is_dir():
+        cfg = load_config(path, extra)
+        return train_run(cfg, out=out, progress=progress)
+    run_dir = path
+    if not (run_dir / DONE_MARKER).exists():
+        raise RunError(f"{str(run_dir)!r} is not a finished run (no {DONE_MARKER} marker)")
+    if out is not None:
+        raise RunError(
+            "--out applies to a CONFIG; with a run folder the results go into that folder"
+        )
+    for text in overrides:
+        if not text.strip().startswith("importance."):
+            raise RunError(
+                f"--set {text!r}: with a finished run folder only importance.* can be changed "
+                "(the model and data are the run's)"
+            )
+    saved = load_run_config(run_dir)
+    raw = config_to_dict(saved)
+    cfg = prepare_config(parse_config(raw, overrides=extra, source=run_dir / "config.yaml"))
+    model, _ = load_run_model(run_dir)
+    sets = load_data(cfg)
+    check_same_data(run_dir, sets)
+    with run_log(run_dir):
+        summary = importance_table(cfg, model, sets, run_dir, progress_enabled(cfg, progress))
+        metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+        metrics["importance"] = summary
+        write_atomic(run_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+        RunReport.from_run_dir(run_dir).save(run_dir)
+    return RunResult.from_run_dir(run_dir)
+
+
+def tune_run(
+    cfg: RunConfig,
+    *,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+) -> RunResult:
+    """Search the config's ``search`` space, then train the best settings as a full run.
+
+    The search (GridSearchCV/RandomizedSearchCV over
+    :class:`~ltr.estimator.LambdaMARTRanker`, GroupKFold by query, the
+    configured nDCG scorer) runs on the training set, without early stopping.
+    The best parameters then replace the config's settings and are trained
+    exactly as ``ltr train`` would: same eval sets, early stopping,
+    checkpoints, model files, ``metrics.json`` format (plus a ``search``
+    entry), curves and report.  ``search.csv`` holds ``cv_results_``.
+
+    Returns
+    -------
+    RunResult
+        The finished run folder ``<name>-<timestamp>`` and its metrics.
+    """
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold, RandomizedSearchCV
+
+    from ltr.scoring import get_scorer
+
+    if cfg.search is None:
+        src = f"{cfg.source}: " if cfg.source else ""
+        raise RunError(f"{src}search: the config has no search section (needed by ltr tune)")
+    cfg = prepare_config(cfg)
+    search_cfg = cfg.search
+    if search_cfg is None:  # pragma: no cover - checked above
+        raise RunError("search: missing")
+    try:
+        scorer = get_scorer(search_cfg.scoring)
+    except (TypeError, ValueError) as exc:
+        raise RunError(f"search.scoring: {exc}") from exc
+    settings = settings_from_config(cfg)
+    space = (
+        search_cfg.param_grid
+        if search_cfg.method == "grid"
+        else (search_cfg.param_distributions or search_cfg.param_grid)
+    )
+    if space is None:  # pragma: no cover - the schema requires a space
+        raise RunError("search: no parameter space")
+    where = "param_grid" if search_cfg.method == "grid" else "param_distributions"
+    valid_params = set(TrainSettings.__dataclass_fields__) - {"random_state", "n_jobs"}
+    for name in space:
+        if name not in valid_params:
+            raise RunError(
+                f"search.{where}.{name}: not a training setting "
+                f"(LambdaMARTRanker parameters: {', '.join(sorted(valid_params))})"
+            )
+    distributions = space if search_cfg.method == "grid" else search_distributions(space)
+    sets = _load_checked(cfg)
+    tr = sets["train"]
+    if tr.n_queries < search_cfg.folds:
+        raise RunError(
+            f"search.folds: {search_cfg.folds} folds need at least as many training queries, "
+            f"got {tr.n_queries}"
+        )
+    # cross-validation folds have no eval set of their own: no early stopping inside the search
+    estimator = ranker_from_settings(
+        settings.replace(early_stopping_rounds=None), eval_at=(cfg.evaluation.k,)
+    )
+    labels_y: Any = tr.y
+    if settings.objectives is not None:
+        import pandas as pd
+
+        labels_y = pd.DataFrame({o: tr.labels[o] for o in settings.objectives})
+    cv = GroupKFold(n_splits=search_cfg.folds)
+    search: Any
+    if search_cfg.method == "grid":
+        search = GridSearchCV(
+            estimator, distributions, scoring=scorer, cv=cv, n_jobs=search_cfg.n_jobs, refit=False
+        )
+    else:
+        search = RandomizedSearchCV(
+            estimator,
+            distributions,
+            n_iter=search_cfg.n_iter,
+            scoring=scorer,
+            cv=cv,
+            n_jobs=search_cfg.n_jobs,
+            refit=False,
+            random_state=cfg.seed,
+        )
+    run_dir = new_run_dir(cfg, out)
+    write_run_config(run_dir, cfg)
+    try:
+        with run_log(run_dir):
+            log.info(
+                "search %s over %s with %d GroupKFold folds on %d queries",
+                search_cfg.method,
+                sorted(space),
+                search_cfg.folds,
+                tr.n_queries,
+            )
+            with sklearn.config_context(enable_metadata_routing=True):
+                search.fit(tr.X, labels_y, qid=tr.qid, groups=tr.qid)
+    except BaseException:
+        remove_run_dir(run_dir, keep_folder=out is not None)
+        raise
+    import pandas as pd
+
+    results = search.cv_results_
+    frame = pd.DataFrame(
+        {
+            **{
+                f"param_{k}": [json.dumps(to_jsonable(p.get(k))) for p in results["params"]]
+                for k in space
+            },
+            "mean_test_score": results["mean_test_score"],
+            "std_test_score": results["std_test_score"],
+            "rank_test_score": results["rank_test_score"],
+        }
+    ).sort_values("rank_test_score", kind="stable")
+    write_atomic(run_dir / "search.csv", frame.to_csv(index=False))
+    best = dict(search.best_params_)
+    summary = {
+        "search": {
+            "method": search_cfg.method,
+            "scoring": search_cfg.scoring,
+            "folds": search_cfg.folds,
+            "best_params": best,
+            "best_score": float(search.best_score_),
+            "results": frame.head(20).to_dict(orient="records"),
+        }
+    }
+    metrics = _fit_and_write(
+        cfg,
+        settings.replace(**best),
+        sets,
+        run_dir,
+        resume=False,
+        progress=progress_enabled(cfg, progress),
+        keep_folder=out is not None,
+        extra=summary,
+    )
+    return RunResult(run_dir, metrics)

@@ -1,0 +1,181 @@
+"""Data of a run: the train/valid/test sets a config describes.
+
+Synthetic data, LETOR/LibSVM files (one feature base and count for the whole
+run: later files are read with the training file's feature count) and tabular
+files (CSV/parquet, with objective grade mappings).  Sets without a file of
+their own are split from the training data by query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ltr.datasets import RankingData
+from ltr.runs.config import RunConfig, RunError
+
+__all__ = ["SETS", "load_data"]
+
+SETS = ("train", "valid", "test")
+
+
+def _wrap_data_error(label: str, exc: Exception) -> RunError:
+    msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return RunError(f"{label}: {msg}")
+
+
+def _split_queries(
+    n_queries: int, fractions: Mapping[str, float], seed: int
+) -> dict[str, np.ndarray]:
+    """Query-level split: a seeded permutation cut into the requested fractions."""
+    perm = np.random.default_rng(seed).permutation(n_queries)
+    out: dict[str, np.ndarray] = {}
+    start = 0
+    for name, frac in fractions.items():
+        n = round(frac * n_queries)
+        if frac > 0:
+            n = max(n, 1)
+        out[name] = np.sort(perm[start : start + n])
+        start += n
+    out["train"] = np.sort(perm[start:])
+    if out["train"].size == 0:
+        raise RunError(f"data.split: nothing left for training out of {n_queries} queries")
+    return out
+
+
+def _read_tabular(cfg: RunConfig, path: str, set_name: str) -> RankingData:
+    from ltr.datasets import from_frame, read_table
+
+    data = cfg.data
+    label = f"data.{set_name} ({path})"
+    try:
+        df = read_table(path)
+    except Exception as exc:
+        raise _wrap_data_error(label, exc) from exc
+    cols = [str(c) for c in df.columns]
+    shown = ", ".join(cols[:15]) + (", ..." if len(cols) > 15 else "")
+    # with objectives, a missing label column means: rank by the first objective's grades
+    label_from_objective = bool(data.objectives) and data.label not in df.columns
+    for field, column in (
+        ("data.label", None if label_from_objective else data.label),
+        ("data.qid", data.qid),
+        ("data.segment", data.segment),
+    ):
+        if column is not None and column not in df.columns:
+            raise RunError(f"{field}: column {column!r} not found in {path} (columns: {shown})")
+    for f in data.features or []:
+        if f not in df.columns:
+            raise RunError(f"data.features: column {f!r} not found in {path} (columns: {shown})")
+    labels: dict[str, str] = {}
+    used_raw: set[str] = set()
+    if data.objectives:
+        for name, oc in data.objectives.items():
+            mapping = oc.grade_mapping()
+            if mapping is not None:
+                for col in mapping.columns:
+                    if col not in df.columns:
+                        raise RunError(
+                            f"data.objectives.{name}.grades: raw column {col!r} not found in {path} "
+                            f"(columns: {shown})"
+                        )
+                try:
+                    grades = mapping({c: df[c].to_numpy() for c in mapping.columns})
+                except (TypeError, ValueError) as exc:
+                    raise RunError(f"data.objectives.{name}.grades ({path}): {exc}") from exc
+                used_raw.update(mapping.columns)
+                column = f"__grade_{name}"
+                df[column] = grades
+            else:
+                column = oc.column or name
+                if column not in df.columns:
+                    raise RunError(
+                        f"data.objectives.{name}.column: column {column!r} not found in {path} (columns: {shown})"
+                    )
+            labels[name] = column
+    label_column = next(iter(labels.values())) if label_from_objective else data.label
+    features = data.features
+    if features is None:
+        skip = {label_column, data.qid, data.segment, *labels.values(), *used_raw}
+        features = [c for c in df.columns if c not in skip]
+    try:
+        return from_frame(
+            df,
+            label=label_column,
+            qid=data.qid,
+            features=features,
+            labels=labels,
+            segment=data.segment,
+            sort=True,
+        )
+    except (TypeError, ValueError) as exc:
+        raise _wrap_data_error(label, exc) from exc
+
+
+def _read_letor(cfg: RunConfig, path: str, set_name: str, n_features: int | None) -> RankingData:
+    from ltr.datasets import load_letor
+
+    try:
+        return load_letor(path, n_features=n_features)
+    except Exception as exc:
+        raise _wrap_data_error(f"data.{set_name} ({path})", exc) from exc
+
+
+def load_data(cfg: RunConfig) -> dict[str, RankingData]:
+    """Load the train/valid/test sets described by ``cfg.data``.
+
+    Sets without their own file are split from the training data by query
+    (``data.split`` fractions, seeded by ``data.split.seed`` or ``seed``).
+    A set with fraction 0 and no file is left out.
+
+    Returns
+    -------
+    dict of str to RankingData
+        Keys ``"train"`` and, when present, ``"valid"`` and ``"test"``.
+    """
+    data = cfg.data
+    sets: dict[str, RankingData] = {}
+    if data.source == "synthetic":
+        from ltr.datasets import make_ranking
+
+        s = data.synthetic
+        full = make_ranking(
+            s.n_queries,
+            n_features=s.n_features,
+            mean_docs=s.mean_docs,
+            max_docs=s.max_docs,
+            objectives=tuple(data.objectives) if data.objectives else None,
+            n_segments=s.n_segments,
+            random_state=cfg.seed,
+        )
+        sets["train"] = full
+    else:
+        paths = {name: getattr(data, name) for name in SETS if getattr(data, name) is not None}
+        for name, path in paths.items():
+            if data.source == "letor":
+                n_feat = data.n_features
+                if n_feat is None and name != "train":
+                    n_feat = sets["train"].n_features  # align later files with the training file
+                sets[name] = _read_letor(cfg, path, name, n_feat)
+            else:
+                sets[name] = _read_tabular(cfg, path, name)
+    train = sets["train"]
+    if data.max_queries is not None and train.n_queries > data.max_queries:
+        train = sets["train"] = train.subset(np.arange(data.max_queries))
+    missing = {
+        n: getattr(data.split, n)
+        for n in ("valid", "test")
+        if n not in sets and getattr(data.split, n) > 0
+    }
+    if missing:
+        seed = data.split.seed if data.split.seed is not None else cfg.seed
+        parts = _split_queries(train.n_queries, missing, seed)
+        for name in missing:
+            sets[name] = train.subset(parts[name])
+        sets["train"] = train.subset(parts["train"])
+    for name, ds in sets.items():
+        if name != "train" and ds.n_features != sets["train"].n_features:
+            raise RunError(
+                f"data.{name}: has {ds.n_features} features but data.train has {sets['train'].n_features}"
+            )
+    return {n: sets[n] for n in SETS if n in sets}

@@ -1,0 +1,263 @@
+"""The one evaluation path of a run: final and per-stage metrics, curves, importance.
+
+Every number a run folder holds is computed here, under the run's
+convention: ``evaluation.convention`` when set, else the engine's own
+(LightGBM's for LightGBM, XGBoost's for XGBoost), the same convention the
+per-round curves use (:func:`ltr.engines.train` with ``convention=None``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ltr._io import to_jsonable, write_atomic
+from ltr.metric_names import format_metric_name
+from ltr.runs.config import RunConfig, RunError
+from ltr.runs.folder import data_summary
+from ltr.runs.report import plot_curves
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ltr.datasets import RankingData
+
+__all__ = [
+    "compute_metrics",
+    "importance_table",
+    "run_convention",
+    "set_metrics",
+    "write_curves",
+]
+
+log = logging.getLogger("ltr.runs")
+
+
+def run_convention(cfg: RunConfig) -> str:
+    """The nDCG convention of a run: ``evaluation.convention``, else the engine's."""
+    return cfg.evaluation.convention or cfg.model.engine
+
+
+def _ndcg_options(cfg: RunConfig) -> dict[str, Any]:
+    return {"convention": run_convention(cfg)}
+
+
+def set_metrics(
+    cfg: RunConfig, ds: RankingData, scores: np.ndarray, eval_at: Sequence[int] | None = None
+) -> dict[str, float]:
+    """``{"ndcg@k": value}`` of one set at ``evaluation.eval_at`` (or *eval_at*)."""
+    from ltr.metrics import ndcg
+
+    ks = list(cfg.evaluation.eval_at if eval_at is None else eval_at)
+    values = ndcg(ds.y, scores, offsets=ds.offsets, k=ks, **_ndcg_options(cfg))
+    return {format_metric_name("ndcg", k): float(values[k]) for k in ks}
+
+
+def stage_metrics(model: Any, run_dir: Path) -> list[dict[str, Any]]:
+    """Per-stage valid/test metrics at each stage's end, as recorded by ``ltr.engines.train``."""
+    out = []
+    for i, st in enumerate(getattr(model, "stages", None) or []):
+        entry: dict[str, Any] = {
+            "stage": i,
+            "k": st.get("k"),
+            "first_round": int(st.get("first_round", 0)),
+            "n_rounds": int(st.get("n_rounds", 0)),
+        }
+        for key in ("rounds_run", "best_iteration", "early_stopped"):
+            if st.get(key) is not None:
+                entry[key] = st[key]
+        path = st.get("path")
+        if path is not None:
+            p = Path(path)
+            entry["model"] = str(p.relative_to(run_dir)) if p.is_relative_to(run_dir) else str(p)
+        entry["metrics"] = {
+            k: dict(v) for k, v in (st.get("metrics") or {}).items() if k in ("valid", "test")
+        }
+        out.append(entry)
+    return out
+
+
+def compute_metrics(
+    cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path
+) -> dict[str, Any]:
+    from ltr.metrics import composite_ndcg, ndcg_by_segment
+
+    ev = cfg.evaluation
+    scores = {
+        name: np.asarray(model.predict(ds.X), dtype=np.float64)
+        for name, ds in sets.items()
+        if name != "train"
+    }
+    metrics: dict[str, Any] = {
+        "status": "complete",
+        "engine": cfg.model.engine,
+        "objective": cfg.objective.type + (" (composite)" if cfg.objective.composite else ""),
+        "seed": cfg.seed,
+        "n_trees": int(model.num_trees()),
+        "best_iteration": to_jsonable(getattr(model, "best_iteration", None)),
+        "convention": run_convention(cfg),
+        "data": data_summary(sets),
+        "final": {n: set_metrics(cfg, sets[n], s) for n, s in scores.items()},
+        "stages": stage_metrics(model, run_dir),
+    }
+    if cfg.data.objectives:
+        weights = {name: oc.weight for name, oc in cfg.data.objectives.items()}
+        metrics["composite_k"] = ev.k
+        metrics["composite_weights"] = weights
+        metrics["composite"] = {}
+        for n, s in scores.items():
+            res = composite_ndcg(
+                {o: sets[n].labels[o] for o in weights},
+                s,
+                offsets=sets[n].offsets,
+                weights=weights,
+                k=ev.k,
+                **_ndcg_options(cfg),
+            )
+            metrics["composite"][n] = res.to_dict()
+    if ev.per_segment:
+        metrics["segments_k"] = ev.k
+        metrics["segments_smoothing"] = ev.smoothing
+        metrics["segments"] = {}
+        for n, s in scores.items():
+            if sets[n].segments is None:
+                continue
+            table = ndcg_by_segment(
+                sets[n].y,
+                s,
+                segments=sets[n].segments,
+                offsets=sets[n].offsets,
+                k=ev.k,
+                strength=ev.smoothing,
+                **_ndcg_options(cfg),
+            )
+            metrics["segments"][n] = to_jsonable(table.to_dict(orient="records"))
+    return to_jsonable(metrics)
+
+
+def write_curves(
+    model: Any, stages: Sequence[Mapping[str, Any]], run_dir: Path, cfg: RunConfig
+) -> None:
+    evals = getattr(model, "evals_result", None) or {}
+    if not evals:
+        return
+    k = cfg.evaluation.k
+    key = format_metric_name("composite_ndcg" if cfg.objective.composite else "ndcg", k)
+    if not any(key in v for v in evals.values()):
+        key = format_metric_name("ndcg", k)
+    metric = key if any(key in v for v in evals.values()) else None
+    sets = ["valid"] if "valid" in evals else list(evals)[:1]
+    plot_curves(
+        evals,
+        run_dir / "curves.png",
+        stages=stages,
+        metric=metric,
+        sets=sets,
+        title=f"{sets[0] if sets else 'eval'} nDCG per round ({run_convention(cfg)} convention)",
+    )
+    # the raw numbers too, for anyone re-plotting
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    cols = [(s, m) for s, ms in evals.items() for m in ms]
+    writer.writerow(["round"] + [f"{s}:{m}" for s, m in cols])
+    n = max((len(evals[s][m]) for s, m in cols), default=0)
+    for r in range(n):
+        writer.writerow(
+            [r + 1] + [repr(float(evals[s][m][r])) if r < len(evals[s][m]) else "" for s, m in cols]
+        )
+    write_atomic(run_dir / "curves.csv", buf.getvalue())
+
+
+def importance_set(cfg: RunConfig, sets: Mapping[str, RankingData]) -> str:
+    """Name of the set permutation importance runs on (``importance.evaluate_on`` if present)."""
+    on = cfg.importance.evaluate_on
+    return on if on in sets else next(n for n in ("test", "valid", "train") if n in sets)
+
+
+def importance_features(cfg: RunConfig, ds: RankingData) -> dict[str, list[str]] | None:
+    """The columns to permute, checked against the data before any training.
+
+    Without ``importance.features`` and ``importance.groups``: every feature
+    alone (None).  Groups add to the single features (all of them, or those
+    listed in ``importance.features``) unless ``importance.singles`` is false.
+
+    Raises
+    ------
+    RunError
+        Naming the config key and the unknown feature.
+    """
+    imp = cfg.importance
+    if not imp.features and not imp.groups:
+        return None
+    known = list(ds.feature_names)
+    known_set = set(known)
+    features: dict[str, list[str]] = {}
+    if imp.singles:
+        for f in imp.features or known:
+            features[f] = [f]
+    for g, cols in (imp.groups or {}).items():
+        if g in features and [g] != list(cols):
+            raise RunError(
+                f"importance.groups.{g}: the name is also a feature's; rename the group"
+            )
+        features[g] = list(cols)
+    for g, cols in features.items():
+        where = "importance.groups" if g in (imp.groups or {}) else "importance.features"
+        for col in cols:
+            if col not in known_set:
+                shown = ", ".join(known[:10]) + (", ..." if len(known) > 10 else "")
+                raise RunError(f"{where}: unknown feature {col!r} (features: {shown})")
+    return features
+
+
+def importance_table(
+    cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path, progress: bool
+) -> dict[str, Any]:
+    """Permutation importance on the run's evaluation set -> ``importance.csv``/``.png``.
+
+    Returns the summary stored under ``metrics.json["importance"]``.
+    """
+    from ltr.inspection import permutation_importance
+
+    imp = cfg.importance
+    name = importance_set(cfg, sets)
+    ds = sets[name]
+    features = importance_features(cfg, ds)
+    log.info(
+        "permutation importance on %s (%d queries, %d repeats, %s)",
+        name,
+        ds.n_queries,
+        imp.n_repeats,
+        imp.strategy,
+    )
+    result = permutation_importance(
+        model,
+        ds.X,
+        ds.y,
+        qid=ds.qid,
+        k=cfg.evaluation.k,
+        n_repeats=imp.n_repeats,
+        strategy=imp.strategy,
+        features=features,
+        max_queries=imp.max_queries,
+        random_state=cfg.seed,
+        progress=progress,
+        feature_names=list(ds.feature_names),
+        **_ndcg_options(cfg),
+    )
+    frame = result.to_frame()
+    write_atomic(run_dir / "importance.csv", frame.to_csv(index=False))
+    result.plot(run_dir / "importance.png", top=20)
+    top = frame.head(10)
+    return {
+        "set": name,
+        "k": cfg.evaluation.k,
+        "n_repeats": imp.n_repeats,
+        "strategy": imp.strategy,
+        "convention": run_convention(cfg),
+        "top": to_jsonable(dict(zip(top["feature"].astype(str), top["importance_mean"]))),
+    }
