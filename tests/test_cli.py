@@ -509,7 +509,7 @@ def test_tune_runs_a_randomized_search_over_distributions(tmp_path, capsys):
     [
         (
             ["search.param_grid={n_leaves: [3, 7]}"],
-            "search.param_grid.n_leaves: not a LambdaMARTRanker parameter",
+            "search.param_grid.n_leaves: not a training setting",
         ),
         (
             [

@@ -40,6 +40,8 @@ from pydantic import (
 )
 
 from ltr._compat import import_yaml
+from ltr.runs.errors import ConfigError, RunError, RunInterrupted
+from ltr.runs.overrides import apply_overrides, fmt_loc, parse_override, yaml_reason
 
 __all__ = [
     "ConfigError",
@@ -71,21 +73,6 @@ __all__ = [
     "parse_override",
     "resolve_data_paths",
 ]
-
-
-class ConfigError(ValueError):
-    """A configuration problem: the message names the file, field path and value."""
-
-
-class RunError(ValueError):
-    """A run cannot go on: bad data for the config, a folder in the way, a damaged run.
-
-    The message names the config key, CLI option or file and says how to fix it.
-    """
-
-
-class RunInterrupted(RunError):
-    """A run stopped by Ctrl-C or SIGTERM; the message says how to resume."""
 
 
 class _Section(BaseModel):
@@ -431,16 +418,6 @@ class RunConfig(_Section):
 # --------------------------------------------------------------------------- errors
 
 
-def _fmt_loc(loc: Sequence[Any]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + str(part)
-    return out or "<top level>"
-
-
 def _got(value: Any) -> str:
     text = repr(value)
     if len(text) > 60:
@@ -533,7 +510,7 @@ def format_validation_error(exc: ValidationError, source: str | None = None) -> 
         if err.get("type") == "value_error" and msg.startswith("@") and ": " in msg:
             # model-validator messages name their field as "@field: reason"
             loc.append(msg[1:].split(": ", 1)[0])
-        line = f"{_fmt_loc(loc)}: {_describe(err)}"
+        line = f"{fmt_loc(loc)}: {_describe(err)}"
         if line not in seen:
             seen.add(line)
             lines.append(line)
@@ -543,92 +520,7 @@ def format_validation_error(exc: ValidationError, source: str | None = None) -> 
 
 # --------------------------------------------------------------------------- overrides
 
-_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_\-]*)((?:\[\d+\])*)$")
-
-
-def _parse_key(key: str) -> list[str | int]:
-    parts: list[str | int] = []
-    if not key:
-        raise ConfigError("--set: empty key")
-    for piece in key.split("."):
-        m = _SEGMENT.match(piece)
-        if m is None:
-            raise ConfigError(
-                f"--set: invalid key {key!r} (expected e.g. model.rounds or steps[1].k)"
-            )
-        parts.append(m.group(1))
-        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
-    return parts
-
-
-def parse_override(text: str) -> tuple[list[str | int], Any]:
-    """Split ``key.path=value`` into the key path and the YAML-parsed value."""
-    yaml = import_yaml()
-    if "=" not in text:
-        raise ConfigError(f"--set expects KEY=VALUE (e.g. model.rounds=20), got {text!r}")
-    key, raw = text.split("=", 1)
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else None
-    except yaml.YAMLError as exc:
-        raise ConfigError(
-            f"--set {key.strip()}: value {raw!r} is not valid YAML ({_yaml_reason(exc)})"
-        ) from None
-    return _parse_key(key.strip()), value
-
-
-def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
-    """Return a copy of the raw mapping *data* with ``key.path=value`` overrides applied.
-
-    Missing intermediate mappings are created; list items are addressed as
-    ``steps[1]``.  Values are parsed as YAML (``3`` -> int, ``[1, 2]`` -> list,
-    ``null`` -> None).  The result still has to pass validation.
-    """
-    out = json.loads(json.dumps(data, default=str))  # deep copy of plain data
-    for text in overrides:
-        path, value = parse_override(text)
-        node: Any = out
-        for i, part in enumerate(path[:-1]):
-            nxt = path[i + 1]
-            where = _fmt_loc(path[: i + 1])
-            if isinstance(part, int):
-                if not isinstance(node, list) or part >= len(node):
-                    raise ConfigError(
-                        f"--set {_fmt_loc(path)}: {_fmt_loc(path[:i])} has no item {part}"
-                    )
-                if node[part] is None:
-                    node[part] = [] if isinstance(nxt, int) else {}
-                node = node[part]
-            else:
-                if not isinstance(node, dict):
-                    raise ConfigError(
-                        f"--set {_fmt_loc(path)}: {_fmt_loc(path[:i]) or 'config'} is not a mapping"
-                    )
-                if node.get(part) is None:
-                    if isinstance(nxt, int):
-                        raise ConfigError(f"--set {_fmt_loc(path)}: {where} is not a list")
-                    node[part] = {}
-                node = node[part]
-        last = path[-1]
-        if isinstance(last, int):
-            if not isinstance(node, list) or last >= len(node):
-                raise ConfigError(
-                    f"--set {_fmt_loc(path)}: {_fmt_loc(path[:-1])} has no item {last}"
-                )
-        elif not isinstance(node, dict):
-            raise ConfigError(f"--set {_fmt_loc(path)}: {_fmt_loc(path[:-1])} is not a mapping")
-        node[last] = value
-    return out
-
-
 # --------------------------------------------------------------------------- loading
-
-
-def _yaml_reason(exc: Exception) -> str:
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    if mark is not None:
-        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}"
-    return str(problem)
 
 
 def parse_config(
@@ -694,7 +586,7 @@ def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({_yaml_reason(exc)})") from None
+        raise ConfigError(f"{path}: not valid YAML ({yaml_reason(exc)})") from None
     return parse_config(data, overrides=overrides, source=p)
 
 

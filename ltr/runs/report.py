@@ -242,6 +242,10 @@ class RunReport:
             ["seed", m.get("seed", self.config.get("seed", "?"))],
             ["trees", m.get("n_trees", "?")],
         ]
+        if m.get("convention"):
+            summary.append(
+                ["nDCG convention", f"{m['convention']} (curves and every metric below)"]
+            )
         for name, info in (m.get("data") or {}).items():
             summary.append(
                 [f"{name} set", f"{info.get('queries')} queries, {info.get('rows')} rows"]
