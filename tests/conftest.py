@@ -1,9 +1,25 @@
-"""Shared fixtures: the real LETOR-style set from ``../shared/data``."""
+"""Shared fixtures: LightGBM's lambdarank example, as a committed slice and as the full set.
+
+* ``letor_slice_dir``: ``tests/data/lightgbm-lambdarank`` (40 training / 10 test
+  queries), always present.
+* ``letor_set``: the full set ``../shared/data/lightgbm-lambdarank`` (201 / 50
+  queries) when it sits beside the repository, else the slice; a
+  :class:`LetorSet` whose ``name`` ("full" or "slice") lets a test pick
+  thresholds derived for that set.  For the larger checks.
+* ``lambdarank_dir``: ``letor_set.path`` (kept for tests written against the
+  full set).
+* ``letor_any_dir``: parametrized over every available set (``[slice]`` or
+  ``[slice, full]``), for cheap checks worth running on both.
+
+``LTR_NO_SHARED=1`` hides ``../shared`` to run the suite as a clean clone does.
+Nothing here skips: without ``../shared`` every test runs on the slice.
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 # OpenMP threads that spin while waiting make small numba/LightGBM calls crawl on
 # a busy 2-core machine; must be set before any OpenMP runtime starts.
@@ -12,16 +28,50 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import pytest
 
+from ltr.testing import letor_full_path, letor_slice_path
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data" / "lightgbm-lambdarank"
+
+
+class LetorSet(NamedTuple):
+    """One copy of LightGBM's lambdarank example: ``name`` is "full" or "slice"."""
+
+    name: str
+    path: Path
+
+
+def _available_sets() -> list[LetorSet]:
+    sets = [LetorSet("slice", letor_slice_path())]
+    full = letor_full_path()
+    if full is not None:
+        sets.append(LetorSet("full", full))
+    return sets
+
+
+def pytest_report_header(config):
+    names = ", ".join(f"{s.name}={s.path}" for s in _available_sets())
+    return f"ltr LETOR data: {names}"
 
 
 @pytest.fixture(scope="session")
-def lambdarank_dir() -> Path:
-    """Folder of LightGBM's examples/lambdarank data; skips where it is absent."""
-    if not (SHARED_DATA / "rank.train").exists():
-        pytest.skip(
-            f"real LETOR data not found at {SHARED_DATA} "
-            "(expected ../shared/data/lightgbm-lambdarank beside the repository)"
-        )
-    return SHARED_DATA
+def letor_slice_dir() -> Path:
+    """The committed slice (40 training / 10 test queries, 300 features)."""
+    return letor_slice_path()
+
+
+@pytest.fixture(scope="session")
+def letor_set() -> LetorSet:
+    """The full shared set when present, else the committed slice."""
+    return _available_sets()[-1]
+
+
+@pytest.fixture(scope="session")
+def lambdarank_dir(letor_set) -> Path:
+    """Folder of LightGBM's examples/lambdarank data: the full set, or the slice without it."""
+    return letor_set.path
+
+
+@pytest.fixture(scope="session", params=_available_sets(), ids=lambda s: s.name)
+def letor_any_dir(request) -> LetorSet:
+    """Each available set in turn: the slice, then the full set when present."""
+    return request.param

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import pickle
 
@@ -21,47 +20,14 @@ from ltr.metrics import (
     ndcg_by_segment,
     smooth,
 )
+from ltr.testing import log2_discount, naive_ndcg
 
 # ---------------------------------------------------------------------------
 # naive reference: one query at a time, plain Python, ties by enumeration
+# (ltr.testing.naive_ndcg; the names below are the ones these tests use)
 # ---------------------------------------------------------------------------
 
-
-def _naive_dcg_order(gains, order, k, discount):
-    k = len(order) if k is None else min(k, len(order))
-    return sum(gains[order[i]] * discount(i + 1) for i in range(k))
-
-
-def naive_ndcg_query(labels, scores, k, *, gain, discount, ties, empty):
-    g = [gain(l) for l in labels]
-    ideal = sorted(range(len(labels)), key=lambda i: -g[i])
-    best = _naive_dcg_order(g, ideal, k, discount)
-    if best == 0:
-        return empty
-    idx = list(range(len(labels)))
-    if ties == "stable":
-        order = sorted(idx, key=lambda i: -scores[i])  # Python's sort is stable
-        value = _naive_dcg_order(g, order, k, discount)
-    elif ties == "pessimistic":
-        order = sorted(idx, key=lambda i: (-scores[i], g[i]))
-        value = _naive_dcg_order(g, order, k, discount)
-    elif ties == "optimistic":
-        order = sorted(idx, key=lambda i: (-scores[i], -g[i]))
-        value = _naive_dcg_order(g, order, k, discount)
-    elif ties == "average":
-        # Average over every ordering of the tied documents (exhaustive).
-        values = []
-        for perm in itertools.permutations(idx):
-            if all(scores[perm[j]] >= scores[perm[j + 1]] for j in range(len(perm) - 1)):
-                values.append(_naive_dcg_order(g, list(perm), k, discount))
-        value = sum(values) / len(values)
-    else:  # pragma: no cover
-        raise AssertionError(ties)
-    return value / best
-
-
-def log2_discount(i):
-    return 1.0 / math.log2(i + 1)
+naive_ndcg_query = naive_ndcg
 
 
 # ---------------------------------------------------------------------------
