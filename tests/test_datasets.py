@@ -15,33 +15,11 @@ import pytest
 import ltr.datasets
 import ltr.synthetic
 from ltr.datasets import RankingData, from_frame, load_letor, make_ranking, read_table
+from ltr.testing import naive_parse_letor
 
 # ---------------------------------------------------------------------------
 # Independent references
 # ---------------------------------------------------------------------------
-
-
-def naive_parse_letor(
-    path: Path, n_features: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Line-by-line LibSVM/LETOR parser (one-based indices)."""
-    rows, labels, qids = [], [], []
-    for line in Path(path).read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line:
-            continue
-        parts = line.split()
-        labels.append(float(parts[0]))
-        row = [0.0] * n_features
-        for token in parts[1:]:
-            key, value = token.split(":")
-            if key == "qid":
-                qids.append(int(value))
-            else:
-                row[int(key) - 1] = float(value)
-        rows.append(row)
-    qid = np.array(qids, dtype=np.int64) if qids else None
-    return np.array(rows), np.array(labels), qid
 
 
 def naive_ndcg_at_10(y: np.ndarray, score: np.ndarray, offsets: np.ndarray) -> float:
@@ -234,28 +212,50 @@ def test_to_frame_layout_and_name_clash():
 # ---------------------------------------------------------------------------
 
 
-def test_load_letor_reads_the_real_lightgbm_example(lambdarank_dir):
-    train = load_letor(lambdarank_dir / "rank.train")
-    assert train.X.shape == (3005, 300)
-    assert train.n_queries == 201
-    np.testing.assert_array_equal(np.bincount(train.y.astype(int)), [645, 1211, 858, 222, 69])
-    sizes = np.loadtxt(lambdarank_dir / "rank.train.query", dtype=np.int64)
+# Facts about the two copies of LightGBM's examples/lambdarank files (see
+# tests/data/lightgbm-lambdarank/README.md): rows, queries and label counts.
+LETOR_FILES = {
+    "full": {"train": (3005, 201, [645, 1211, 858, 222, 69]), "test": (768, 50)},
+    "slice": {"train": (570, 40, [140, 256, 127, 37, 10]), "test": (168, 10)},
+}
+
+
+def test_load_letor_reads_the_real_lightgbm_example(letor_any_dir):
+    folder = letor_any_dir.path
+    (n_rows, n_queries, label_counts), (n_test_rows, n_test_queries) = (
+        LETOR_FILES[letor_any_dir.name]["train"],
+        LETOR_FILES[letor_any_dir.name]["test"],
+    )
+    train = load_letor(folder / "rank.train")
+    assert train.X.shape == (n_rows, 300)
+    assert train.n_queries == n_queries
+    np.testing.assert_array_equal(np.bincount(train.y.astype(int)), label_counts)
+    sizes = np.loadtxt(folder / "rank.train.query", dtype=np.int64)
     np.testing.assert_array_equal(train.group, sizes)
-    np.testing.assert_array_equal(train.qid, np.repeat(np.arange(201), sizes))
+    np.testing.assert_array_equal(train.qid, np.repeat(np.arange(n_queries), sizes))
     assert train.feature_names[0] == "f1" and train.feature_names[-1] == "f300"
-    X_ref, y_ref, qid_ref = naive_parse_letor(lambdarank_dir / "rank.train", 300)
+    X_ref, y_ref, qid_ref = naive_parse_letor(folder / "rank.train", 300)
     assert qid_ref is None
     np.testing.assert_array_equal(train.X, X_ref)
     np.testing.assert_array_equal(train.y, y_ref)
 
     test = load_letor(
-        str(lambdarank_dir / "rank.test"),
-        lambdarank_dir / "rank.test.query",
+        str(folder / "rank.test"),
+        folder / "rank.test.query",
         n_features=300,
         dtype=np.float32,
     )
-    assert test.X.shape == (768, 300) and test.X.dtype == np.float32
-    assert test.n_queries == 50
+    assert test.X.shape == (n_test_rows, 300) and test.X.dtype == np.float32
+    assert test.n_queries == n_test_queries
+
+
+def test_committed_slice_is_the_head_of_the_full_set(letor_slice_dir, letor_set):
+    """The slice's rows are the first rows of the full files, unchanged (when both exist)."""
+    for name in ("rank.train", "rank.train.query", "rank.test", "rank.test.query"):
+        head = (letor_slice_dir / name).read_bytes()
+        assert head.endswith(b"\n")
+        assert (letor_set.path / name).read_bytes().startswith(head)
+    assert (letor_slice_dir / "LICENSE").read_text().startswith("The MIT License")
 
 
 def test_load_letor_round_trips_a_qid_file(tmp_path):
