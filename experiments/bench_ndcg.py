@@ -54,8 +54,10 @@ def bench_set(name, y, s, offsets, *, repeats, ranx_queries, sklearn_queries, ou
     rows = []
 
     # warm up numba (compilation is cached on disk after the first run)
-    ndcg(y[: offsets[10]], s[: offsets[10]], offsets=offsets[:11], k=10, convention="lightgbm")
-    ndcg(y[: offsets[10]], s[: offsets[10]], offsets=offsets[:11], k=10, convention="sklearn")
+    for kk in (10, None):
+        for conv in ("lightgbm", "sklearn"):
+            ndcg(y[: offsets[10]], s[: offsets[10]], offsets=offsets[:11], k=kk, convention=conv)
+            ndcg(y, s, offsets=offsets, k=kk, convention=conv)  # the threaded driver too
 
     t_ltr = median_time(lambda: ndcg(y, s, offsets=offsets, k=10, convention="lightgbm"), repeats)
     v_ltr = ndcg(y, s, offsets=offsets, k=10, convention="lightgbm")
@@ -63,6 +65,13 @@ def bench_set(name, y, s, offsets, *, repeats, ranx_queries, sklearn_queries, ou
     t_ltr_sk = median_time(lambda: ndcg(y, s, offsets=offsets, k=10, convention="sklearn"), repeats)
     v_ltr_sk = ndcg(y, s, offsets=offsets, k=10, convention="sklearn")
     rows.append(("ltr (sklearn convention, averaged ties)", t_ltr_sk, n_rows, float(v_ltr_sk)))
+    # k=None (whole list): every query takes the full-sort path of the kernel.
+    t_all = median_time(lambda: ndcg(y, s, offsets=offsets, k=None, convention="lightgbm"), repeats)
+    v_all = ndcg(y, s, offsets=offsets, k=None, convention="lightgbm")
+    rows.append(("ltr k=None, whole list (lightgbm convention)", t_all, n_rows, float(v_all)))
+    t_all_sk = median_time(lambda: ndcg(y, s, offsets=offsets, k=None, convention="sklearn"), repeats)
+    v_all_sk = ndcg(y, s, offsets=offsets, k=None, convention="sklearn")
+    rows.append(("ltr k=None, whole list (sklearn convention)", t_all_sk, n_rows, float(v_all_sk)))
     qid = np.repeat(np.arange(n_q), sizes)
     t_ltr_qid = median_time(lambda: ndcg(y, s, qid=qid, k=10, convention="lightgbm"), repeats)
     rows.append(("ltr from qid (incl. qid -> offsets)", t_ltr_qid, n_rows, float(v_ltr)))
@@ -138,7 +147,7 @@ def bench_set(name, y, s, offsets, *, repeats, ranx_queries, sklearn_queries, ou
 
     ns_per_row = {label: t / r * 1e9 for label, t, r, _ in rows}
     base = ns_per_row["ltr (lightgbm convention, stable ties)"]
-    print("\n| method | median s | rows | ns/row | ratio vs ltr (per row) | NDCG@10 |", file=out)
+    print("\n| method | median s | rows | ns/row | ratio vs ltr (per row) | nDCG (@10 unless k=None) |", file=out)
     print("|---|---:|---:|---:|---:|---:|", file=out)
     for label, t, r, v in rows:
         print(f"| {label} | {t:.4f} | {r:,} | {ns_per_row[label]:.2f} | "
@@ -146,7 +155,7 @@ def bench_set(name, y, s, offsets, *, repeats, ranx_queries, sklearn_queries, ou
     print("\nTargets (per row):", file=out)
     lgb_ratio = base / ns_per_row["LightGBM C++ ndcg@10 (eval_train)"]
     print(f"- ltr / LightGBM = {lgb_ratio:.3f} (target <= 0.5)", file=out)
-    sk_label = [lbl for lbl in ns_per_row if lbl.startswith("scikit-learn")][0]
+    sk_label = next(lbl for lbl in ns_per_row if lbl.startswith("scikit-learn"))
     print(f"- ltr(sklearn conv.) / scikit-learn = "
           f"{ns_per_row['ltr (sklearn convention, averaged ties)'] / ns_per_row[sk_label]:.4f} "
           "(target <= 1/15 = 0.067)", file=out)
@@ -180,7 +189,7 @@ def main(argv=None):
 
     n_q = 10_000 if args.quick else 100_000
     streams = [sys.stdout]
-    fh = open(args.output, "w") if args.output else None
+    fh = open(args.output, "w") if args.output else None  # noqa: SIM115 - closed below
     if fh:
         streams.append(fh)
     out = Tee(*streams)

@@ -1,10 +1,12 @@
 """DCG kernels over flat arrays and query offsets (numba, no validation).
 
 One query at a time, the top ``m = min(k, n)`` documents are selected either
-with a small sorted insertion buffer (``m`` small: one pass over the query,
-most documents rejected by a single comparison) or with a stable merge sort
-(``m`` large).  The parallel drivers split the queries into chunks so that
-every thread allocates its buffers once.
+with a small sorted insertion buffer (``m <= 48``: one pass over the query,
+most documents rejected by a single comparison; this also sorts short queries
+whole) or with a merge sort of the query's row indices (``m`` large).  Neither
+allocates: the drivers allocate every buffer once per call, one set per block
+of queries (one block in the serial driver, one per thread in the parallel
+one), sized for the longest query that needs it.
 
 Conventions are passed as small integers (see the ``*_MODE`` constants) and
 plain arrays; the public wrapper in :mod:`ltr.metrics` maps names to them.
@@ -12,6 +14,7 @@ plain arrays; the public wrapper in :mod:`ltr.metrics` maps names to them.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -29,7 +32,8 @@ TIES_OPTIMISTIC = 4  # highest gain first
 
 # Queries whose cut-off exceeds this use a full sort instead of the buffer.
 _BUFFER_MAX = 48
-_CHUNK = 64
+_CHUNK = 64  # queries per chunk; chunks are dealt round-robin to the blocks
+_RUN = 16  # merge sort: insertion-sorted runs of this length
 
 
 @njit(cache=True, inline="always")
@@ -57,64 +61,135 @@ def _tie(i, labels, gains, gain_mode, tie_keys, tie_mode):
     return -float(i)  # stable (and average, where the order inside a tie is irrelevant)
 
 
+@njit(cache=True, inline="always")
+def _before(a, b, primary, tie_vals, start, use_tie):
+    """Whether row ``a`` ranks before row ``b`` (primary desc, tie value desc, index asc)."""
+    pa = primary[a]
+    pb = primary[b]
+    if pa != pb:
+        return pa > pb
+    if use_tie:
+        ta = tie_vals[a - start]
+        tb = tie_vals[b - start]
+        if ta != tb:
+            return ta > tb
+    return a < b
+
+
 @njit(cache=True)
-def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                buf_idx, buf_p):
-    """Fill ``buf_idx[:m]`` with the best ``m`` rows of ``start:end`` (best first)."""
+def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+               buf_idx, buf_tmp, tie_vals):
+    """Fill ``buf_idx[:m]`` with rows ``start:end`` fully sorted (best first), in place.
+
+    A bottom-up merge sort over row indices (insertion-sorted runs of
+    ``_RUN``, then merges between ``buf_idx`` and ``buf_tmp``).  The order
+    (primary descending, tie value descending, row ascending) is total, so the
+    result is the unique order a stable sort by tie value then by primary
+    gives.  Needs ``end - start`` entries in each of the three buffers.
+    """
     n = end - start
-    if m <= _BUFFER_MAX and m < n:
-        filled = 0
-        for i in range(start, end):
-            p = primary[i]
-            if filled == m:
-                lp = buf_p[m - 1]
-                if p < lp:
-                    continue
-                if p == lp:
-                    if tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE:
-                        continue  # a later row never beats an earlier tied one
-                    t = _tie(i, labels, gains, gain_mode, tie_keys, tie_mode)
-                    if t <= _tie(buf_idx[m - 1], labels, gains, gain_mode, tie_keys, tie_mode):
-                        continue
-                j = m - 1
-            else:
-                j = filled
-                filled += 1
-            while j > 0:
-                pj = buf_p[j - 1]
-                if pj > p:
-                    break
-                if pj == p:
-                    if tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE:
-                        break
-                    if _tie(buf_idx[j - 1], labels, gains, gain_mode, tie_keys, tie_mode) >= _tie(
-                        i, labels, gains, gain_mode, tie_keys, tie_mode
-                    ):
-                        break
-                buf_p[j] = pj
+    use_tie = not (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
+    if use_tie:
+        for j in range(n):
+            tie_vals[j] = _tie(start + j, labels, gains, gain_mode, tie_keys, tie_mode)
+    for j in range(n):
+        buf_idx[j] = start + j
+    for lo in range(0, n, _RUN):
+        hi = min(lo + _RUN, n)
+        for i in range(lo + 1, hi):
+            x = buf_idx[i]
+            j = i
+            while j > lo and _before(x, buf_idx[j - 1], primary, tie_vals, start, use_tie):
                 buf_idx[j] = buf_idx[j - 1]
                 j -= 1
-            buf_p[j] = p
-            buf_idx[j] = i
+            buf_idx[j] = x
+    in_tmp = False  # where the sorted runs currently are
+    width = _RUN
+    while width < n:
+        src = buf_tmp if in_tmp else buf_idx
+        dst = buf_idx if in_tmp else buf_tmp
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            a = lo
+            b = mid
+            o = lo
+            while a < mid and b < hi:
+                if _before(src[b], src[a], primary, tie_vals, start, use_tie):
+                    dst[o] = src[b]
+                    b += 1
+                else:
+                    dst[o] = src[a]
+                    a += 1
+                o += 1
+            while a < mid:
+                dst[o] = src[a]
+                a += 1
+                o += 1
+            while b < hi:
+                dst[o] = src[b]
+                b += 1
+                o += 1
+        in_tmp = not in_tmp
+        width *= 2
+    if in_tmp:
+        for j in range(m):
+            buf_idx[j] = buf_tmp[j]
+
+
+@njit(cache=True)
+def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                buf_idx, buf_p, buf_tmp, tie_vals):
+    """Fill ``buf_idx[:m]`` with the best ``m`` rows of ``start:end`` (best first).
+
+    Allocates nothing: ``m <= _BUFFER_MAX`` (a short query, or a small cut-off)
+    goes through a sorted insertion buffer (``buf_idx``/``buf_p``), anything
+    larger through :func:`_sort_rows` in ``buf_idx``/``buf_tmp``/``tie_vals``.
+    """
+    if m > _BUFFER_MAX:
+        _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                   buf_idx, buf_tmp, tie_vals)
         return
-    # Full stable sort: secondary key first, then primary (both descending, stable).
-    neg_t = np.empty(n)
-    for j in range(n):
-        neg_t[j] = -_tie(start + j, labels, gains, gain_mode, tie_keys, tie_mode)
-    order = np.argsort(neg_t, kind="mergesort")
-    neg_p = np.empty(n)
-    for j in range(n):
-        neg_p[j] = -primary[start + order[j]]
-    order2 = np.argsort(neg_p, kind="mergesort")
-    for j in range(m):
-        buf_idx[j] = start + order[order2[j]]
+    filled = 0
+    for i in range(start, end):
+        p = primary[i]
+        if filled == m:
+            lp = buf_p[m - 1]
+            if p < lp:
+                continue
+            if p == lp:
+                if tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE:
+                    continue  # a later row never beats an earlier tied one
+                t = _tie(i, labels, gains, gain_mode, tie_keys, tie_mode)
+                if t <= _tie(buf_idx[m - 1], labels, gains, gain_mode, tie_keys, tie_mode):
+                    continue
+            j = m - 1
+        else:
+            j = filled
+            filled += 1
+        while j > 0:
+            pj = buf_p[j - 1]
+            if pj > p:
+                break
+            if pj == p:
+                if tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE:
+                    break
+                if _tie(buf_idx[j - 1], labels, gains, gain_mode, tie_keys, tie_mode) >= _tie(
+                    i, labels, gains, gain_mode, tie_keys, tie_mode
+                ):
+                    break
+            buf_p[j] = pj
+            buf_idx[j] = buf_idx[j - 1]
+            j -= 1
+        buf_p[j] = p
+        buf_idx[j] = i
 
 
 @njit(cache=True)
 def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start, end, m,
-               buf_idx, buf_p):
+               buf_idx, buf_p, buf_tmp, tie_vals):
     _select_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                buf_idx, buf_p)
+                buf_idx, buf_p, buf_tmp, tie_vals)
     total = 0.0
     if tie_mode != TIES_AVERAGE:
         for j in range(m):
@@ -148,7 +223,7 @@ def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, s
 
 @njit(cache=True)
 def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, counts, discount,
-                start, end, m, buf_idx, buf_p):
+                start, end, m, buf_idx, buf_p, buf_tmp, tie_vals):
     n_labels = label_gain.shape[0]
     usable = n_labels > 0
     if usable:
@@ -182,7 +257,7 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, co
     else:
         key = labels  # exp2 and linear gains increase with the label
     _select_top(key, labels, gains, gain_mode, ideal_keys, TIES_STABLE, start, end, m,
-                buf_idx, buf_p)
+                buf_idx, buf_p, buf_tmp, tie_vals)
     total = 0.0
     for j in range(m):
         total += _gain(buf_idx[j], labels, gains, gain_mode) * discount[j]
@@ -190,58 +265,87 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, co
 
 
 @njit(cache=True)
-def _dcg_idcg_chunk(c, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
-                    ideal_mode, label_gain, discount, offsets, k, width, out_dcg, out_idcg,
-                    want_dcg, want_idcg):
-    """Queries ``c * _CHUNK`` up to the next chunk, with buffers allocated once."""
+def _dcg_idcg_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie_mode,
+                    ideal_keys, ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg,
+                    want_dcg, want_idcg, buf_idx, buf_p, buf_tmp, tie_vals, counts):
+    """Chunks ``b, b + n_blocks, ...`` of ``_CHUNK`` queries, in the block's own buffers.
+
+    Chunks are dealt round-robin so that blocks get a similar mix of long and
+    short queries.  Nothing is allocated here.
+    """
     n_q = offsets.shape[0] - 1
-    buf_idx = np.empty(width, dtype=np.int64)
-    buf_p = np.empty(min(width, _BUFFER_MAX) + 1)
-    counts = np.empty(max(label_gain.shape[0], 1), dtype=np.int64)
-    for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
-        start = offsets[q]
-        end = offsets[q + 1]
-        n = end - start
-        m = n if (k <= 0 or k > n) else k
-        if want_dcg:
-            out_dcg[q] = _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode,
-                                    discount, start, end, m, buf_idx, buf_p)
-        if want_idcg:
-            out_idcg[q] = _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode,
-                                      label_gain, counts, discount, start, end, m,
-                                      buf_idx, buf_p)
+    n_chunks = (n_q + _CHUNK - 1) // _CHUNK
+    for c in range(b, n_chunks, n_blocks):
+        for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
+            start = offsets[q]
+            end = offsets[q + 1]
+            n = end - start
+            m = n if (k <= 0 or k > n) else k
+            if want_dcg:
+                out_dcg[q] = _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode,
+                                        discount, start, end, m, buf_idx, buf_p, buf_tmp,
+                                        tie_vals)
+            if want_idcg:
+                out_idcg[q] = _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode,
+                                          label_gain, counts, discount, start, end, m,
+                                          buf_idx, buf_p, buf_tmp, tie_vals)
 
 
 @njit(cache=True)
-def _width(offsets, k):
+def _widths(offsets, k):
+    """``(index width, sort width)``: the buffer sizes the longest query needs.
+
+    A query takes the insertion buffer when ``m = min(k, n) <= _BUFFER_MAX``
+    (``m`` entries of ``buf_idx``) and the full sort otherwise (``n`` entries
+    of ``buf_idx``, ``buf_tmp`` and ``tie_vals``).
+    """
     max_n = 0
+    max_sorted = 0
     for q in range(offsets.shape[0] - 1):
-        max_n = max(max_n, offsets[q + 1] - offsets[q])
-    return max_n if (k <= 0 or k > max_n) else k
+        n = offsets[q + 1] - offsets[q]
+        max_n = max(max_n, n)
+        m = n if (k <= 0 or k > n) else k
+        if m > _BUFFER_MAX:
+            max_sorted = max(max_sorted, n)
+    width = max_n if (k <= 0 or k > max_n) else k
+    return max(width, max_sorted, 1), max_sorted
+
+
+@njit(cache=True)
+def _block_buffers(n_blocks, offsets, k, n_labels):
+    width, sort_width = _widths(offsets, k)
+    buf_idx = np.empty((n_blocks, width), dtype=np.int64)
+    buf_p = np.empty((n_blocks, _BUFFER_MAX + 1))
+    buf_tmp = np.empty((n_blocks, sort_width), dtype=np.int64)
+    tie_vals = np.empty((n_blocks, sort_width))
+    counts = np.empty((n_blocks, max(n_labels, 1)), dtype=np.int64)
+    return buf_idx, buf_p, buf_tmp, tie_vals, counts
 
 
 @njit(cache=True, parallel=True)
 def _dcg_idcg_parallel(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
                        ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg,
-                       want_dcg, want_idcg):
-    width = _width(offsets, k)
+                       want_dcg, want_idcg, n_blocks):
     n_chunks = (offsets.shape[0] - 1 + _CHUNK - 1) // _CHUNK
-    for c in prange(n_chunks):
-        _dcg_idcg_chunk(c, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
-                        ideal_mode, label_gain, discount, offsets, k, width, out_dcg, out_idcg,
-                        want_dcg, want_idcg)
+    n_blocks = max(1, min(n_blocks, n_chunks))
+    buf_idx, buf_p, buf_tmp, tie_vals, counts = _block_buffers(
+        n_blocks, offsets, k, label_gain.shape[0])
+    for b in prange(n_blocks):
+        _dcg_idcg_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie_mode,
+                        ideal_keys, ideal_mode, label_gain, discount, offsets, k, out_dcg,
+                        out_idcg, want_dcg, want_idcg, buf_idx[b], buf_p[b], buf_tmp[b],
+                        tie_vals[b], counts[b])
 
 
 @njit(cache=True)
 def _dcg_idcg_serial(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
                      ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg,
                      want_dcg, want_idcg):
-    width = _width(offsets, k)
-    n_chunks = (offsets.shape[0] - 1 + _CHUNK - 1) // _CHUNK
-    for c in range(n_chunks):
-        _dcg_idcg_chunk(c, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
-                        ideal_mode, label_gain, discount, offsets, k, width, out_dcg, out_idcg,
-                        want_dcg, want_idcg)
+    buf_idx, buf_p, buf_tmp, tie_vals, counts = _block_buffers(
+        1, offsets, k, label_gain.shape[0])
+    _dcg_idcg_block(0, 1, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                    ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg,
+                    want_idcg, buf_idx[0], buf_p[0], buf_tmp[0], tie_vals[0], counts[0])
 
 
 # Threads pay off only on large inputs: waking an OpenMP team costs more than
@@ -259,6 +363,11 @@ def dcg_idcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, i
     the ideal DCG; pass an empty array when labels are not small integers.
     Dispatches to the threaded driver for large inputs.
     """
-    fn = _dcg_idcg_parallel if labels.shape[0] >= PARALLEL_MIN_ROWS else _dcg_idcg_serial
-    fn(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
-       label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg, want_idcg)
+    if labels.shape[0] >= PARALLEL_MIN_ROWS:
+        _dcg_idcg_parallel(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                           ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg,
+                           want_dcg, want_idcg, numba.get_num_threads())
+    else:
+        _dcg_idcg_serial(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                         ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg,
+                         want_dcg, want_idcg)
