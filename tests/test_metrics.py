@@ -369,3 +369,73 @@ def test_ideal_dcg_histogram_path_and_its_fallback_agree_with_naive(labels_kind)
         ref = naive_ndcg_query(list(y[a:b]), list(s[a:b]), 7, gain=lambda l: l,
                                discount=log2_discount, ties="stable", empty=np.nan)
         assert got[q] == pytest.approx(ref, abs=1e-12)
+
+
+def _naive_sorted_dcg(labels, scores, ids, k, ties):
+    """DCG@k (linear gain) of one query from a plain Python sort; ties as the kernel's modes."""
+    n = len(labels)
+    m = n if k is None else min(k, n)
+    disc = [1.0 / math.log2(i + 2) for i in range(n)]
+    idx = range(n)
+    if ties == "average":
+        # McSherry-Najork: each tie group's mean gain over the positions it occupies.
+        order = sorted(idx, key=lambda i: -scores[i])
+        total, j = 0.0, 0
+        while j < m:
+            group = [i for i in idx if scores[i] == scores[order[j]]]
+            span = range(j, min(j + len(group), m))
+            total += sum(labels[i] for i in group) / len(group) * sum(disc[p] for p in span)
+            j += len(group)
+        return total
+    keys = {
+        "stable": lambda i: (-scores[i], i),
+        "pessimistic": lambda i: (-scores[i], labels[i], i),
+        "optimistic": lambda i: (-scores[i], -labels[i], i),
+        "doc_id_desc": lambda i: (-scores[i], -ids[i], i),
+    }
+    order = sorted(idx, key=keys[ties])
+    return sum(labels[order[p]] * disc[p] for p in range(m))
+
+
+@pytest.mark.parametrize("ties", ["stable", "average", "pessimistic", "optimistic", "doc_id_desc"])
+@pytest.mark.parametrize("k", [5, 10, 47, 48, 49, 60, None])
+def test_kernel_matches_naive_sort_around_the_buffer_and_sort_thresholds(ties, k):
+    # Query lengths on both sides of k and of the 48-row insertion buffer: k < n, k == n,
+    # k > n, k > 48 and k=None take different paths in the kernel (none may allocate).
+    rng = np.random.default_rng(12)
+    sizes = np.array([1, 4, 5, 6, 9, 10, 11, 16, 17, 47, 48, 49, 50, 59, 60, 61, 100, 130])
+    n = int(sizes.sum())
+    y = rng.integers(0, 4, n).astype(float)
+    s = np.round(rng.normal(size=n), 1)  # many ties
+    ids = rng.permutation(n)
+    doc_ids = np.array([f"{i:06d}" for i in ids])  # string order == numeric order
+    got = dcg(y, s, group=sizes, k=k, gain="linear", ties=ties, doc_ids=doc_ids, reduce=None)
+    offs = np.r_[0, np.cumsum(sizes)]
+    for q in range(len(sizes)):
+        a, b = offs[q], offs[q + 1]
+        ref = _naive_sorted_dcg(list(y[a:b]), list(s[a:b]), list(ids[a:b]), k, ties)
+        assert got[q] == pytest.approx(ref, rel=1e-12, abs=1e-12), (q, sizes[q], k, ties)
+
+
+@pytest.mark.parametrize("k", [0, 3, 48, 49, 70])
+def test_threaded_and_serial_dcg_drivers_agree_bit_for_bit(k):
+    # The parallel driver (round-robin chunks, one buffer set per block) on small input.
+    from ltr.kernels import _dcg as K
+
+    rng = np.random.default_rng(13)
+    sizes = rng.choice([1, 7, 48, 49, 90], size=300)
+    offs = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    n = int(offs[-1])
+    y = rng.integers(0, 5, n).astype(float)
+    s = np.round(rng.normal(size=n), 1)
+    keys = rng.permutation(n).astype(float)
+    lg = 2.0 ** np.arange(32) - 1
+    disc = 1.0 / np.log2(np.arange(2, 200))
+    for tie_mode in range(5):
+        out = []
+        for driver, extra in ((K._dcg_idcg_serial, ()), (K._dcg_idcg_parallel, (3,))):
+            d, i = np.zeros(len(sizes)), np.zeros(len(sizes))
+            driver(y, s, np.empty(0), K.GAIN_EXP2, keys, tie_mode, np.empty(0), 0, lg, disc,
+                   offs, k, d, i, True, True, *extra)
+            out.append((d, i))
+        assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
