@@ -33,7 +33,7 @@ TIES_OPTIMISTIC = 4  # highest gain first
 # Queries whose cut-off exceeds this use a full sort instead of the buffer.
 _BUFFER_MAX = 48
 _CHUNK = 64  # queries per chunk; chunks are dealt round-robin to the blocks
-_RUN = 16  # merge sort: insertion-sorted runs of this length
+_RUN = 4  # merge sort: insertion-sorted runs of this length (short: fewer mispredictions)
 
 
 @njit(cache=True, inline="always")
@@ -62,52 +62,61 @@ def _tie(i, labels, gains, gain_mode, tie_keys, tie_mode):
 
 
 @njit(cache=True, inline="always")
-def _before(a, b, primary, tie_vals, start, use_tie):
-    """Whether row ``a`` ranks before row ``b`` (primary desc, tie value desc, index asc)."""
-    pa = primary[a]
-    pb = primary[b]
-    if pa != pb:
-        return pa > pb
+def _after_earlier(k_late, i_late, k_early, i_early, tie_vals, start, use_tie):
+    """Whether row ``i_late`` ranks before row ``i_early < i_late`` (given their keys).
+
+    Key descending, then tie value descending; equal on both, the earlier row
+    ranks first.  This is a total order over the rows of a query.
+    """
+    if k_late != k_early:
+        return k_late > k_early
     if use_tie:
-        ta = tie_vals[a - start]
-        tb = tie_vals[b - start]
-        if ta != tb:
-            return ta > tb
-    return a < b
+        return tie_vals[i_late - start] > tie_vals[i_early - start]
+    return False
 
 
 @njit(cache=True)
 def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-               buf_idx, buf_tmp, tie_vals):
+               buf_idx, buf_tmp, sort_f):
     """Fill ``buf_idx[:m]`` with rows ``start:end`` fully sorted (best first), in place.
 
-    A bottom-up merge sort over row indices (insertion-sorted runs of
-    ``_RUN``, then merges between ``buf_idx`` and ``buf_tmp``).  The order
-    (primary descending, tie value descending, row ascending) is total, so the
-    result is the unique order a stable sort by tie value then by primary
-    gives.  Needs ``end - start`` entries in each of the three buffers.
+    A bottom-up merge sort of (key, row) pairs: insertion-sorted runs of
+    ``_RUN`` rows, then merges back and forth between ``buf_idx``/``sort_f[1]``
+    and ``buf_tmp``/``sort_f[2]`` (``sort_f[0]`` holds the tie values when the
+    tie mode needs them).  A left run always holds earlier rows than the right
+    run it is merged with, so comparing keys and tie values suffices.  The
+    order (primary descending, tie value descending, row ascending) is total:
+    the result is the unique order a stable sort by tie value and then by
+    primary gives.  Needs ``end - start`` entries in every buffer.
     """
     n = end - start
     use_tie = not (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
+    tie_vals = sort_f[0]
+    key_a = sort_f[1]
+    key_b = sort_f[2]
     if use_tie:
         for j in range(n):
             tie_vals[j] = _tie(start + j, labels, gains, gain_mode, tie_keys, tie_mode)
-    for j in range(n):
-        buf_idx[j] = start + j
     for lo in range(0, n, _RUN):
         hi = min(lo + _RUN, n)
-        for i in range(lo + 1, hi):
-            x = buf_idx[i]
+        for i in range(lo, hi):
+            x = start + i
+            kx = primary[x]
             j = i
-            while j > lo and _before(x, buf_idx[j - 1], primary, tie_vals, start, use_tie):
+            while j > lo and _after_earlier(kx, x, key_a[j - 1], buf_idx[j - 1], tie_vals,
+                                            start, use_tie):
                 buf_idx[j] = buf_idx[j - 1]
+                key_a[j] = key_a[j - 1]
                 j -= 1
             buf_idx[j] = x
-    in_tmp = False  # where the sorted runs currently are
+            key_a[j] = kx
+    in_tmp = False  # whether the sorted runs are in buf_tmp / key_b
     width = _RUN
     while width < n:
-        src = buf_tmp if in_tmp else buf_idx
-        dst = buf_idx if in_tmp else buf_tmp
+        src_i = buf_tmp if in_tmp else buf_idx
+        src_k = key_b if in_tmp else key_a
+        dst_i = buf_idx if in_tmp else buf_tmp
+        dst_k = key_a if in_tmp else key_b
         for lo in range(0, n, 2 * width):
             mid = min(lo + width, n)
             hi = min(lo + 2 * width, n)
@@ -115,19 +124,24 @@ def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end
             b = mid
             o = lo
             while a < mid and b < hi:
-                if _before(src[b], src[a], primary, tie_vals, start, use_tie):
-                    dst[o] = src[b]
-                    b += 1
-                else:
-                    dst[o] = src[a]
-                    a += 1
+                ka = src_k[a]
+                kb = src_k[b]
+                ia = src_i[a]
+                ib = src_i[b]
+                take_b = _after_earlier(kb, ib, ka, ia, tie_vals, start, use_tie)
+                dst_i[o] = ib if take_b else ia
+                dst_k[o] = kb if take_b else ka
+                b += int(take_b)
+                a += 1 - int(take_b)
                 o += 1
             while a < mid:
-                dst[o] = src[a]
+                dst_i[o] = src_i[a]
+                dst_k[o] = src_k[a]
                 a += 1
                 o += 1
             while b < hi:
-                dst[o] = src[b]
+                dst_i[o] = src_i[b]
+                dst_k[o] = src_k[b]
                 b += 1
                 o += 1
         in_tmp = not in_tmp
@@ -139,16 +153,16 @@ def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end
 
 @njit(cache=True)
 def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                buf_idx, buf_p, buf_tmp, tie_vals):
+                buf_idx, buf_p, buf_tmp, sort_f):
     """Fill ``buf_idx[:m]`` with the best ``m`` rows of ``start:end`` (best first).
 
     Allocates nothing: ``m <= _BUFFER_MAX`` (a short query, or a small cut-off)
     goes through a sorted insertion buffer (``buf_idx``/``buf_p``), anything
-    larger through :func:`_sort_rows` in ``buf_idx``/``buf_tmp``/``tie_vals``.
+    larger through :func:`_sort_rows` in ``buf_idx``/``buf_tmp``/``sort_f``.
     """
     if m > _BUFFER_MAX:
         _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                   buf_idx, buf_tmp, tie_vals)
+                   buf_idx, buf_tmp, sort_f)
         return
     filled = 0
     for i in range(start, end):
@@ -187,9 +201,9 @@ def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, en
 
 @njit(cache=True)
 def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start, end, m,
-               buf_idx, buf_p, buf_tmp, tie_vals):
+               buf_idx, buf_p, buf_tmp, sort_f):
     _select_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                buf_idx, buf_p, buf_tmp, tie_vals)
+                buf_idx, buf_p, buf_tmp, sort_f)
     total = 0.0
     if tie_mode != TIES_AVERAGE:
         for j in range(m):
@@ -223,7 +237,7 @@ def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, s
 
 @njit(cache=True)
 def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, counts, discount,
-                start, end, m, buf_idx, buf_p, buf_tmp, tie_vals):
+                start, end, m, buf_idx, buf_p, buf_tmp, sort_f):
     n_labels = label_gain.shape[0]
     usable = n_labels > 0
     if usable:
@@ -257,7 +271,7 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, co
     else:
         key = labels  # exp2 and linear gains increase with the label
     _select_top(key, labels, gains, gain_mode, ideal_keys, TIES_STABLE, start, end, m,
-                buf_idx, buf_p, buf_tmp, tie_vals)
+                buf_idx, buf_p, buf_tmp, sort_f)
     total = 0.0
     for j in range(m):
         total += _gain(buf_idx[j], labels, gains, gain_mode) * discount[j]
@@ -267,7 +281,7 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, co
 @njit(cache=True)
 def _dcg_idcg_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie_mode,
                     ideal_keys, ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg,
-                    want_dcg, want_idcg, buf_idx, buf_p, buf_tmp, tie_vals, counts):
+                    want_dcg, want_idcg, buf_idx, buf_p, buf_tmp, sort_f, counts):
     """Chunks ``b, b + n_blocks, ...`` of ``_CHUNK`` queries, in the block's own buffers.
 
     Chunks are dealt round-robin so that blocks get a similar mix of long and
@@ -284,11 +298,11 @@ def _dcg_idcg_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie
             if want_dcg:
                 out_dcg[q] = _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode,
                                         discount, start, end, m, buf_idx, buf_p, buf_tmp,
-                                        tie_vals)
+                                        sort_f)
             if want_idcg:
                 out_idcg[q] = _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode,
                                           label_gain, counts, discount, start, end, m,
-                                          buf_idx, buf_p, buf_tmp, tie_vals)
+                                          buf_idx, buf_p, buf_tmp, sort_f)
 
 
 @njit(cache=True)
@@ -297,7 +311,7 @@ def _widths(offsets, k):
 
     A query takes the insertion buffer when ``m = min(k, n) <= _BUFFER_MAX``
     (``m`` entries of ``buf_idx``) and the full sort otherwise (``n`` entries
-    of ``buf_idx``, ``buf_tmp`` and ``tie_vals``).
+    of ``buf_idx``, ``buf_tmp`` and each row of ``sort_f``).
     """
     max_n = 0
     max_sorted = 0
@@ -317,9 +331,9 @@ def _block_buffers(n_blocks, offsets, k, n_labels):
     buf_idx = np.empty((n_blocks, width), dtype=np.int64)
     buf_p = np.empty((n_blocks, _BUFFER_MAX + 1))
     buf_tmp = np.empty((n_blocks, sort_width), dtype=np.int64)
-    tie_vals = np.empty((n_blocks, sort_width))
+    sort_f = np.empty((n_blocks, 3, sort_width))  # tie values, two key buffers
     counts = np.empty((n_blocks, max(n_labels, 1)), dtype=np.int64)
-    return buf_idx, buf_p, buf_tmp, tie_vals, counts
+    return buf_idx, buf_p, buf_tmp, sort_f, counts
 
 
 @njit(cache=True, parallel=True)
@@ -328,24 +342,24 @@ def _dcg_idcg_parallel(labels, scores, gains, gain_mode, tie_keys, tie_mode, ide
                        want_dcg, want_idcg, n_blocks):
     n_chunks = (offsets.shape[0] - 1 + _CHUNK - 1) // _CHUNK
     n_blocks = max(1, min(n_blocks, n_chunks))
-    buf_idx, buf_p, buf_tmp, tie_vals, counts = _block_buffers(
+    buf_idx, buf_p, buf_tmp, sort_f, counts = _block_buffers(
         n_blocks, offsets, k, label_gain.shape[0])
     for b in prange(n_blocks):
         _dcg_idcg_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie_mode,
                         ideal_keys, ideal_mode, label_gain, discount, offsets, k, out_dcg,
                         out_idcg, want_dcg, want_idcg, buf_idx[b], buf_p[b], buf_tmp[b],
-                        tie_vals[b], counts[b])
+                        sort_f[b], counts[b])
 
 
 @njit(cache=True)
 def _dcg_idcg_serial(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
                      ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg,
                      want_dcg, want_idcg):
-    buf_idx, buf_p, buf_tmp, tie_vals, counts = _block_buffers(
+    buf_idx, buf_p, buf_tmp, sort_f, counts = _block_buffers(
         1, offsets, k, label_gain.shape[0])
     _dcg_idcg_block(0, 1, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
                     ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg,
-                    want_idcg, buf_idx[0], buf_p[0], buf_tmp[0], tie_vals[0], counts[0])
+                    want_idcg, buf_idx[0], buf_p[0], buf_tmp[0], sort_f[0], counts[0])
 
 
 # Threads pay off only on large inputs: waking an OpenMP team costs more than
