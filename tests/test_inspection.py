@@ -20,16 +20,18 @@ from sklearn.inspection import permutation_importance as sk_permutation_importan
 from ltr.groups import resolve_groups
 from ltr.inspection import PermutationImportance, _within_query_permutations, permutation_importance
 from ltr.metrics import ndcg, ndcg_by_segment
+from ltr.testing import deterministic_params
 
-LGB_PARAMS = {"objective": "lambdarank", "num_leaves": 15, "min_data_in_leaf": 20, "verbose": -1,
-                  "num_threads": 1, "seed": 0, "deterministic": True}
+LGB_PARAMS = deterministic_params("lightgbm", objective="lambdarank", num_leaves=15,
+                                  min_data_in_leaf=20)
 
 
 # --------------------------------------------------------------------------- fixtures
 @pytest.fixture(scope="module")
-def real(lambdarank_dir):
-    X, y = load_svmlight_file(str(lambdarank_dir / "rank.train"), n_features=300)
-    sizes = np.loadtxt(lambdarank_dir / "rank.train.query", dtype=np.int64)
+def real(letor_slice_dir):
+    """The committed slice of LightGBM's example (40 queries, 570 rows)."""
+    X, y = load_svmlight_file(str(letor_slice_dir / "rank.train"), n_features=300)
+    sizes = np.loadtxt(letor_slice_dir / "rank.train.query", dtype=np.int64)
     X = X.toarray()
     qid = np.repeat(np.arange(len(sizes)), sizes)
     # A model on all 300 columns tells which are informative; tests work on 40 of them
@@ -40,8 +42,9 @@ def real(lambdarank_dir):
     unused = np.flatnonzero(gain == 0)[:5]
     cols = np.concatenate([used, unused])
     Xs = np.ascontiguousarray(X[:, cols])
-    ranker = lgb.LGBMRanker(n_estimators=15, num_leaves=15, min_child_samples=20, n_jobs=1,
-                            random_state=0, verbose=-1)
+    ranker = lgb.LGBMRanker(**deterministic_params(
+        "lightgbm", "sklearn", n_estimators=15, num_leaves=15, min_child_samples=20
+    ))
     ranker.fit(Xs, y, group=sizes)
     return {"X": Xs, "y": y, "qid": qid, "sizes": sizes, "ranker": ranker}
 
