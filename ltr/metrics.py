@@ -27,15 +27,22 @@ documents and is unstable beyond; no option reproduces the latter, so the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from numbers import Real
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from ltr._validation import check_1d_float, check_finite, check_int, check_real, short_repr
+from ltr._gains import GainSpec, parse_gain
+from ltr._validation import (
+    check_1d_float,
+    check_finite,
+    check_int,
+    check_offsets,
+    check_real,
+    short_repr,
+)
 from ltr.groups import resolve_groups
 from ltr.kernels import _dcg as K
 
@@ -53,7 +60,6 @@ __all__ = [
     "smooth",
 ]
 
-GainSpec = str | Sequence[float] | np.ndarray | Callable[[np.ndarray], np.ndarray]
 DiscountSpec = str | Sequence[float] | np.ndarray | Callable[[np.ndarray], np.ndarray]
 KSpec = int | None | Sequence[int]
 
@@ -65,7 +71,6 @@ _TIES = {
     "doc_id_desc": K.TIES_KEY_DESC,
 }
 _DISCOUNTS = ("log2", "log2_plus_one")
-_GAINS = ("exp2", "linear")
 
 
 class MetricValue(float):
@@ -79,15 +84,18 @@ class MetricValue(float):
     n_skipped: int
 
     def __new__(cls, value: float, n_queries: int = 0, n_skipped: int = 0) -> MetricValue:  # noqa: PYI034
+        """Create the float *value* carrying its query counts."""
         obj = super().__new__(cls, value)
         obj.n_queries = int(n_queries)
         obj.n_skipped = int(n_skipped)
         return obj
 
     def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with the counts."""
         return (MetricValue, (float(self), self.n_queries, self.n_skipped))
 
     def __repr__(self) -> str:
+        """Return the plain float's repr."""
         return f"{float(self)!r}"
 
 
@@ -184,23 +192,19 @@ def _check_k(k: Any) -> list[int | None]:
 def _gain_rows(labels: np.ndarray, gain: Any, conv: Convention) -> tuple[np.ndarray, int]:
     """Return (per-row gains or empty array, gain mode)."""
     empty = np.empty(0)
-    if isinstance(gain, str):
-        if gain not in _GAINS:
+    kind, payload = parse_gain(gain, "gain")
+    if kind == "exp2":
+        if labels.min() < 0:
+            bad = int(np.argmin(labels))
             raise ValueError(
-                f"gain must be 'exp2', 'linear', a label->gain table or a callable, got {gain!r}"
+                f"y_true must be >= 0 with gain='exp2'; y_true[{bad}] = {labels[bad].item()!r}"
             )
-        if gain == "exp2":
-            if labels.min() < 0:
-                bad = int(np.argmin(labels))
-                raise ValueError(
-                    f"y_true must be >= 0 with gain='exp2'; y_true[{bad}] = {labels[bad].item()!r}"
-                )
-            mode, rows = K.GAIN_EXP2, empty
-        else:
-            mode, rows = K.GAIN_LINEAR, empty
-    elif callable(gain):
+        mode, rows = K.GAIN_EXP2, empty
+    elif kind == "linear":
+        mode, rows = K.GAIN_LINEAR, empty
+    elif kind == "callable":
         try:
-            rows = np.asarray(gain(labels.copy()), dtype=np.float64)
+            rows = np.asarray(payload(labels.copy()), dtype=np.float64)
         except Exception as exc:
             raise TypeError(f"gain callable failed on y_true: {exc}") from exc
         if rows.shape != labels.shape:
@@ -211,14 +215,7 @@ def _gain_rows(labels: np.ndarray, gain: Any, conv: Convention) -> tuple[np.ndar
         check_finite(rows, "gain(y_true)")
         mode = K.GAIN_TABLE
     else:
-        table = np.asarray(gain)
-        if table.ndim != 1 or table.size == 0 or not np.issubdtype(table.dtype, np.number):
-            raise TypeError(
-                "gain must be 'exp2', 'linear', a 1-D label->gain table or a callable, "
-                f"got {short_repr(gain)}"
-            )
-        table = table.astype(np.float64)
-        check_finite(table, "gain table")
+        table = payload
         as_int = labels.astype(np.int64)
         bad = (labels != as_int) | (as_int < 0) | (as_int >= table.size)
         if bad.any():
@@ -323,14 +320,9 @@ def _prepare(
     check_finite(labels, "y_true")
     check_finite(scores, "y_score")
     if offsets is not None:
-        offs = np.ascontiguousarray(offsets, dtype=np.int64)
-        if offs.ndim != 1 or offs.size < 2 or offs[0] != 0 or offs[-1] != labels.size:
-            raise ValueError(
-                f"offsets must run from 0 to the number of rows ({labels.size}), "
-                f"got {short_repr(offsets)}"
-            )
         if qid is not None or group is not None:
             raise ValueError("pass only one of qid, group or offsets")
+        offs = check_offsets(offsets, "offsets", labels.size)
     else:
         offs = resolve_groups(labels.size, qid=qid, group=group).offsets
     n_q = offs.size - 1
@@ -636,211 +628,5 @@ def cg(
                          doc_ids=doc_ids, reduce=reduce, convention=convention)
 
 
-@dataclass(frozen=True)
-class CompositeNDCG:
-    """Result of :func:`composite_ndcg`.
-
-    Attributes
-    ----------
-    total : float
-        ``sum_o weight_o * nDCG_o`` with weights normalised to sum to 1.
-    per_objective : dict[str, float]
-        Each objective's mean nDCG.
-    weights : dict[str, float]
-        The normalised weights used.
-    """
-
-    total: float
-    per_objective: dict[str, float]
-    weights: dict[str, float]
-
-    def __float__(self) -> float:
-        return float(self.total)
-
-    def to_dict(self) -> dict[str, float]:
-        """``{"composite": total, "<objective>": value, ...}``."""
-        return {"composite": float(self.total), **{k: float(v) for k, v in self.per_objective.items()}}
-
-
-def _check_objective_weights(weights: Any, names: Sequence[str]) -> dict[str, float]:
-    if not isinstance(weights, Mapping) or len(weights) == 0:
-        raise TypeError(f"weights must be a non-empty mapping objective -> weight, got {short_repr(weights)}")
-    out: dict[str, float] = {}
-    for name, w in weights.items():
-        if name not in names:
-            raise ValueError(
-                f"weights names objective {name!r} but labels has no such column "
-                f"(available: {sorted(names)})"
-            )
-        out[name] = check_real(w, f"weights[{name!r}]", minimum=0.0)
-    total = sum(out.values())
-    if total <= 0:
-        raise ValueError(f"weights must not all be zero, got {dict(weights)!r}")
-    return {name: w / total for name, w in out.items()}
-
-
-def composite_ndcg(
-    labels: Mapping[str, Any],
-    y_score: Any,
-    *,
-    weights: Mapping[str, float],
-    qid: Any = None,
-    group: Any = None,
-    offsets: np.ndarray | None = None,
-    k: int | None = 10,
-    gains: Mapping[str, GainSpec] | None = None,
-    **ndcg_options: Any,
-) -> CompositeNDCG:
-    """Multi-objective nDCG: the weighted sum of one nDCG per relevance definition.
-
-    Parameters
-    ----------
-    labels : mapping of str to array-like of shape (n_rows,)
-        One graded label column per objective, e.g. ``{"watch": ..., "share": ...}``.
-    y_score : array-like of shape (n_rows,)
-        Predicted scores.
-    weights : mapping of str to float
-        Weight of each objective (e.g. watch 0.6, share 0.25, follow 0.15);
-        non-negative, not all zero, normalised to sum to 1.
-    qid, group, offsets : array-like
-        Query information as in :func:`ndcg`.
-    k : int or None, default=10
-        Cut-off.
-    gains : mapping of str to gain, optional
-        Per-objective gain (as ``gain`` in :func:`ndcg`); default ``'exp2'``.
-    **ndcg_options
-        Passed to :func:`ndcg` (``discount``, ``ties``, ``empty``, ``convention``...).
-
-    Returns
-    -------
-    CompositeNDCG
-    """
-    if not isinstance(labels, Mapping) or len(labels) == 0:
-        raise TypeError(f"labels must be a non-empty mapping objective -> label column, got {short_repr(labels)}")
-    norm = _check_objective_weights(weights, list(labels))
-    gains = dict(gains or {})
-    for name in gains:
-        if name not in labels:
-            raise ValueError(f"gains names objective {name!r} but labels has no such column")
-    if "gain" in ndcg_options:
-        raise TypeError("pass per-objective gains with gains={name: gain}, not gain=")
-    if isinstance(k, (list, tuple)):
-        raise TypeError("composite_ndcg takes a single k (int or None)")
-    if offsets is None:
-        n_rows = len(np.asarray(y_score))
-        offsets = resolve_groups(n_rows, qid=qid, group=group).offsets
-    per: dict[str, float] = {}
-    for name in norm:
-        per[name] = float(ndcg(labels[name], y_score, offsets=offsets, k=k,
-                               gain=gains.get(name), **ndcg_options))
-    total = float(sum(norm[name] * per[name] for name in norm))
-    return CompositeNDCG(total=total, per_objective=per, weights=norm)
-
-
-def ndcg_by_segment(
-    y_true: Any,
-    y_score: Any,
-    *,
-    segments: Any,
-    qid: Any = None,
-    group: Any = None,
-    offsets: np.ndarray | None = None,
-    k: int | None = 10,
-    strength: float | None = None,
-    **ndcg_options: Any,
-) -> pd.DataFrame:
-    """Mean nDCG per query segment (e.g. a category), optionally smoothed.
-
-    Parameters
-    ----------
-    y_true, y_score : array-like of shape (n_rows,)
-    segments : array-like of shape (n_rows,) or (n_queries,)
-        Segment of each row (constant within a query) or of each query.
-    qid, group, offsets : array-like
-        Query information as in :func:`ndcg`.
-    k : int or None, default=10
-    strength : float, optional
-        When given, adds ``ndcg_smoothed`` from :func:`smooth` with this strength.
-    **ndcg_options
-        Passed to :func:`ndcg`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``segment``, ``queries``, ``ndcg`` (and ``ndcg_smoothed``),
-        sorted by segment; queries skipped as empty are not counted.
-    """
-    labels = check_1d_float(y_true, "y_true")
-    if offsets is None:
-        offsets = resolve_groups(labels.size, qid=qid, group=group).offsets
-    offsets = np.asarray(offsets, dtype=np.int64)
-    n_q = offsets.size - 1
-    seg = np.asarray(segments)
-    if seg.ndim != 1:
-        raise ValueError(f"segments must be 1-D, got shape {seg.shape}")
-    if seg.size == labels.size:
-        seg_q = seg[offsets[:-1]]
-        per_row = np.repeat(seg_q, np.diff(offsets))
-        if not np.array_equal(per_row, seg):
-            bad = int(np.flatnonzero(per_row != seg)[0])
-            raise ValueError(
-                f"segments must be constant within each query; row {bad} has {seg[bad]!r} "
-                f"but its query starts with {per_row[bad]!r}"
-            )
-    elif seg.size == n_q:
-        seg_q = seg
-    else:
-        raise ValueError(
-            f"segments must have one value per row ({labels.size}) or per query ({n_q}), "
-            f"got {seg.size}"
-        )
-    per_query = ndcg(labels, y_score, offsets=offsets, k=k, reduce=None, **ndcg_options)
-    frame = pd.DataFrame({"segment": seg_q, "value": per_query})
-    frame = frame[~np.isnan(frame["value"].to_numpy())]
-    table = frame.groupby("segment", sort=True)["value"].agg(["count", "mean"]).reset_index()
-    table.columns = ["segment", "queries", "ndcg"]
-    if strength is not None:
-        table["ndcg_smoothed"] = smooth(table["ndcg"].to_numpy(), table["queries"].to_numpy(),
-                                        strength=strength)
-    return table
-
-
-def smooth(values: Any, counts: Any, *, strength: float, prior: float | None = None) -> np.ndarray:
-    r"""Bayesian (additive) smoothing of per-segment means for long-tail segments.
-
-    .. math:: \hat{x} = \frac{n\,x + m\,\mathrm{prior}}{n + m}
-
-    Parameters
-    ----------
-    values : array-like of shape (n_segments,)
-        Per-segment means ``x``.
-    counts : array-like of shape (n_segments,)
-        Queries behind each mean ``n`` (>= 0).
-    strength : float
-        Pseudo-count ``m`` (>= 0); 0 returns ``values`` unchanged.
-    prior : float, optional
-        Value shrunk towards; defaults to the global mean ``sum(n x) / sum(n)``.
-
-    Returns
-    -------
-    ndarray of shape (n_segments,)
-    """
-    x = check_1d_float(values, "values")
-    n = check_1d_float(counts, "counts")
-    if x.size != n.size:
-        raise ValueError(f"counts has {n.size} entries but values has {x.size}; they must match")
-    check_finite(x, "values")
-    check_finite(n, "counts")
-    if (n < 0).any():
-        i = int(np.flatnonzero(n < 0)[0])
-        raise ValueError(f"counts must be >= 0; counts[{i}] = {n[i].item()!r}")
-    m = check_real(strength, "strength", minimum=0.0)
-    if prior is None:
-        if n.sum() <= 0:
-            raise ValueError("counts sum to 0: pass prior explicitly")
-        prior = float(np.dot(n, x) / n.sum())
-    else:
-        prior = check_real(prior, "prior")
-    if m == 0:
-        return x.copy()
-    return (n * x + m * prior) / (n + m)
+# Composite and per-segment nDCG live in ltr.composite (re-exported here).
+from ltr.composite import CompositeNDCG, composite_ndcg, ndcg_by_segment, smooth

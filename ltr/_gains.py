@@ -1,0 +1,101 @@
+"""The one gain-spec parser, shared by the metrics and the objectives.
+
+A gain spec says how a relevance label becomes a gain: ``"exp2"``
+(``2**label - 1``), ``"linear"`` (``label``), a label->gain table indexed by
+integer labels (LightGBM's ``label_gain``), or, where the caller allows it, a
+vectorised callable labels -> gains.  :func:`parse_gain` checks the spec once
+and normalises it; how labels are then mapped (and which labels are valid)
+stays with the caller, whose conventions differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from ltr._validation import short_repr
+
+__all__ = ["GAIN_NAMES", "GainSpec", "ParsedGain", "parse_gain"]
+
+#: Named gains.
+GAIN_NAMES: tuple[str, ...] = ("exp2", "linear")
+
+GainSpec = str | Sequence[float] | np.ndarray | Callable[[np.ndarray], np.ndarray]
+
+#: ``("exp2" | "linear", None)``, ``("table", float64 table)`` or ``("callable", fn)``.
+ParsedGain = tuple[Literal["exp2", "linear", "table", "callable"], Any]
+
+
+def _expected(allow_callable: bool) -> str:
+    return "'exp2', 'linear', a 1-D label->gain table" + (
+        " or a callable" if allow_callable else ""
+    )
+
+
+def parse_gain(
+    gain: Any,
+    name: str = "gain",
+    *,
+    allow_callable: bool = True,
+    nonnegative: bool = False,
+) -> ParsedGain:
+    """Check a gain spec and normalise it.
+
+    Parameters
+    ----------
+    gain : {'exp2', 'linear'}, array-like or callable
+        The spec.
+    name : str, default='gain'
+        Argument name used in error messages.
+    allow_callable : bool, default=True
+        Accept a callable labels -> gains.
+    nonnegative : bool, default=False
+        Require the gains of a table to be >= 0.
+
+    Returns
+    -------
+    tuple
+        ``(kind, payload)``: ``("exp2", None)``, ``("linear", None)``,
+        ``("table", ndarray of float64)`` or ``("callable", gain)``.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, an empty or non-1-D table, non-finite (or, with
+        *nonnegative*, negative) table gains.
+    TypeError
+        A spec that is none of the above kinds.
+    """
+    if isinstance(gain, str):
+        if gain not in GAIN_NAMES:
+            raise ValueError(f"{name} must be {_expected(allow_callable)}, got {gain!r}")
+        return gain, None  # type: ignore[return-value]
+    if callable(gain) and not isinstance(gain, np.ndarray):
+        if not allow_callable:
+            raise TypeError(f"{name} must be {_expected(False)}, got a callable {short_repr(gain)}")
+        return "callable", gain
+    try:
+        table = np.asarray(gain)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise TypeError(
+            f"{name} must be {_expected(allow_callable)}, got {short_repr(gain)}"
+        ) from exc
+    if table.dtype == object or not (
+        np.issubdtype(table.dtype, np.number) or np.issubdtype(table.dtype, np.bool_)
+    ):
+        raise TypeError(f"{name} must be {_expected(allow_callable)}, got {short_repr(gain)}")
+    if table.ndim != 1 or table.size == 0:
+        raise ValueError(
+            f"{name} table must be a non-empty 1-D sequence of gains, got {short_repr(gain)}"
+        )
+    table = np.ascontiguousarray(table, dtype=np.float64)
+    bad = ~np.isfinite(table)
+    if nonnegative:
+        bad |= table < 0
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        rule = "finite gains >= 0" if nonnegative else "finite gains"
+        raise ValueError(f"{name} table must hold {rule}; {name}[{i}] = {float(table[i])!r}")
+    return "table", table
