@@ -55,7 +55,8 @@ from typing import Any, Union
 import numba
 import numpy as np
 
-from ltr._validation import check_1d_float, check_int, check_real, short_repr
+from ltr._gains import parse_gain
+from ltr._validation import check_1d_float, check_int, check_offsets, check_real, short_repr
 from ltr.kernels import _lambdarank as _kern
 from ltr.sampling import TopKPairSampling, _base_seed, round_seed
 
@@ -63,7 +64,6 @@ __all__ = ["CompositeLambdaRankObjective", "LambdaRankObjective"]
 
 GainSpec = Union[str, "np.typing.ArrayLike"]
 _SIGMOIDS = ("exact", "lightgbm")
-_GAIN_NAMES = ("exp2", "linear")
 
 _TABLE_LOCK = threading.Lock()
 _TABLES: dict[float, tuple[np.ndarray, float, float, float]] = {}
@@ -86,24 +86,8 @@ def _sigmoid_table(sigma: float) -> tuple[np.ndarray, float, float, float]:
 
 
 def _check_gain(gain: Any, name: str) -> tuple[str, np.ndarray | None]:
-    """Normalise a gain spec to ``("exp2"|"linear", None)`` or ``("table", gains)``."""
-    if isinstance(gain, str):
-        if gain not in _GAIN_NAMES:
-            raise ValueError(
-                f"{name} must be 'exp2', 'linear' or a label->gain table, got {gain!r}"
-            )
-        return gain, None
-    try:
-        table = np.asarray(gain, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(
-            f"{name} must be 'exp2', 'linear' or a label->gain table, got {short_repr(gain)}"
-        ) from exc
-    if table.ndim != 1 or table.size == 0:
-        raise ValueError(f"{name} table must be a non-empty 1-D sequence, got {short_repr(gain)}")
-    if not np.all(np.isfinite(table)) or np.any(table < 0):
-        raise ValueError(f"{name} table must hold finite gains >= 0, got {short_repr(gain)}")
-    return "table", table
+    """``("exp2"|"linear", None)`` or ``("table", gains >= 0)``: :func:`ltr._gains.parse_gain`."""
+    return parse_gain(gain, name, allow_callable=False, nonnegative=True)
 
 
 def _check_labels(labels: Any, name: str) -> np.ndarray:
@@ -131,7 +115,9 @@ def _gain_values(y: np.ndarray, spec: tuple[str, np.ndarray | None], name: str) 
             g = np.exp2(y) - 1.0
         if not np.all(np.isfinite(g)):
             i = int(np.flatnonzero(~np.isfinite(g))[0])
-            raise ValueError(f"{name} value {float(y[i])!r} is too large for gain 'exp2' (2**label overflows)")
+            raise ValueError(
+                f"{name} value {float(y[i])!r} is too large for gain 'exp2' (2**label overflows)"
+            )
         return g
     if table is None:  # pragma: no cover - _check_gain always sets a table here
         raise RuntimeError("gain table missing")
@@ -153,16 +139,14 @@ def _gain_values(y: np.ndarray, spec: tuple[str, np.ndarray | None], name: str) 
 
 
 def _check_offsets(offsets: Any, n_rows: int) -> np.ndarray:
-    off = np.asarray(offsets)
-    if off.ndim != 1 or off.size < 1 or not np.issubdtype(off.dtype, np.integer):
-        raise ValueError(f"offsets must be a 1-D integer array, got {short_repr(offsets)}")
-    off = np.ascontiguousarray(off, dtype=np.int64)
-    if off[0] != 0 or off[-1] != n_rows or np.any(np.diff(off) < 0):
+    """Apply the one offsets rule (:func:`ltr._validation.check_offsets`)."""
+    try:
+        return check_offsets(offsets, "offsets", n_rows)
+    except ValueError as exc:
         raise ValueError(
-            f"offsets must start at 0, be non-decreasing and end at the number of rows "
-            f"({n_rows}), got {short_repr(offsets)}"
-        )
-    return off
+            "offsets must start at 0, increase strictly (no empty query) and end at the "
+            f"number of rows ({n_rows}): {exc}"
+        ) from None
 
 
 def _engine_inputs(preds: Any, data: Any) -> tuple[np.ndarray, Any, np.ndarray, np.ndarray | None]:
