@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Sequence
@@ -11,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_int
 
 
@@ -283,27 +285,27 @@ class PermutationImportance:
             "n_queries": self.n_queries,
             "n_rows": self.n_rows,
             "n_rows_predicted": self.n_rows_predicted,
-            "ndcg_options": {k: _jsonable(v) for k, v in self.ndcg_options.items()},
+            "ndcg_options": {k: to_jsonable(v) for k, v in self.ndcg_options.items()},
             "feature_names": list(self.feature_names),
             "feature_columns": [list(map(int, c)) for c in self.feature_columns],
-            "baseline": _jsonable(self.baseline),
-            "importances": _jsonable(self.importances),
-            "importances_mean": _jsonable(self.importances_mean),
-            "importances_std": _jsonable(self.importances_std),
-            "ci_low": _jsonable(self.ci_low),
-            "ci_high": _jsonable(self.ci_high),
+            "baseline": to_jsonable(self.baseline),
+            "importances": to_jsonable(self.importances),
+            "importances_mean": to_jsonable(self.importances_mean),
+            "importances_std": to_jsonable(self.importances_std),
+            "ci_low": to_jsonable(self.ci_low),
+            "ci_high": to_jsonable(self.ci_high),
         }
         if self.segment_labels is not None:
-            d["segment_labels"] = [_jsonable(s) for s in self.segment_labels]
-            d["segment_baseline"] = _jsonable(self.segment_baseline)
-            d["segment_importances"] = _jsonable(self.segment_importances)
+            d["segment_labels"] = [to_jsonable(s) for s in self.segment_labels]
+            d["segment_baseline"] = to_jsonable(self.segment_baseline)
+            d["segment_importances"] = to_jsonable(self.segment_importances)
         return d
 
     def to_json(self, path: str | Path | None = None, *, indent: int | None = 2) -> str:
         """JSON text of :meth:`to_dict` (NaN written as ``null``); written to *path* when given."""
         text = json.dumps(self.to_dict(), indent=indent)
         if path is not None:
-            Path(path).write_text(text + "\n")
+            write_atomic(path, text + "\n")
         return text
 
     def plot(self, path: str | Path | None = None, *, top: int | None = 30, k: int | None = None) -> Any:
@@ -347,7 +349,9 @@ class PermutationImportance:
                      fontsize=10)
         fig.tight_layout()
         if path is not None:
-            fig.savefig(path, dpi=110)
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=110)
+            write_atomic(path, buf.getvalue())
         return fig
 
     def to_markdown(self, *, include_plot: str | Path | None = None, top: int | None = None) -> str:
@@ -426,21 +430,6 @@ class PermutationImportance:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         png = path.with_suffix(".png")
-        path.write_text(self.to_markdown(include_plot=png, top=top))
+        write_atomic(path, self.to_markdown(include_plot=png, top=top))
         return path
 
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return [_jsonable(v) for v in value.tolist()] if value.ndim else _jsonable(value.item())
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, np.generic):
-        return _jsonable(value.item())
-    if isinstance(value, float):
-        return None if not math.isfinite(value) else value
-    if isinstance(value, (int, str, bool)) or value is None:
-        return value
-    return repr(value)
