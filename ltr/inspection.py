@@ -53,7 +53,7 @@ from ltr._tree_changes import (
     _is_xgb_booster,
     _module_of,
 )
-from ltr._validation import check_int, short_repr
+from ltr._validation import check_int, check_seed, short_repr
 from ltr.groups import resolve_groups
 
 __all__ = ["PermutationImportance", "permutation_importance"]
@@ -177,13 +177,21 @@ def _check_max_queries(max_queries: Any, n_queries: int) -> int | None:
 
 
 def _check_random_state(random_state: Any) -> tuple[np.random.RandomState, int | None]:
-    """``(rng, int seed for the record or None)``, as ``sklearn.utils.check_random_state``."""
-    if isinstance(random_state, (Integral, np.integer)) and not isinstance(random_state, bool):
-        return np.random.RandomState(int(random_state)), int(random_state)
+    """``(rng, int seed for the record or None)``, as ``sklearn.utils.check_random_state``.
+
+    An int goes through :func:`ltr._validation.check_seed` (the one seed rule).
+    A ``RandomState`` (used as is) and ``None`` (numpy's global generator) do
+    not: ``check_seed`` would draw a seed from them, and the numbers must stay
+    those of scikit-learn's ``permutation_importance``, which draws its own
+    ``rng.randint(np.iinfo(np.int32).max + 1)`` from the very generator.
+    """
     if random_state is None:
         return np.random.mtrand._rand, None
     if isinstance(random_state, np.random.RandomState):
         return random_state, None
+    if isinstance(random_state, Integral) and not isinstance(random_state, (bool, np.bool_)):
+        seed = check_seed(random_state, "random_state")
+        return np.random.RandomState(seed), seed
     raise TypeError(
         f"random_state must be an int, a RandomState or None, got {short_repr(random_state)}"
     )

@@ -56,9 +56,16 @@ import numba
 import numpy as np
 
 from ltr._gains import parse_gain
-from ltr._validation import check_1d_float, check_int, check_offsets, check_real, short_repr
+from ltr._validation import (
+    check_1d_float,
+    check_int,
+    check_offsets,
+    check_real,
+    check_seed,
+    short_repr,
+)
 from ltr.kernels import _lambdarank as _kern
-from ltr.sampling import TopKPairSampling, _base_seed, round_seed
+from ltr.sampling import TopKPairSampling, round_seed
 
 __all__ = ["CompositeLambdaRankObjective", "LambdaRankObjective"]
 
@@ -223,7 +230,7 @@ class _LambdaRankBase:
         if sampling is not None:
             seed = sampling.base_seed
         if seed is None:
-            seed = _base_seed(random_state, "random_state")
+            seed = check_seed(random_state, "random_state")
         if seed is None:
             seed = int(np.random.SeedSequence().entropy % (2**63))
         self._seed = seed

@@ -29,33 +29,11 @@ reproducible and independent of the number of threads.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from ltr._validation import check_int, check_real, short_repr
+from ltr._validation import check_int, check_real, check_seed
 
 __all__ = ["TopKPairSampling", "round_seed"]
-
-
-def _base_seed(random_state: Any, name: str) -> int | None:
-    """Normalise a ``random_state`` to a non-negative ``int`` (``None`` stays ``None``)."""
-    if random_state is None:
-        return None
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, 2**63 - 1))
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2**31 - 1))
-    if isinstance(random_state, (bool, np.bool_)) or not isinstance(
-        random_state, (int, np.integer)
-    ):
-        raise TypeError(
-            f"{name} must be None, an int, or a numpy Generator/RandomState, "
-            f"got {short_repr(random_state)}"
-        )
-    if random_state < 0:
-        raise ValueError(f"{name} must be >= 0, got {random_state!r}")
-    return int(random_state)
 
 
 def round_seed(base_seed: int, iteration: int) -> np.uint64:
@@ -105,7 +83,7 @@ class TopKPairSampling:
             pairs_per_doc = check_int(pairs_per_doc, "pairs_per_doc", minimum=1)
         self.pairs_per_doc = pairs_per_doc
         self.random_state = random_state
-        self._seed = _base_seed(random_state, "random_state")
+        self._seed = check_seed(random_state, "random_state")
 
     def __repr__(self) -> str:
         return (
