@@ -3,8 +3,21 @@
 :func:`train` is the single entry point: it validates everything, splits the
 truncation schedule into stages, trains each stage on the chosen engine
 (continued from the previous stage's model), evaluates nDCG@k with
-:func:`ltr.metrics.ndcg` every round, stops each stage early when asked,
-checkpoints stages to disk and returns a :class:`RankingModel`.
+:func:`ltr.metrics.ndcg` every round (under the engine's own convention unless
+told otherwise), stops each stage early when asked, checkpoints stages to
+disk and returns a :class:`RankingModel`.
+
+Modules, one concept each (data flows top to bottom):
+
+* ``_registry``: :data:`ENGINES` and :func:`get_adapter`, the one registry;
+* ``_protocol``: the :class:`EngineAdapter` protocol the adapters implement;
+* ``_spec``: argument validation into a :class:`TrainSpec`, objective resolution;
+* ``_recorder``: per-round metrics and early stopping;
+* ``_checkpoint``: fingerprint, ``stages.json``, completed stages;
+* ``_loop``: the stage loop;
+* ``_model``: :class:`RankingModel`;
+* ``lightgbm``/``xgboost``: the adapters (all engine knowledge);
+* ``_trees``: the engines' tree structures for permutation importance.
 """
 
 from __future__ import annotations
@@ -15,9 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from ltr.engines._common import RankingModel, make_spec, run_training
+from ltr.engines._loop import run_training
+from ltr.engines._model import RankingModel
+from ltr.engines._protocol import EngineAdapter
+from ltr.engines._registry import ENGINES, get_adapter
+from ltr.engines._spec import TrainSpec, make_spec
 
-__all__ = ["RankingModel", "train"]
+__all__ = ["ENGINES", "EngineAdapter", "RankingModel", "TrainSpec", "get_adapter", "train"]
 
 
 def train(
@@ -42,6 +59,7 @@ def train(
     n_jobs: int | None = None,
     progress: bool | None = False,
     labels: Mapping[str, Any] | None = None,
+    feature_names: Sequence[str] | None = None,
 ) -> RankingModel:
     """Train a LambdaMART ranking model.
 
@@ -113,6 +131,9 @@ def train(
     convention : str, optional
         nDCG convention for evaluation (``"lightgbm"``, ``"xgboost"``,
         ``"sklearn"``, ``"trec_eval"``, ``"ranx"``; see :mod:`ltr.metrics`).
+        ``None``: the engine's own (``"lightgbm"`` or ``"xgboost"``), so the
+        recorded curves equal the engine's ``ndcg@k`` eval.  The one used is
+        ``model.convention``.
     random_state : int, RandomState, Generator or None, default=None
         Engine seed (``None`` -> 0, deterministic).  Stage ``i`` uses seed + i.
     n_jobs : int, optional
@@ -121,6 +142,9 @@ def train(
         Show a tqdm bar over rounds; ``None`` shows it only on a terminal.
     labels : mapping of str to array-like, optional
         Label columns per objective, in training-row order, for a composite objective.
+    feature_names : sequence of str, optional
+        One distinct name per column of ``X``; stored in the engine's model
+        (``model.feature_names``, :meth:`RankingModel.save_native`).
 
     Returns
     -------
@@ -150,10 +174,10 @@ def train(
         params=params, num_boost_round=num_boost_round, sample_weight=sample_weight,
         eval_sets=eval_sets, eval_at=eval_at, early_stopping_rounds=early_stopping_rounds,
         stage_dir=stage_dir, resume=resume, convention=convention, random_state=random_state,
-        n_jobs=n_jobs, progress=progress, labels=labels,
+        n_jobs=n_jobs, progress=progress, labels=labels, feature_names=feature_names,
     )
     if engine == "xgboost":
-        from ltr.engines.xgboost import import_xgboost
+        from ltr._compat import import_xgboost
 
-        import_xgboost()
+        import_xgboost()  # the error names the extra to install
     return run_training(spec)

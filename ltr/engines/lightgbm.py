@@ -1,24 +1,36 @@
-"""LightGBM adapter: ``Dataset(group=sizes)``, ``lightgbm.train`` per stage, model strings.
+"""LightGBM adapter: one ``Dataset(group=sizes)`` per training, ``lightgbm.train`` per stage.
 
 Each stage is one ``lightgbm.train`` call continued from the previous stage's
-model (``init_model``).  The full parameter dict, *including* ``objective``, is
-passed to every call: LightGBM builds the objective from the params of that
-call, so the native ``lambdarank`` objective really is rebuilt with the stage's
-``lambdarank_truncation_level``.  Between stages the model goes through its
-text form, exactly as when a run resumes from a checkpoint, so an interrupted
-and resumed run ends with the same model as an uninterrupted one.
+model (``init_model``) on the same constructed ``Dataset`` (built once by
+:meth:`LightGBMAdapter.prepare`; LightGBM recomputes the init scores from the
+raw data it keeps, ``free_raw_data=False``).  The full parameter dict,
+*including* ``objective``, is passed to every call: LightGBM builds the
+objective from the params of that call, so the native ``lambdarank``
+objective really is rebuilt with the stage's ``lambdarank_truncation_level``.
+Between stages the model goes through its text form, exactly as when a run
+resumes from a checkpoint, so an interrupted and resumed run ends with the
+same model as an uninterrupted one.
+
+The recorder's hooks are module-level picklable classes behind factories:
+:func:`record_feval` (``feval``) and :func:`record_callback` (a callable with
+``order`` and ``before_iteration``, as LightGBM's own callbacks).
 """
 
 from __future__ import annotations
 
+import json
+import os
+from dataclasses import dataclass
 from typing import Any
 
 import lightgbm as lgb
 import numpy as np
 
-from ltr.engines._common import Recorder, TrainSpec, merge_engine_params
+from ltr._io import write_atomic
+from ltr.engines._recorder import Recorder
+from ltr.engines._spec import TrainSpec, merge_engine_params
 
-__all__ = ["DEFAULT_PARAMS", "LightGBMAdapter"]
+__all__ = ["DEFAULT_PARAMS", "LightGBMAdapter", "record_callback", "record_feval"]
 
 #: Defaults merged under the user's ``params`` (a default is dropped when any alias is given).
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -33,8 +45,13 @@ DEFAULT_PARAMS: dict[str, Any] = {
 _ALIASES: dict[str, tuple[str, ...]] = {
     "learning_rate": ("learning_rate", "shrinkage_rate", "eta"),
     "num_leaves": ("num_leaves", "num_leaf", "max_leaves", "max_leaf", "max_leaf_nodes"),
-    "min_data_in_leaf": ("min_data_in_leaf", "min_data_per_leaf", "min_data", "min_child_samples",
-                         "min_samples_leaf"),
+    "min_data_in_leaf": (
+        "min_data_in_leaf",
+        "min_data_per_leaf",
+        "min_data",
+        "min_child_samples",
+        "min_samples_leaf",
+    ),
     "deterministic": ("deterministic",),
     "force_row_wise": ("force_row_wise", "force_col_wise"),
     "verbosity": ("verbosity", "verbose"),
@@ -45,11 +62,31 @@ _ALIASES: dict[str, tuple[str, ...]] = {
 # Parameters that train() controls through its own arguments.
 _RESERVED: dict[str, str] = {
     **{a: "objective=" for a in ("objective", "objective_type", "app", "application", "loss")},
-    **{a: "num_boost_round=" for a in ("num_iterations", "num_iteration", "n_iter", "num_tree",
-                                       "num_trees", "num_round", "num_rounds", "nrounds",
-                                       "num_boost_round", "n_estimators", "max_iter")},
-    **{a: "early_stopping_rounds=" for a in ("early_stopping_round", "early_stopping_rounds",
-                                             "early_stopping", "n_iter_no_change")},
+    **{
+        a: "num_boost_round="
+        for a in (
+            "num_iterations",
+            "num_iteration",
+            "n_iter",
+            "num_tree",
+            "num_trees",
+            "num_round",
+            "num_rounds",
+            "nrounds",
+            "num_boost_round",
+            "n_estimators",
+            "max_iter",
+        )
+    },
+    **{
+        a: "early_stopping_rounds="
+        for a in (
+            "early_stopping_round",
+            "early_stopping_rounds",
+            "early_stopping",
+            "n_iter_no_change",
+        )
+    },
     "lambdarank_truncation_level": "k= or schedule=",
 }
 
@@ -61,28 +98,188 @@ def _seed_key(params: dict[str, Any]) -> str:
     return "seed"
 
 
+def _seed_key(params: dict[str, Any]) -> str:
+    for alias in _ALIASES["seed"]:
+        if alias in params:
+            return alias
+    return "seed"
+
+
+# ----------------------------------------------------------------------------
+# the recorder's hooks (picklable)
+# ----------------------------------------------------------------------------
+
+
+class _RecordFeval:
+    """``feval``: record our metrics for the eval set LightGBM passes."""
+
+    def __init__(self, recorder: Recorder, index_of: dict[int, int]) -> None:
+        self.recorder = recorder
+        self.index_of = index_of  # id(valid Dataset) -> eval set index
+
+    def __call__(self, preds: np.ndarray, data: lgb.Dataset) -> list[tuple[str, float, bool]]:
+        values = self.recorder.record(self.index_of[id(data)], preds)
+        return [(name, value, True) for name, value in values.items()]
+
+
+class _RecordCallback:
+    """After each round: advance the recorder; stop the stage when it says so."""
+
+    order = 100  # after LightGBM's own callbacks
+    before_iteration = False
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def __call__(self, env: lgb.callback.CallbackEnv) -> None:
+        if self.recorder.end_round():
+            # Report the current round as "best" so lightgbm.train keeps every tree
+            # (it reloads the model truncated at best_iteration); the loop cuts the
+            # stage back to its best round itself, counting from the stage's start.
+            raise lgb.callback.EarlyStopException(env.iteration, env.evaluation_result_list or [])
+
+
+def record_feval(recorder: Recorder, index_of: dict[int, int]) -> _RecordFeval:
+    """Build the ``feval`` that feeds *recorder*.
+
+    Parameters
+    ----------
+    recorder : Recorder
+        The stage's recorder.
+    index_of : dict
+        ``id(valid Dataset) -> eval set index``.
+
+    Returns
+    -------
+    callable
+        ``feval(preds, dataset) -> [(name, value, True), ...]``.
+    """
+    return _RecordFeval(recorder, index_of)
+
+
+def record_callback(recorder: Recorder) -> _RecordCallback:
+    """Build the after-round callback that advances *recorder* and stops the stage early.
+
+    Parameters
+    ----------
+    recorder : Recorder
+        The stage's recorder.
+
+    Returns
+    -------
+    callable
+        A LightGBM callback (``order=100``, ``before_iteration=False``).
+    """
+    return _RecordCallback(recorder)
+
+
+# ----------------------------------------------------------------------------
+# model text
+# ----------------------------------------------------------------------------
+
+
+def check_model_text(text: str, source: str = "model") -> None:
+    """Raise ``ValueError`` naming *source* unless *text* is a whole LightGBM model string.
+
+    LightGBM's parser can crash the process on a truncated model, so the text
+    is checked first: it starts with ``tree``, holds ``end of trees`` and ends
+    with ``end of parameters`` (optionally followed by the Python package's
+    ``pandas_categorical:<json>`` line).
+    """
+
+    def damaged(why: str) -> ValueError:
+        return ValueError(
+            f"{source} is not a complete LightGBM model ({why}); the file is damaged or truncated"
+        )
+
+    if not isinstance(text, str):
+        raise damaged(f"expected text, got {type(text).__name__}")
+    body = text.rstrip()
+    if not body.startswith("tree"):
+        raise damaged("it does not start with 'tree'")
+    if "\nend of trees" not in body:
+        raise damaged("no 'end of trees' line")
+    head, _, last = body.rpartition("\n")
+    if last.startswith("pandas_categorical:"):
+        try:
+            json.loads(last[len("pandas_categorical:") :])
+        except ValueError:
+            raise damaged("the pandas_categorical line is cut") from None
+        body = head.rstrip()
+    if not body.endswith("end of parameters"):
+        raise damaged("no 'end of parameters' trailer")
+
+
+@dataclass
+class _Data:
+    """The engine data of one training, reused by every stage."""
+
+    train: lgb.Dataset
+    valid: list[lgb.Dataset]
+    index_of: dict[int, int]
+
+
 class LightGBMAdapter:
-    """Engine adapter for LightGBM (see :class:`ltr.engines._common.EngineAdapter`)."""
+    """Engine adapter for LightGBM (see :class:`ltr.engines._protocol.EngineAdapter`)."""
 
     name = "lightgbm"
     suffix = ".txt"
 
+    def version(self) -> str:
+        """LightGBM's version string."""
+        return str(lgb.__version__)
+
     def base_params(self, spec: TrainSpec) -> dict[str, Any]:
-        merged = merge_engine_params(spec, defaults=DEFAULT_PARAMS, reserved=_RESERVED,
-                                     aliases=_ALIASES, threads_key="num_threads")
+        """Defaults, then the user's params; metrics are ours (``metric="None"``)."""
+        merged = merge_engine_params(
+            spec,
+            defaults=DEFAULT_PARAMS,
+            reserved=_RESERVED,
+            aliases=_ALIASES,
+            threads_key="num_threads",
+        )
         merged["metric"] = "None"  # metrics are ours (ltr.metrics.ndcg), computed in feval
         if spec.native:
             merged["objective"] = "lambdarank"
             if "label_gain" not in merged and spec.y.max() > 30:
                 raise ValueError(
-                    f"y has grade {float(spec.y.max())!r} but LightGBM's default label_gain covers grades "
+                    f"y has grade {float(spec.y.max())!r} but LightGBM's default label_gain "
+                    "covers grades "
                     "0..30; pass params={'label_gain': [...]} or a LambdaRankObjective"
                 )
         return merged
 
+    def prepare(self, spec: TrainSpec, params: dict[str, Any]) -> _Data:
+        """Construct the training and eval ``Dataset`` once (binned with the run's base seed)."""
+        ds_params = {key: value for key, value in params.items() if key != "objective"}
+        names = spec.feature_names if spec.feature_names is not None else "auto"
+        train_set = lgb.Dataset(
+            spec.X,
+            label=spec.y,
+            group=np.diff(spec.offsets),
+            weight=spec.sample_weight if spec.native else None,
+            feature_name=names,
+            params=ds_params,
+            free_raw_data=False,
+        ).construct()
+        valid = [
+            lgb.Dataset(
+                ev.X,
+                label=ev.y,
+                group=np.diff(ev.offsets),
+                reference=train_set,
+                feature_name=names,
+                params=ds_params,
+                free_raw_data=False,
+            ).construct()
+            for ev in spec.eval_sets
+        ]
+        return _Data(train_set, valid, {id(ds): i for i, ds in enumerate(valid)})
+
     def train_stage(
         self,
         spec: TrainSpec,
+        data: _Data,
         params: dict[str, Any],
         stage_index: int,
         k: int,
@@ -91,6 +288,7 @@ class LightGBMAdapter:
         objective: Any,
         recorder: Recorder,
     ) -> lgb.Booster:
+        """One ``lightgbm.train`` call of *n_rounds* continued from *init_booster*."""
         p = dict(params)
         seed_key = _seed_key(p)
         p[seed_key] = int(p.get(seed_key, spec.seed)) + stage_index
@@ -99,59 +297,49 @@ class LightGBMAdapter:
             p["lambdarank_truncation_level"] = k
         else:
             p["objective"] = objective
-        sizes = np.diff(spec.offsets)
-        train_set = lgb.Dataset(
-            spec.X, label=spec.y, group=sizes,
-            weight=spec.sample_weight if objective is None else None,
-            free_raw_data=False,
-        )
-        valid_sets = [
-            lgb.Dataset(ev.X, label=ev.y, group=np.diff(ev.offsets), reference=train_set,
-                        free_raw_data=False)
-            for ev in spec.eval_sets
-        ]
-        index_of = {id(ds): i for i, ds in enumerate(valid_sets)}
-
-        def feval(preds: np.ndarray, data: lgb.Dataset) -> list[tuple[str, float, bool]]:
-            values = recorder.record(index_of[id(data)], preds)
-            return [(name, value, True) for name, value in values.items()]
-
-        def after_round(env: Any) -> None:
-            if recorder.end_round():
-                # Report the current round as "best" so lightgbm.train keeps every tree
-                # (it reloads the model truncated at best_iteration); we cut the stage
-                # back to its best round ourselves, counting from the stage's start.
-                raise lgb.callback.EarlyStopException(
-                    env.iteration, env.evaluation_result_list or []
-                )
-
-        after_round.order = 100  # type: ignore[attr-defined]
-        after_round.before_iteration = False  # type: ignore[attr-defined]
         return lgb.train(
             p,
-            train_set,
+            data.train,
             num_boost_round=n_rounds,
-            valid_sets=valid_sets or None,
+            valid_sets=data.valid or None,
             valid_names=[ev.name for ev in spec.eval_sets] or None,
-            feval=feval if valid_sets else None,
+            feval=record_feval(recorder, data.index_of) if data.valid else None,
             init_model=init_booster,
-            callbacks=[after_round],
+            callbacks=[record_callback(recorder)],
         )
 
     def truncate(self, booster: lgb.Booster, n_rounds: int) -> lgb.Booster:
+        """Return a standalone booster of the first *n_rounds* rounds (through the model text)."""
         return lgb.Booster(model_str=booster.model_to_string(num_iteration=n_rounds))
 
     def num_rounds(self, booster: lgb.Booster) -> int:
+        """Boosting rounds in *booster*."""
         return int(booster.current_iteration())
 
     def num_features(self, booster: lgb.Booster) -> int:
+        """Input features of *booster*."""
         return int(booster.num_feature())
 
+    def feature_names(self, booster: lgb.Booster) -> list[str]:
+        """Feature names (LightGBM names unnamed columns ``Column_j``)."""
+        return [str(name) for name in booster.feature_name()]
+
     def to_string(self, booster: lgb.Booster) -> str:
+        """Return the LightGBM text model."""
         return booster.model_to_string(num_iteration=booster.current_iteration())
 
-    def from_string(self, text: str) -> lgb.Booster:
-        return lgb.Booster(model_str=text)
+    def from_string(self, text: str, source: str = "model") -> lgb.Booster:
+        """Parse a LightGBM text model; ``ValueError`` naming *source* when it is damaged."""
+        check_model_text(text, source)
+        try:
+            return lgb.Booster(model_str=text)
+        except lgb.basic.LightGBMError as exc:
+            raise ValueError(f"{source} is not a valid LightGBM model: {exc}") from exc
+
+    def save_native(self, booster: lgb.Booster, path: str | os.PathLike[str]) -> None:
+        """Write the text model (``lightgbm.Booster(model_file=path)`` loads it)."""
+        write_atomic(path, self.to_string(booster))
 
     def predict(self, booster: lgb.Booster, X: Any) -> np.ndarray:
+        """Raw scores of the rows of *X*."""
         return booster.predict(X, raw_score=True, num_iteration=booster.current_iteration())

@@ -1,27 +1,41 @@
-"""XGBoost adapter: ``DMatrix(qid=...)``, ``xgboost.train`` per stage, JSON models.
+"""XGBoost adapter: one ``DMatrix(qid=...)`` per training, ``xgboost.train`` per stage, JSON models.
 
-XGBoost is imported only when ``engine="xgboost"`` is used; when it is missing
-the error names the extra to install (``pip install "ltr[xgboost]"``).
+This module imports xgboost (through :func:`ltr._compat.import_xgboost`, whose
+error names the extra to install); :mod:`ltr.engines` imports it only when
+``engine="xgboost"`` is used.
 
 The native objective is ``rank:ndcg`` with ``lambdarank_pair_method="topk"``
 and ``lambdarank_num_pair_per_sample=k`` (XGBoost's truncation level).  Each
 stage is one ``xgboost.train`` call continued from the previous model
 (``xgb_model``) with the full params, so the objective is configured again for
-the stage's ``k``.  XGBoost ranking weights are per query: per-row
-``sample_weight`` must be constant within each query for the native objective
-(with a custom objective the gradients are weighted per row).
+the stage's ``k``; the ``DMatrix`` objects (and the histogram index XGBoost
+caches in them) are built once per training and reused by every stage.
+XGBoost ranking weights are per query: per-row ``sample_weight`` must be
+constant within each query for the native objective (with a custom objective
+the gradients are weighted per row).
+
+The recorder's hooks are module-level picklable classes behind factories:
+:func:`record_metric` (``custom_metric``) and :func:`record_callback` (a
+``xgboost.callback.TrainingCallback``).
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+import json
+import os
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ltr.engines._common import Recorder, TrainSpec, merge_engine_params
+from ltr._compat import import_xgboost
+from ltr._io import write_atomic
+from ltr.engines._recorder import Recorder
+from ltr.engines._spec import TrainSpec, merge_engine_params
 
-__all__ = ["DEFAULT_PARAMS", "XGBoostAdapter", "import_xgboost"]
+xgb = import_xgboost()
+
+__all__ = ["DEFAULT_PARAMS", "XGBoostAdapter", "record_callback", "record_metric"]
 
 DEFAULT_PARAMS: dict[str, Any] = {
     "tree_method": "hist",
@@ -48,18 +62,6 @@ _RESERVED: dict[str, str] = {
 }
 
 
-def import_xgboost() -> ModuleType:
-    """Import xgboost or raise ``ImportError`` naming ``pip install "ltr[xgboost]"``."""
-    try:
-        import xgboost
-    except ImportError as exc:
-        raise ImportError(
-            'engine="xgboost" needs the xgboost package, which is not installed: '
-            'pip install "ltr[xgboost]"  (or: pip install xgboost-cpu)'
-        ) from exc
-    return xgboost
-
-
 def _per_query_weights(weight: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     first = weight[offsets[:-1]]
     per_row_first = np.repeat(first, np.diff(offsets))
@@ -75,25 +77,122 @@ def _per_query_weights(weight: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return first
 
 
+# ----------------------------------------------------------------------------
+# the recorder's hooks (picklable)
+# ----------------------------------------------------------------------------
+
+
+class _RecordMetric:
+    """``custom_metric``: record our metrics for the eval set XGBoost passes."""
+
+    def __init__(self, recorder: Recorder, index_of: dict[int, int]) -> None:
+        self.recorder = recorder
+        self.index_of = index_of  # id(eval DMatrix) -> eval set index
+
+    def __call__(self, preds: np.ndarray, dmat: Any) -> list[tuple[str, float]]:
+        return list(self.recorder.record(self.index_of[id(dmat)], preds).items())
+
+
+class _RecordCallback(xgb.callback.TrainingCallback):
+    """After each round: advance the recorder; ``True`` stops the stage."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        super().__init__()
+        self.recorder = recorder
+
+    def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+        return self.recorder.end_round()
+
+
+def record_metric(recorder: Recorder, index_of: dict[int, int]) -> _RecordMetric:
+    """Build the ``custom_metric`` that feeds *recorder*.
+
+    Parameters
+    ----------
+    recorder : Recorder
+        The stage's recorder.
+    index_of : dict
+        ``id(eval DMatrix) -> eval set index``.
+
+    Returns
+    -------
+    callable
+        ``metric(preds, dmatrix) -> [(name, value), ...]``.
+    """
+    return _RecordMetric(recorder, index_of)
+
+
+def record_callback(recorder: Recorder) -> _RecordCallback:
+    """Build the ``TrainingCallback`` that advances *recorder* and stops the stage early.
+
+    Parameters
+    ----------
+    recorder : Recorder
+        The stage's recorder.
+
+    Returns
+    -------
+    xgboost.callback.TrainingCallback
+    """
+    return _RecordCallback(recorder)
+
+
+# ----------------------------------------------------------------------------
+# model text
+# ----------------------------------------------------------------------------
+
+
+def check_model_json(text: str, source: str = "model") -> None:
+    """Raise ``ValueError`` naming *source* unless *text* is an XGBoost JSON model."""
+    try:
+        model = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{source} is not a complete XGBoost JSON model (damaged or truncated): {exc}"
+        ) from exc
+    learner = model.get("learner") if isinstance(model, dict) else None
+    if not isinstance(learner, dict) or "gradient_booster" not in learner or "version" not in model:
+        raise ValueError(
+            f"{source} is not an XGBoost JSON model (no learner/gradient_booster/version keys)"
+        )
+
+
+@dataclass
+class _Data:
+    """The engine data of one training, reused by every stage."""
+
+    train: Any
+    evals: list[tuple[Any, str]]
+    index_of: dict[int, int]
+
+
 class XGBoostAdapter:
-    """Engine adapter for XGBoost (see :class:`ltr.engines._common.EngineAdapter`)."""
+    """Engine adapter for XGBoost (see :class:`ltr.engines._protocol.EngineAdapter`)."""
 
     name = "xgboost"
     suffix = ".json"
 
-    def __init__(self) -> None:
-        self.xgb = import_xgboost()
+    def version(self) -> str:
+        """XGBoost's version (``xgboost.__version__``; xgboost-cpu installs under another name)."""
+        return str(xgb.__version__)
 
     def base_params(self, spec: TrainSpec) -> dict[str, Any]:
-        merged = merge_engine_params(spec, defaults=DEFAULT_PARAMS, reserved=_RESERVED,
-                                     aliases=_ALIASES, threads_key="nthread")
+        """Defaults, then the user's params (``max_depth=0`` + ``grow_policy`` pass through)."""
+        merged = merge_engine_params(
+            spec,
+            defaults=DEFAULT_PARAMS,
+            reserved=_RESERVED,
+            aliases=_ALIASES,
+            threads_key="nthread",
+        )
         merged["disable_default_eval_metric"] = 1  # metrics are ours (ltr.metrics.ndcg)
         if spec.native:
             merged["objective"] = "rank:ndcg"
             merged.setdefault("lambdarank_pair_method", "topk")
             if spec.y.max() >= 32 and merged.get("ndcg_exp_gain", True):
                 raise ValueError(
-                    f"y has grade {float(spec.y.max())!r} but XGBoost's exponential nDCG gain needs "
+                    f"y has grade {float(spec.y.max())!r} but XGBoost's exponential nDCG gain "
+                    "needs "
                     "grades < 32; pass params={'ndcg_exp_gain': False} or a LambdaRankObjective"
                 )
             if spec.sample_weight is not None:
@@ -102,16 +201,35 @@ class XGBoostAdapter:
             merged.setdefault("base_score", 0.0)
         return merged
 
-    def _dmatrix(self, X: Any, y: np.ndarray, offsets: np.ndarray, weight: np.ndarray | None) -> Any:
+    @staticmethod
+    def _dmatrix(
+        X: Any,
+        y: np.ndarray,
+        offsets: np.ndarray,
+        weight: np.ndarray | None,
+        names: list[str] | None,
+    ) -> Any:
         qid = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
-        dm = self.xgb.DMatrix(X, label=y, qid=qid)
+        dm = xgb.DMatrix(X, label=y, qid=qid, feature_names=names)
         if weight is not None:
             dm.set_weight(_per_query_weights(weight, offsets))
         return dm
 
+    def prepare(self, spec: TrainSpec, params: dict[str, Any]) -> _Data:
+        """Build the training and eval ``DMatrix`` once."""
+        names = spec.feature_names
+        dtrain = self._dmatrix(
+            spec.X, spec.y, spec.offsets, spec.sample_weight if spec.native else None, names
+        )
+        evals = [
+            (self._dmatrix(ev.X, ev.y, ev.offsets, None, names), ev.name) for ev in spec.eval_sets
+        ]
+        return _Data(dtrain, evals, {id(dm): i for i, (dm, _) in enumerate(evals)})
+
     def train_stage(
         self,
         spec: TrainSpec,
+        data: _Data,
         params: dict[str, Any],
         stage_index: int,
         k: int,
@@ -120,55 +238,61 @@ class XGBoostAdapter:
         objective: Any,
         recorder: Recorder,
     ) -> Any:
-        xgb = self.xgb
+        """One ``xgboost.train`` call of *n_rounds* continued from *init_booster*."""
         p = dict(params)
         seed_key = "random_state" if "random_state" in p and "seed" not in p else "seed"
         p[seed_key] = int(p.get(seed_key, spec.seed)) + stage_index
         if objective is None:
             p["lambdarank_num_pair_per_sample"] = k
-        dtrain = self._dmatrix(spec.X, spec.y, spec.offsets,
-                               spec.sample_weight if objective is None else None)
-        evals = [(self._dmatrix(ev.X, ev.y, ev.offsets, None), ev.name) for ev in spec.eval_sets]
-        index_of = {id(dm): i for i, (dm, _) in enumerate(evals)}
-
-        def metric(preds: np.ndarray, dmat: Any) -> list[tuple[str, float]]:
-            values = recorder.record(index_of[id(dmat)], preds)
-            return list(values.items())
-
-        class _StopOnRecorder(xgb.callback.TrainingCallback):
-            def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
-                return recorder.end_round()
-
         return xgb.train(
             p,
-            dtrain,
+            data.train,
             num_boost_round=n_rounds,
-            evals=evals,
+            evals=data.evals,
             obj=objective,
-            custom_metric=metric if evals else None,
+            custom_metric=record_metric(recorder, data.index_of) if data.evals else None,
             xgb_model=init_booster,
-            callbacks=[_StopOnRecorder()],
+            callbacks=[record_callback(recorder)],
             verbose_eval=False,
         )
 
     def truncate(self, booster: Any, n_rounds: int) -> Any:
+        """Return a standalone booster of the first *n_rounds* rounds (through the JSON model)."""
         if booster.num_boosted_rounds() != n_rounds:
             booster = booster[:n_rounds]
         return self.from_string(self.to_string(booster))
 
     def num_rounds(self, booster: Any) -> int:
+        """Boosting rounds in *booster*."""
         return int(booster.num_boosted_rounds())
 
     def num_features(self, booster: Any) -> int:
+        """Input features of *booster*."""
         return int(booster.num_features())
 
+    def feature_names(self, booster: Any) -> list[str] | None:
+        """Feature names, or None when the model was trained without them."""
+        names = booster.feature_names
+        return None if names is None else [str(name) for name in names]
+
     def to_string(self, booster: Any) -> str:
+        """Return the XGBoost JSON model."""
         return bytes(booster.save_raw(raw_format="json")).decode("utf-8")
 
-    def from_string(self, text: str) -> Any:
-        booster = self.xgb.Booster()
-        booster.load_model(bytearray(text.encode("utf-8")))
+    def from_string(self, text: str, source: str = "model") -> Any:
+        """Parse an XGBoost JSON model; ``ValueError`` naming *source* when it is damaged."""
+        check_model_json(text, source)
+        booster = xgb.Booster()
+        try:
+            booster.load_model(bytearray(text.encode("utf-8")))
+        except xgb.core.XGBoostError as exc:
+            raise ValueError(f"{source} is not a valid XGBoost model: {exc}") from exc
         return booster
 
+    def save_native(self, booster: Any, path: str | os.PathLike[str]) -> None:
+        """Write the JSON model (``xgboost.Booster(model_file=path)`` loads it; use ``.json``)."""
+        write_atomic(path, self.to_string(booster))
+
     def predict(self, booster: Any, X: Any) -> np.ndarray:
+        """Margins of the rows of *X*."""
         return booster.inplace_predict(X, predict_type="margin")

@@ -1,0 +1,528 @@
+"""The validated training request: :class:`TrainSpec`, built by :func:`make_spec`.
+
+Every argument of :func:`ltr.engines.train` is checked here, before any
+training starts, with the one rule per input kind of :mod:`ltr._validation`.
+Also here: eval sets, objective resolution (native, objective instance or
+composite weights), the call wrapper the engines get for a custom objective,
+and the merge of user parameters over an adapter's defaults.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from numbers import Integral
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr._validation import (
+    check_eval_at,
+    check_int,
+    check_label_columns,
+    check_labels,
+    check_matrix,
+    check_offsets,
+    check_seed,
+    check_weights,
+    short_repr,
+)
+from ltr.engines._registry import ENGINES
+from ltr.schedules import Constant, as_schedule, stages_of
+
+__all__ = [
+    "EvalSet",
+    "ObjectiveCall",
+    "TrainSpec",
+    "check_eval_sets",
+    "check_feature_names",
+    "make_spec",
+    "merge_engine_params",
+    "objective_fields",
+]
+
+
+# ----------------------------------------------------------------------------
+# eval sets
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    """A validated evaluation set."""
+
+    name: str
+    X: Any
+    y: np.ndarray
+    offsets: np.ndarray
+    labels: dict[str, np.ndarray] | None = None
+
+
+def check_eval_sets(eval_sets: Any, n_features: int) -> list[EvalSet]:
+    """Validate ``[(name, X, y, offsets[, labels]), ...]``."""
+    if eval_sets is None:
+        return []
+    if isinstance(eval_sets, (str, bytes, Mapping)) or not isinstance(eval_sets, Sequence):
+        raise TypeError(
+            "eval_sets must be a sequence of (name, X, y, offsets) tuples, "
+            f"got {short_repr(eval_sets)}"
+        )
+    out: list[EvalSet] = []
+    seen: set[str] = set()
+    for i, item in enumerate(eval_sets):
+        where = f"eval_sets[{i}]"
+        if (
+            isinstance(item, (str, bytes))
+            or not isinstance(item, Sequence)
+            or len(item) not in (4, 5)
+        ):
+            raise TypeError(
+                f"{where} must be a (name, X, y, offsets) or (name, X, y, offsets, labels) tuple, "
+                f"got {short_repr(item)}"
+            )
+        name = item[0]
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{where} name must be a non-empty string, got {name!r}")
+        if name in seen:
+            raise ValueError(f"{where} name {name!r} is used twice; eval set names must be unique")
+        seen.add(name)
+        X = check_matrix(item[1], f"{where} X")
+        if X.shape[1] != n_features:
+            raise ValueError(
+                f"{where} X has {X.shape[1]} features but the training X has {n_features}"
+            )
+        n = X.shape[0]
+        y = check_labels(item[2], f"{where} y", n)
+        offsets = check_offsets(item[3], f"{where} offsets", n)
+        labels = None
+        if len(item) == 5 and item[4] is not None:
+            labels = check_label_columns(item[4], f"{where} labels", n)
+        out.append(EvalSet(name, X, y, offsets, labels))
+    return out
+
+
+# ----------------------------------------------------------------------------
+# objective handling
+# ----------------------------------------------------------------------------
+
+
+class ObjectiveCall:
+    """What the engine calls: the user's objective, optionally times row weights.
+
+    ``lightgbm.train`` deep-copies its params; ``__deepcopy__`` returns ``self`` so
+    the user's objective object (and its ``iteration`` counter) is the one called.
+    """
+
+    def __init__(self, objective: Any, weights: np.ndarray | None) -> None:
+        self.objective = objective
+        self.weights = weights
+
+    def __call__(self, preds: np.ndarray, data: Any) -> tuple[np.ndarray, np.ndarray]:
+        grad, hess = self.objective(preds, data)
+        grad = np.asarray(grad, dtype=np.float64)
+        hess = np.asarray(hess, dtype=np.float64)
+        if self.weights is not None:
+            grad = grad * self.weights
+            hess = hess * self.weights
+        return grad, hess
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ObjectiveCall:
+        return self
+
+
+def objective_fields(obj: Any) -> dict[str, Any]:
+    """JSON-safe scalar attributes of an objective, for fingerprints and ``params``."""
+    out: dict[str, Any] = {"class": type(obj).__qualname__}
+    state = getattr(obj, "__dict__", {})
+    for key, value in sorted(state.items()):
+        if key.startswith("_") or key == "iteration":
+            continue
+        if isinstance(value, (bool, int, float, str)) or value is None:
+            out[key] = value
+        elif hasattr(value, "to_dict"):
+            try:
+                out[key] = value.to_dict()
+            except Exception:  # noqa: BLE001  # pragma: no cover - foreign objects
+                out[key] = type(value).__qualname__
+        elif isinstance(value, Mapping) and all(
+            isinstance(v, (int, float)) for v in value.values()
+        ):
+            out[key] = {str(k): v for k, v in value.items()}
+        else:
+            out[key] = type(value).__qualname__
+    return out
+
+
+def _composite_weights(obj: Any) -> dict[str, float] | None:
+    """Objective weights of a composite objective, or ``None`` for a single one."""
+    for attr in ("objectives", "weights"):
+        value = getattr(obj, attr, None)
+        if (
+            isinstance(value, Mapping)
+            and value
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values())
+        ):
+            return {str(k): float(v) for k, v in value.items()}
+    return None
+
+
+def _composite_gains(obj: Any) -> dict[str, Any] | None:
+    gains = getattr(obj, "gains", None)
+    return dict(gains) if isinstance(gains, Mapping) else None
+
+
+def _resolve_objective(
+    objective: Any, *, k: int, schedule: Any, labels: dict[str, np.ndarray] | None, n_rows: int
+) -> tuple[Any, Any]:
+    """Return ``(objective or None for native, schedule)``."""
+    if isinstance(objective, str):
+        if objective != "native":
+            raise ValueError(
+                "objective must be 'native', a LambdaRankObjective/CompositeLambdaRankObjective "
+                f"or a mapping of composite weights, got {objective!r}"
+            )
+        return None, as_schedule(schedule) if schedule is not None else Constant(k)
+    if isinstance(objective, Mapping):
+        if labels is None:
+            raise ValueError(
+                "labels is required for a composite objective: pass labels={objective: column} "
+                f"with columns {sorted(objective)!r}"
+            )
+        for name in objective:
+            if name not in labels:
+                raise ValueError(
+                    f"labels is missing column {name!r} required by the composite objective "
+                    f"(labels has {sorted(labels)!r})"
+                )
+        from ltr.objectives import CompositeLambdaRankObjective
+
+        sched = as_schedule(schedule) if schedule is not None else None
+        obj = CompositeLambdaRankObjective(
+            dict(objective), {name: labels[name] for name in objective}, k=k, schedule=sched
+        )
+        return obj, sched if sched is not None else Constant(k)
+    if not callable(objective) or not hasattr(objective, "reset"):
+        raise TypeError(
+            "objective must be 'native', a LambdaRankObjective/CompositeLambdaRankObjective "
+            "(callable with reset()) or a mapping of composite weights, "
+            f"got {short_repr(objective)}"
+        )
+    obj = objective
+    own = getattr(obj, "schedule", None)
+    if schedule is not None:
+        sched = as_schedule(schedule)
+        if own is not None and as_schedule(own) != sched:
+            raise ValueError(
+                f"schedule is given twice: train(schedule={sched!r}) and the objective's "
+                f"schedule={own!r}; set it in one place"
+            )
+        if own is None:
+            obj = copy.copy(objective)
+            obj.schedule = sched
+    elif own is not None:
+        sched = as_schedule(own)
+    else:
+        obj_k = getattr(obj, "k", None)
+        sched = Constant(int(obj_k)) if isinstance(obj_k, Integral) and obj_k >= 1 else Constant(k)
+    weights = _composite_weights(obj)
+    if weights is not None:
+        obj_labels = getattr(obj, "labels", None)
+        if isinstance(obj_labels, Mapping):
+            for name in weights:
+                if name not in obj_labels:
+                    raise ValueError(
+                        f"the composite objective has no label column {name!r} "
+                        f"(its labels have {sorted(obj_labels)!r})"
+                    )
+                if len(obj_labels[name]) != n_rows:
+                    raise ValueError(
+                        f"the composite objective's label column {name!r} has "
+                        f"{len(obj_labels[name])} rows but X has {n_rows}"
+                    )
+    return obj, sched
+
+
+# ----------------------------------------------------------------------------
+# the validated request
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class TrainSpec:
+    """Everything :func:`ltr.engines._loop.run_training` needs, validated.
+
+    ``convention`` is the nDCG convention the recorder uses: the user's, or
+    the engine's own (``"lightgbm"``/``"xgboost"``) when none was given.
+    """
+
+    engine: str
+    X: Any
+    y: np.ndarray
+    offsets: np.ndarray
+    objective: Any  # None = native
+    schedule: Any
+    plan: list[tuple[int, int, int]]
+    params: dict[str, Any]
+    num_boost_round: int
+    sample_weight: np.ndarray | None
+    eval_sets: list[EvalSet]
+    eval_at: tuple[int, ...]
+    early_stopping_rounds: int | None
+    stage_dir: Path | None
+    resume: bool
+    convention: str | None
+    seed: int
+    n_jobs: int | None
+    progress: bool
+    labels: dict[str, np.ndarray] | None
+    composite_weights: dict[str, float] | None = None
+    composite_gains: dict[str, Any] | None = None
+    feature_names: list[str] | None = None
+
+    @property
+    def native(self) -> bool:
+        return self.objective is None
+
+    @property
+    def n_features(self) -> int:
+        return int(self.X.shape[1])
+
+
+def make_spec(
+    X: Any,
+    y: Any,
+    offsets: Any,
+    *,
+    engine: Any,
+    objective: Any,
+    k: Any,
+    schedule: Any,
+    params: Any,
+    num_boost_round: Any,
+    sample_weight: Any,
+    eval_sets: Any,
+    eval_at: Any,
+    early_stopping_rounds: Any,
+    stage_dir: Any,
+    resume: Any,
+    convention: Any,
+    random_state: Any,
+    n_jobs: Any,
+    progress: Any,
+    labels: Any,
+    feature_names: Any = None,
+) -> TrainSpec:
+    """Validate every argument of :func:`ltr.engines.train`; nothing is trained here.
+
+    Parameters
+    ----------
+    X, y, offsets, engine, objective, k, schedule, params, num_boost_round, \
+sample_weight, eval_sets, eval_at, early_stopping_rounds, stage_dir, resume, \
+convention, random_state, n_jobs, progress, labels, feature_names
+        As in :func:`ltr.engines.train`.
+
+    Returns
+    -------
+    TrainSpec
+        The validated request.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For any invalid argument, naming it and quoting the value.
+    """
+    if not isinstance(engine, str) or engine not in ENGINES:
+        raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
+    k = check_int(k, "k", minimum=1)
+    if num_boost_round is not None:
+        num_boost_round = check_int(num_boost_round, "num_boost_round", minimum=1)
+    X = check_matrix(X, "X")
+    n_rows = X.shape[0]
+    offsets = check_offsets(offsets, "offsets", n_rows)
+    native = isinstance(objective, str) and objective == "native"
+    y = check_labels(y, "y", n_rows, integer=native)
+    label_cols = None if labels is None else check_label_columns(labels, "labels", n_rows)
+    weight = (
+        None if sample_weight is None else check_weights(sample_weight, "sample_weight", n_rows)
+    )
+    obj, sched = _resolve_objective(
+        objective, k=k, schedule=schedule, labels=label_cols, n_rows=n_rows
+    )
+    if num_boost_round is None:
+        num_boost_round = sched.n_rounds if sched.n_rounds is not None else 100
+    elif sched.n_rounds is not None and num_boost_round < sched.n_rounds:
+        raise ValueError(
+            f"num_boost_round={num_boost_round} would cut the schedule, which defines "
+            f"{sched.n_rounds} rounds; pass num_boost_round>={sched.n_rounds} or None"
+        )
+    plan = stages_of(sched, num_boost_round)
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params must be a mapping of engine parameters, got {short_repr(params)}")
+    for key in params:
+        if not isinstance(key, str):
+            raise TypeError(f"params keys must be strings, got {key!r}")
+    evals = check_eval_sets(eval_sets, X.shape[1])
+    names = check_feature_names(feature_names, X.shape[1])
+    ks = check_eval_at(eval_at)
+    if early_stopping_rounds is not None:
+        early_stopping_rounds = check_int(early_stopping_rounds, "early_stopping_rounds", minimum=1)
+        if not evals:
+            raise ValueError(
+                "early_stopping_rounds needs at least one eval set; "
+                "pass eval_sets=[(name, X, y, offsets)]"
+            )
+    if stage_dir is not None:
+        if not isinstance(stage_dir, (str, os.PathLike)):
+            raise TypeError(f"stage_dir must be a path, got {short_repr(stage_dir)}")
+        stage_dir = Path(stage_dir)
+        if stage_dir.exists() and not stage_dir.is_dir():
+            raise ValueError(f"stage_dir {str(stage_dir)!r} exists and is not a folder")
+    if not isinstance(resume, (bool, np.bool_)):
+        raise TypeError(f"resume must be a bool, got {short_repr(resume)}")
+    if resume and stage_dir is None:
+        raise ValueError("resume=True needs stage_dir (the folder holding the completed stages)")
+    if convention is not None:
+        from ltr.metrics import CONVENTIONS
+
+        if not isinstance(convention, str) or convention not in CONVENTIONS:
+            raise ValueError(
+                f"convention must be one of {sorted(CONVENTIONS)} or None, got {convention!r}"
+            )
+    else:
+        convention = engine  # curves follow the engine's own nDCG (ltr.metrics.CONVENTIONS)
+    if evals:
+        from ltr.metrics import ndcg
+
+        try:  # fail now, not after the first boosting round
+            ndcg(
+                evals[0].y,
+                np.zeros(len(evals[0].y)),
+                offsets=evals[0].offsets,
+                k=1,
+                convention=convention,
+            )
+        except (ValueError, TypeError) as exc:
+            raise ValueError(
+                f"convention={convention!r} cannot evaluate the eval sets: {exc}"
+            ) from exc
+    seed = check_seed(random_state, "random_state")
+    if seed is None:
+        seed = 0
+    if n_jobs is not None:
+        n_jobs = check_int(n_jobs, "n_jobs")
+        if n_jobs == 0:
+            raise ValueError("n_jobs must be a positive number of threads or -1 (all), got 0")
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"progress must be a bool or None, got {short_repr(progress)}")
+    show = bool(progress) if progress is not None else sys.stderr.isatty()
+    comp_w = _composite_weights(obj) if obj is not None else None
+    comp_g = _composite_gains(obj) if obj is not None else None
+    if comp_w is not None:
+        for ev in evals:
+            if ev.labels is not None:
+                missing = [name for name in comp_w if name not in ev.labels]
+                if missing:
+                    raise ValueError(
+                        f"eval set {ev.name!r} labels are missing column {missing[0]!r} "
+                        "needed for composite nDCG"
+                    )
+    return TrainSpec(
+        engine=engine,
+        X=X,
+        y=y,
+        offsets=offsets,
+        objective=obj,
+        schedule=sched,
+        plan=plan,
+        params=dict(params),
+        num_boost_round=num_boost_round,
+        sample_weight=weight,
+        eval_sets=evals,
+        eval_at=ks,
+        early_stopping_rounds=early_stopping_rounds,
+        stage_dir=stage_dir,
+        resume=bool(resume),
+        convention=convention,
+        seed=seed,
+        n_jobs=n_jobs,
+        progress=show,
+        labels=label_cols,
+        composite_weights=comp_w,
+        composite_gains=comp_g,
+        feature_names=names,
+    )
+
+
+# ----------------------------------------------------------------------------
+# engine adapter protocol
+# ----------------------------------------------------------------------------
+
+
+def merge_engine_params(
+    spec: TrainSpec,
+    *,
+    defaults: Mapping[str, Any],
+    reserved: Mapping[str, str],
+    aliases: Mapping[str, Sequence[str]],
+    threads_key: str,
+) -> dict[str, Any]:
+    """User ``params`` over the adapter's defaults (seed, threads), refusing reserved keys.
+
+    A default is dropped when the user set it under any of its engine aliases.
+    """
+    user = dict(spec.params)
+    for key, value in user.items():
+        if key in reserved:
+            raise ValueError(
+                f"params[{key!r}] is set by train(); use {reserved[key]} instead "
+                f"(got {short_repr(value)})"
+            )
+    base = dict(defaults)
+    base["seed"] = spec.seed
+    if spec.n_jobs is not None and spec.n_jobs > 0:
+        base[threads_key] = spec.n_jobs
+    merged = {
+        key: value
+        for key, value in base.items()
+        if not any(alias in user for alias in aliases.get(key, (key,)))
+    }
+    merged.update(user)
+    return merged
+
+
+def check_feature_names(names: Any, n_features: int) -> list[str] | None:
+    """``None``, or a list of *n_features* distinct non-empty strings.
+
+    Parameters
+    ----------
+    names : sequence of str or None
+        Feature names, one per column of ``X``.
+    n_features : int
+        Columns of ``X``.
+
+    Returns
+    -------
+    list of str or None
+    """
+    if names is None:
+        return None
+    if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
+        raise TypeError(f"feature_names must be a sequence of str, got {short_repr(names)}")
+    out = list(names)
+    if len(out) != n_features:
+        raise ValueError(f"feature_names has {len(out)} names but X has {n_features} columns")
+    for j, name in enumerate(out):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"feature_names[{j}] must be a non-empty str, got {name!r}")
+    seen: set[str] = set()
+    for name in out:
+        if name in seen:
+            raise ValueError(f"feature_names must be unique; {name!r} appears more than once")
+        seen.add(name)
+    return out
