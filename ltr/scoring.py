@@ -18,7 +18,8 @@ The query ids reach the scorer in one of two ways:
 
 Metric names such as ``"ndcg@10"`` or ``"ndcg@5:sklearn"`` (``ndcg@K`` with an
 optional ``:CONVENTION`` of :func:`ltr.metrics.ndcg`) are parsed in one place,
-:func:`parse_metric_name`, and turned into scorers by :func:`get_scorer`.
+:func:`ltr.metric_names.parse_metric_name` (re-exported here), and turned into
+scorers by :func:`get_scorer`.
 
 A query whose rows are not contiguous in the rows handed to the scorer is an
 error, not a silently wrong number: it is what a row-wise splitter such as
@@ -30,10 +31,9 @@ cannot be told apart from whole ones: that mistake is not detectable here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import partial
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.metrics._scorer import _BaseScorer, _cached_call
@@ -42,6 +42,7 @@ from sklearn.utils.metadata_routing import MetadataRequest, get_routing_for_obje
 
 from ltr._validation import check_int, short_repr
 from ltr.groups import find_split_query, offsets_from_qid
+from ltr.metric_names import CONVENTIONS, MetricName, format_metric_name, parse_metric_name
 
 __all__ = [
     "CONVENTIONS",
@@ -53,16 +54,10 @@ __all__ = [
     "parse_metric_name",
 ]
 
-#: nDCG conventions accepted after ``:`` in a metric name (see :func:`ltr.metrics.ndcg`).
-#: ``trec_eval`` and ``ranx`` break ties by document id, which a scorer does not
-#: receive; use ``make_ndcg_scorer(convention="trec_eval", ties=...)`` for those.
-CONVENTIONS: tuple[str, ...] = ("lightgbm", "xgboost", "sklearn")
-
 #: Options of :func:`ltr.metrics.ndcg` that a scorer passes through.
 NDCG_OPTIONS: tuple[str, ...] = ("gain", "discount", "ties", "empty", "convention")
 
 _REGISTERED_K: tuple[int, ...] = (1, 3, 5, 10, 20)
-_NAME_RE = re.compile(r"^\s*(?P<metric>[A-Za-z]+)@(?P<k>[^:\s]+)(?::(?P<conv>[A-Za-z_]+))?\s*$")
 
 
 # --------------------------------------------------------------------------- #
@@ -167,79 +162,12 @@ def _is_multilabel(y: Any) -> bool:
 # --------------------------------------------------------------------------- #
 
 
-class MetricName(NamedTuple):
-    """A parsed metric name: ``"ndcg@10:sklearn"`` -> ``("ndcg", 10, "sklearn")``."""
-
-    metric: str
-    k: int
-    convention: str | None = None
-
-    def __str__(self) -> str:
-        suffix = f":{self.convention}" if self.convention else ""
-        return f"{self.metric}@{self.k}{suffix}"
-
-
-def parse_metric_name(name: str) -> MetricName:
-    """Parse ``"ndcg@K"`` or ``"ndcg@K:CONVENTION"``.
-
-    This is the one place that reads metric-name strings.
-
-    Parameters
-    ----------
-    name : str
-        ``"ndcg@10"``, ``"NDCG@5"``, ``"ndcg@10:sklearn"``...  ``K`` is an integer
-        >= 1; ``CONVENTION`` one of :data:`CONVENTIONS`.
-
-    Returns
-    -------
-    MetricName
-
-    Raises
-    ------
-    TypeError
-        If *name* is not a string.
-    ValueError
-        If the format, metric, ``K`` or convention is invalid.
-
-    Examples
-    --------
-    >>> parse_metric_name("ndcg@5:sklearn")
-    MetricName(metric='ndcg', k=5, convention='sklearn')
-    """
-    if not isinstance(name, str):
-        raise TypeError(f"metric name must be a str like 'ndcg@10', got {short_repr(name)}")
-    match = _NAME_RE.match(name)
-    if match is None:
-        raise ValueError(
-            f"metric name {name!r} is not of the form 'ndcg@K' or 'ndcg@K:CONVENTION' "
-            f"(e.g. 'ndcg@10', 'ndcg@5:sklearn')"
-        )
-    metric = match["metric"].lower()
-    if metric != "ndcg":
-        raise ValueError(f"metric name {name!r}: unknown metric {match['metric']!r}; only 'ndcg'")
-    try:
-        k = int(match["k"])
-    except ValueError:
-        raise ValueError(
-            f"metric name {name!r}: K must be an integer >= 1, got {match['k']!r}"
-        ) from None
-    if k < 1:
-        raise ValueError(f"metric name {name!r}: K must be an integer >= 1, got {k!r}")
-    conv = match["conv"]
-    if conv is not None:
-        conv = conv.lower()
-        if conv not in CONVENTIONS:
-            raise ValueError(
-                f"metric name {name!r}: unknown convention {match['conv']!r}; "
-                f"expected one of {list(CONVENTIONS)!r}"
-            )
-    return MetricName(metric, k, conv)
-
-
 def get_scorer_names() -> list[str]:
-    """Registered scorer names (``get_scorer`` also accepts any other ``K``)."""
-    names = [f"ndcg@{k}" for k in _REGISTERED_K]
-    names += [f"ndcg@{k}:{c}" for k in _REGISTERED_K for c in CONVENTIONS]
+    """Return the registered scorer names (``get_scorer`` also accepts any other ``K``)."""
+    names = [format_metric_name("ndcg", k) for k in _REGISTERED_K]
+    names += [
+        format_metric_name("ndcg", k, convention=c) for k in _REGISTERED_K for c in CONVENTIONS
+    ]
     return names
 
 
