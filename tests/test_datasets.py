@@ -663,3 +663,60 @@ def test_make_ranking_rejects_bad_arguments(kwargs, error, match):
 def test_docstring_examples_run(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+# ---------------------------------------------------------------------------
+# ltr.testing: the helpers these tests share
+# ---------------------------------------------------------------------------
+
+
+def test_ltr_testing_imports_only_lower_layers_and_not_pytest():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ltr.testing\n"
+        "bad = sorted(m for m in sys.modules if m == 'pytest' or m.startswith(("
+        "'ltr.estimator', 'ltr.cli', 'ltr.runs', 'ltr.build', 'ltr.engines', 'lightgbm', "
+        "'xgboost')))\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_ltr_testing_doctests_pass():
+    import ltr.testing.checks
+    import ltr.testing.data
+    import ltr.testing.references
+
+    for module in (ltr.testing.checks, ltr.testing.data, ltr.testing.references):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, module.__name__
+
+
+def test_ltr_no_shared_hides_the_full_set_and_falls_back_to_the_slice(monkeypatch):
+    from ltr.testing import NO_SHARED_ENV, letor_full_path, letor_path, letor_slice_path
+
+    monkeypatch.setenv(NO_SHARED_ENV, "1")
+    assert letor_full_path() is None
+    assert letor_path() == letor_slice_path()
+    monkeypatch.setenv(NO_SHARED_ENV, "0")
+    full = letor_full_path()
+    assert letor_path() == (letor_slice_path() if full is None else full)
+
+
+def test_make_queries_is_seeded_grouped_and_learnable():
+    from ltr.metrics import ndcg
+    from ltr.testing import make_queries
+
+    data = make_queries(30, docs=(2, 12), n_features=4, seed=3)
+    again = make_queries(30, docs=(2, 12), n_features=4, seed=3)
+    np.testing.assert_array_equal(data.X, again.X)
+    np.testing.assert_array_equal(data.offsets, np.r_[0, np.cumsum(data.group)])
+    np.testing.assert_array_equal(data.qid, np.repeat(np.arange(30), data.group))
+    assert set(np.unique(data.y)) <= {0.0, 1.0, 2.0, 3.0, 4.0}
+    # grades follow the first feature: ranking by it beats ranking by a noise column
+    by_signal = ndcg(data.y, data.X[:, 0], offsets=data.offsets, k=5)
+    by_noise = ndcg(data.y, data.X[:, 3], offsets=data.offsets, k=5)
+    assert by_signal > by_noise + 0.1
