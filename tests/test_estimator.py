@@ -334,7 +334,11 @@ def test_eval_set_records_our_ndcg_per_round(train, test_data):
     history = ranker.evals_result_["valid_0"]
     assert set(history) >= {"ndcg@5", "ndcg@10"}
     assert len(history["ndcg@10"]) == 10
-    expected = float(ndcg(test_data.y, ranker.predict(test_data.X), qid=test_data.qid, k=10))
+    # the curves follow the engine's own convention (ltr.engines.train's default), so they
+    # equal LightGBM's ndcg@k eval; score() uses ltr.metrics.ndcg's default
+    assert ranker.model_.convention == "lightgbm"
+    expected = float(ndcg(test_data.y, ranker.predict(test_data.X), qid=test_data.qid, k=10,
+                          convention="lightgbm"))
     assert history["ndcg@10"][-1] == pytest.approx(expected, abs=1e-9)
     assert ranker.best_iteration_ == 10  # no early stopping: every round is kept
 
@@ -343,7 +347,8 @@ def test_eval_set_takes_qid_from_its_column(train, test_data):
     ranker = LambdaMARTRanker(qid_column="qid", **FAST).fit(
         _frame(train), train.y, eval_set=[(_frame(test_data), test_data.y)]
     )
-    expected = float(ndcg(test_data.y, ranker.predict(_frame(test_data)), qid=test_data.qid, k=10))
+    expected = float(ndcg(test_data.y, ranker.predict(_frame(test_data)), qid=test_data.qid, k=10,
+                          convention=ranker.model_.convention))
     assert ranker.evals_result_["valid_0"]["ndcg@10"][-1] == pytest.approx(expected, abs=1e-9)
 
 
@@ -432,7 +437,15 @@ def test_composite_objectives_take_label_columns(train, test_data):
         eval_qid=[test_data.qid],
     )
     history = arr.evals_result_["valid_0"]
-    assert history["composite_ndcg@10"][-1] == pytest.approx(got, abs=1e-9)
+    curve_value = composite_ndcg(
+        {"watch": test_data.y, "share": tshare},
+        arr.predict(test_data.X),
+        qid=test_data.qid,
+        weights=weights,
+        k=10,
+        convention=arr.model_.convention,  # the curves use the engine's convention
+    ).total
+    assert history["composite_ndcg@10"][-1] == pytest.approx(float(curve_value), abs=1e-9)
     assert arr.score(test_data.X, np.column_stack([test_data.y, tshare]), qid=test_data.qid) == (
         pytest.approx(got, abs=1e-12)
     )
