@@ -410,12 +410,19 @@ def test_multiobjective_config_reports_composite_and_smoothed_segments(tmp_path,
     assert "## Composite nDCG@10" in md and "## Per segment nDCG@10 (test)" in md
 
 
-def test_letor_config_runs_on_the_shared_data(lambdarank_dir, tmp_path, capsys, monkeypatch):
+def test_letor_config_runs_on_real_letor_data(lambdarank_dir, tmp_path, capsys, monkeypatch):
+    """configs/letor.yaml on the real set (../shared when present, else the committed slice)."""
+    from ltr.datasets import load_letor
+
     monkeypatch.chdir(REPO)
     rc, _, err = run(
         [
             "train",
             "configs/letor.yaml",
+            "--set",
+            f"data.train={lambdarank_dir / 'rank.train'}",
+            "--set",
+            f"data.test={lambdarank_dir / 'rank.test'}",
             "--set",
             "model.rounds=3",
             "--set",
@@ -427,11 +434,15 @@ def test_letor_config_runs_on_the_shared_data(lambdarank_dir, tmp_path, capsys, 
     )
     assert rc == 0, err
     metrics = json.loads((tmp_path / "l" / "metrics.json").read_text())
+    tr = load_letor(lambdarank_dir / "rank.train")
+    te = load_letor(lambdarank_dir / "rank.test", n_features=tr.n_features)
     assert {k: metrics["data"]["test"][k] for k in ("queries", "rows")} == {
-        "queries": 50,
-        "rows": 768,
+        "queries": te.n_queries,
+        "rows": te.n_rows,
     }
-    assert metrics["data"]["train"]["queries"] + metrics["data"]["valid"]["queries"] == 201
+    assert metrics["data"]["train"]["queries"] + metrics["data"]["valid"]["queries"] == (
+        tr.n_queries
+    )
     saved = yaml.safe_load((tmp_path / "l" / "config.yaml").read_text())
     assert saved["data"]["train"] == str((lambdarank_dir / "rank.train").resolve())
     # evaluating the saved model on the test file reproduces the run's test metrics

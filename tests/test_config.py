@@ -351,8 +351,24 @@ def test_missing_data_file_names_the_field_and_where_it_looked(tmp_path, monkeyp
         resolve_data_paths(load_config(cfg_path))
 
 
-def test_shipped_letor_config_finds_the_shared_data(lambdarank_dir, monkeypatch):
-    monkeypatch.chdir(REPO / "configs")
-    cfg = resolve_data_paths(load_config(REPO / "configs" / "letor.yaml"))
-    assert Path(cfg.data.train) == (lambdarank_dir / "rank.train").resolve()
-    assert os.path.isabs(cfg.data.test)
+def test_shipped_letor_config_finds_the_shared_data_or_says_where_it_looked(
+    tmp_path, monkeypatch
+):
+    from ltr.testing import letor_full_path
+
+    full = letor_full_path()
+    if full is not None:
+        monkeypatch.chdir(REPO / "configs")
+        cfg = resolve_data_paths(load_config(REPO / "configs" / "letor.yaml"))
+        assert Path(cfg.data.train) == (full / "rank.train").resolve()
+        assert os.path.isabs(cfg.data.test)
+    # a copy of the config where ../shared does not exist: a clear error naming the key
+    (tmp_path / "configs").mkdir()
+    copy = tmp_path / "configs" / "letor.yaml"
+    copy.write_text((REPO / "configs" / "letor.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(
+        ConfigError,
+        match=r"data\.train: file not found: '\.\./shared/data/lightgbm-lambdarank/rank\.train'",
+    ):
+        resolve_data_paths(load_config(copy))
