@@ -51,9 +51,9 @@ from ltr._tree_changes import (
     _ChangeDetector,
     _is_lgb_booster,
     _is_xgb_booster,
-    _module_of,
 )
 from ltr._validation import check_int, check_seed, short_repr
+from ltr.engines._trees import find_booster
 from ltr.groups import resolve_groups
 
 __all__ = ["PermutationImportance", "permutation_importance"]
@@ -65,25 +65,8 @@ _STRATEGIES = ("global", "within_query")
 # Models: how to predict and whether rows can be re-predicted alone
 # --------------------------------------------------------------------------- #
 def _find_booster(model: Any) -> Any:
-    """The LightGBM/XGBoost booster behind *model* (itself or a known wrapper), or None."""
-    if _is_lgb_booster(model) or _is_xgb_booster(model):
-        return model
-    lgb = sys.modules.get("lightgbm")
-    if lgb is not None and isinstance(model, (lgb.LGBMRanker, lgb.LGBMRegressor)):
-        return model.booster_
-    xgb = sys.modules.get("xgboost")
-    if xgb is not None and isinstance(model, (xgb.XGBRanker, xgb.XGBRegressor)):
-        return model.get_booster()
-    if _module_of(model).startswith("ltr."):
-        # Our RankingModel (``.booster``) and LambdaMARTRanker (``booster_`` or ``model_``).
-        for attr in ("booster", "booster_"):
-            inner = getattr(model, attr, None)
-            if _is_lgb_booster(inner) or _is_xgb_booster(inner):
-                return inner
-        inner = getattr(model, "model_", None)
-        if inner is not None and inner is not model:
-            return _find_booster(inner)
-    return None
+    """Return the LightGBM/XGBoost booster behind *model*, or None (see ``find_booster``)."""
+    return find_booster(model)
 
 
 @dataclass

@@ -570,3 +570,205 @@ def test_lightgbm_engine_does_not_import_xgboost():
             "params={'min_data_in_leaf': 2}); print('xgboost' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+# ----------------------------------------------------------------------------
+# engine conventions, picklable hooks, data reuse, native files, damaged models
+# ----------------------------------------------------------------------------
+
+
+def test_default_curves_equal_lightgbm_own_ndcg_eval_round_by_round(data):
+    X, y, offsets, Xv, yv, ov = data
+    model = train(X, y, offsets, k=10, num_boost_round=6, params=LGB_BASE, n_jobs=1,
+                  eval_sets=[("valid", Xv, yv, ov)], eval_at=(1, 3, 10))  # convention=None
+    assert model.convention == "lightgbm"
+    record: dict = {}
+    train_set = _lgb_dataset(X, y, offsets)
+    valid = lgb.Dataset(Xv, label=yv, group=np.diff(ov), reference=train_set)
+    lgb.train({**_lgb_params(10), "metric": "ndcg", "eval_at": [1, 3, 10]}, train_set, 6,
+              valid_sets=[valid], valid_names=["valid"], callbacks=[lgb.record_evaluation(record)])
+    for k in (1, 3, 10):
+        assert len(model.evals_result["valid"][f"ndcg@{k}"]) == 6
+        np.testing.assert_allclose(model.evals_result["valid"][f"ndcg@{k}"],
+                                   record["valid"][f"ndcg@{k}"], rtol=0, atol=1e-12)
+
+
+def test_default_curves_equal_xgboost_own_ndcg_eval_round_by_round(data):
+    X, y, offsets, Xv, yv, ov = data
+    model = train(X, y, offsets, engine="xgboost", k=10, num_boost_round=5, params=XGB_BASE,
+                  n_jobs=1, eval_sets=[("valid", Xv, yv, ov)], eval_at=(3, 10))
+    assert model.convention == "xgboost"
+    record: dict = {}
+    xgb.train({"objective": "rank:ndcg", "lambdarank_pair_method": "topk",
+               "lambdarank_num_pair_per_sample": 10, "tree_method": "hist", "max_depth": 3,
+               "learning_rate": 0.3, "seed": 0, "nthread": 1, "eval_metric": ["ndcg@3", "ndcg@10"]},
+              xgb.DMatrix(X, label=y, qid=_qid(offsets)), 5,
+              evals=[(xgb.DMatrix(Xv, label=yv, qid=_qid(ov)), "valid")], evals_result=record,
+              verbose_eval=False)
+    for k in (3, 10):
+        np.testing.assert_allclose(model.evals_result["valid"][f"ndcg@{k}"],
+                                   record["valid"][f"ndcg@{k}"], rtol=0, atol=1e-12)
+
+
+def test_recorder_hooks_are_picklable_module_level_classes(data):
+    from tqdm.auto import tqdm
+
+    from ltr.engines import lightgbm as lgb_adapter
+    from ltr.engines import xgboost as xgb_adapter
+    from ltr.engines._recorder import Recorder
+    from ltr.engines._spec import make_spec
+
+    X, y, offsets, Xv, yv, ov = data
+    spec = make_spec(X, y, offsets, engine="lightgbm", objective="native", k=5, schedule=None,
+                     params=None, num_boost_round=3, sample_weight=None,
+                     eval_sets=[("valid", Xv, yv, ov)], eval_at=(5,), early_stopping_rounds=2,
+                     stage_dir=None, resume=False, convention=None, random_state=0, n_jobs=1,
+                     progress=False, labels=None)
+    bar = tqdm(total=3, disable=True)
+    recorder = Recorder(spec, 5, bar)
+    recorder.record(0, np.zeros(len(yv)))
+    hooks = [lgb_adapter.record_feval(recorder, {1: 0}), lgb_adapter.record_callback(recorder),
+             xgb_adapter.record_metric(recorder, {1: 0}), xgb_adapter.record_callback(recorder)]
+    cb = hooks[1]
+    assert cb.order == 100 and cb.before_iteration is False
+    assert isinstance(hooks[3], xgb.callback.TrainingCallback)
+    for hook in hooks:
+        clone = pickle.loads(pickle.dumps(hook))
+        assert type(clone) is type(hook) and "<locals>" not in type(hook).__qualname__
+        assert clone.recorder.history == recorder.history and clone.recorder.bar is None
+    assert recorder.bar is bar  # the live recorder keeps its bar
+    bar.close()
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_native_schedule_builds_the_engine_data_once(data, engine, monkeypatch):
+    from ltr.engines import get_adapter
+
+    X, y, offsets, Xv, yv, ov = data
+    cls = type(get_adapter(engine))
+    calls = []
+    original = cls.prepare
+
+    def counting(self, spec, params):
+        calls.append(1)
+        return original(self, spec, params)
+
+    monkeypatch.setattr(cls, "prepare", counting)
+    model = train(X, y, offsets, engine=engine, schedule=[(5, 2), (10, 2), (20, 2)], n_jobs=1,
+                  params=LGB_BASE if engine == "lightgbm" else XGB_BASE,
+                  eval_sets=[("valid", Xv, yv, ov)], eval_at=(5,))
+    assert len(model.stages) == 3 and len(calls) == 1
+
+
+def test_data_digest_only_runs_when_checkpointing(data, tmp_path, monkeypatch):
+    import ltr.engines._loop as loop
+
+    X, y, offsets, *_ = data
+    real = loop.fingerprint
+    seen = []
+    monkeypatch.setattr(loop, "fingerprint", lambda spec, params: seen.append(1) or real(spec, params))
+    train(X, y, offsets, schedule=[(5, 2), (10, 2)], params=LGB_BASE, n_jobs=1)
+    assert seen == []
+    train(X, y, offsets, schedule=[(5, 2), (10, 2)], params=LGB_BASE, n_jobs=1, stage_dir=tmp_path)
+    assert seen == [1]
+
+
+def test_numba_thread_count_is_restored_when_training_fails(data):
+    import numba
+
+    X, y, offsets, *_ = data
+    before = numba.get_num_threads()
+    obj = _RecordingObjective(k=5)
+    obj.fail_at = 1
+    with pytest.raises(KeyboardInterrupt):
+        train(X, y, offsets, objective=obj, num_boost_round=3, params=LGB_BASE, n_jobs=1)
+    assert numba.get_num_threads() == before
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_save_native_file_loads_with_the_engine_alone_and_predicts_the_same(data, tmp_path, engine):
+    X, y, offsets, Xv, *_ = data
+    names = [f"feat_{j}" for j in range(N_FEATURES)]
+    model = train(X, y, offsets, engine=engine, schedule=[(5, 2), (10, 2)], n_jobs=1,
+                  params=LGB_BASE if engine == "lightgbm" else XGB_BASE, feature_names=names)
+    assert model.n_features == N_FEATURES and model.feature_names == names
+    if engine == "lightgbm":
+        path = model.save_native(tmp_path / "model.txt")
+        native = lgb.Booster(model_file=str(path))
+        assert native.feature_name() == names
+        preds = native.predict(Xv, raw_score=True)
+    else:
+        path = model.save_native(tmp_path / "model.json")
+        native = xgb.Booster(model_file=str(path))
+        assert native.feature_names == names
+        preds = native.predict(xgb.DMatrix(Xv, feature_names=names), output_margin=True)
+    np.testing.assert_allclose(preds, model.predict(Xv), rtol=1e-6, atol=1e-6)
+    loaded = RankingModel.load(model.save(tmp_path / "ltr.json"))
+    assert loaded.feature_names == names and loaded.convention == engine
+
+
+def test_feature_names_are_validated(data):
+    X, y, offsets, *_ = data
+    with pytest.raises(ValueError, match="feature_names has 2 names but X has 8 columns"):
+        train(X, y, offsets, feature_names=["a", "b"], num_boost_round=1)
+    with pytest.raises(ValueError, match="'a' appears more than once"):
+        train(X, y, offsets, feature_names=["a"] * N_FEATURES, num_boost_round=1)
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_truncated_model_file_gives_a_value_error_naming_the_file(data, tmp_path, engine):
+    X, y, offsets, *_ = data
+    model = train(X, y, offsets, engine=engine, num_boost_round=3, n_jobs=1,
+                  params=LGB_BASE if engine == "lightgbm" else XGB_BASE)
+    path = model.save(tmp_path / "model.json")
+    text = path.read_text()
+    cut = tmp_path / "cut.json"
+    cut.write_text(text[: len(text) // 2])
+    with pytest.raises(ValueError, match="cut.json"):
+        RankingModel.load(cut)
+    # valid ltr JSON around a truncated engine model: checked before the engine parses it
+    payload = json.loads(text)
+    for n in (len(payload["model"]) // 2, len(payload["model"]) - 30):
+        damaged = tmp_path / f"damaged_{n}.json"
+        damaged.write_text(json.dumps({**payload, "model": payload["model"][:n]}))
+        with pytest.raises(ValueError, match=f"damaged_{n}.json"):
+            RankingModel.load(damaged)
+
+
+def test_xgboost_max_depth_zero_with_lossguide_passes_through(data, monkeypatch):
+    X, y, offsets, *_ = data
+    seen: list[dict] = []
+    real_train = xgb.train
+
+    def spy(params, *args, **kwargs):
+        seen.append(dict(params))
+        return real_train(params, *args, **kwargs)
+
+    monkeypatch.setattr(xgb, "train", spy)
+    model = train(X, y, offsets, engine="xgboost", num_boost_round=2, n_jobs=1,
+                  params={"max_depth": 0, "grow_policy": "lossguide", "max_leaves": 7})
+    direct = xgb.train({"objective": "rank:ndcg", "lambdarank_pair_method": "topk",
+                        "lambdarank_num_pair_per_sample": 20, "tree_method": "hist",
+                        "learning_rate": 0.1, "max_depth": 0, "grow_policy": "lossguide",
+                        "max_leaves": 7, "seed": 0, "nthread": 1,
+                        "disable_default_eval_metric": 1},
+                       xgb.DMatrix(X, label=y, qid=_qid(offsets)), 2)
+    assert _xgb_trees(model.booster) == _xgb_trees(direct)
+    assert seen[0]["max_depth"] == 0 and seen[0]["grow_policy"] == "lossguide"
+    assert model.params["max_depth"] == 0 and model.params["grow_policy"] == "lossguide"
+
+
+def test_engine_modules_import_without_cycles():
+    import subprocess
+
+    for first in ("ltr.engines.lightgbm", "ltr.engines.xgboost", "ltr.engines._loop",
+                  "ltr.engines._model", "ltr.engines._trees", "ltr.engines._common"):
+        subprocess.run([sys.executable, "-c", f"import {first}"], check=True)
+
+
+def test_adapters_report_the_engine_versions():
+    from ltr.engines import ENGINES, get_adapter
+
+    assert ENGINES == ("lightgbm", "xgboost")
+    assert get_adapter("lightgbm").version() == lgb.__version__
+    assert get_adapter("xgboost").version() == xgb.__version__

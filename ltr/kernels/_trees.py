@@ -1,8 +1,9 @@
 """LightGBM tree walks over flat node arrays (numba, no validation).
 
 Used by :mod:`ltr.inspection` to find the rows whose leaf changes when a
-column is permuted.  Trees are flat arrays: node ``k`` of tree ``t`` is
-``start[t] + k``; ``left``/``right`` >= 0 are internal nodes, < 0 is ``~leaf``.
+column is permuted; the trees are parsed by :mod:`ltr.engines._trees`.  Trees
+are flat arrays: node ``k`` of tree ``t`` is ``start[t] + k``; ``left``/``right``
+>= 0 are internal nodes, < 0 is ``~leaf``.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ _ZERO_F32 = float(np.float32(1e-35))  # LightGBM kZeroThreshold (a float widened
 
 @njit(cache=True, inline="always")
 def _lgb_walk(X, i, cols, vals, base, node, feature, threshold, decision, left, right):
-    """Walk one tree from ``node`` for row ``i`` of ``X`` with columns ``cols`` replaced by
-    ``vals`` (LightGBM's ``NumericalDecision``).  Returns ``(leaf, first)``: the leaf and the
-    first visited node splitting on one of ``cols`` (-1 if none)."""
+    """Walk one tree from ``node`` for row ``i`` of ``X``, columns ``cols`` set to ``vals``.
+
+    As LightGBM's ``NumericalDecision``.  Returns ``(leaf, first)``: the leaf and
+    the first visited node splitting on one of ``cols`` (-1 if none).
+    """
     first = -1
     while True:
         k = base + node
@@ -67,11 +70,12 @@ def _lgb_leaves(X, trees, start, feature, threshold, decision, left, right, out)
 @njit(cache=True, parallel=True)
 def _lgb_leaf_changed(X, rows, new_vals, cols, trees, first, start, feature, threshold, decision,
                       left, right, leaves, out):
-    """``out[r]``: does row ``rows[r]`` with ``cols`` set to ``new_vals[r]`` reach another leaf?
+    """Set ``out[r]``: does row ``rows[r]`` with ``cols`` set to ``new_vals[r]`` change leaf.
 
     ``leaves[i, t]`` is the row's leaf in tree ``t``; ``first[a, leaf]`` the first node on
     its path that splits on ``cols``.  The path above that node does not depend on
-    ``cols``, so each walk starts there; trees whose path never meets ``cols`` are skipped."""
+    ``cols``, so each walk starts there; trees whose path never meets ``cols`` are skipped.
+    """
     for r in prange(rows.shape[0]):
         i = rows[r]
         vals = new_vals[r]
