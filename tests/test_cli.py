@@ -933,7 +933,7 @@ def test_evaluate_and_report_reject_missing_inputs(tmp_path, finished_run, capsy
     rc, _, err = run(["evaluate", "--model", run_dir, "--data", tmp_path / "x.csv"], capsys)
     assert rc == 1 and "--data: file not found: " in err
     rc, _, err = run(["evaluate", "--model", run_dir, "--eval-at", "0"], capsys)
-    assert rc == 1 and "--eval-at: every k must be >= 1, got 0" in err
+    assert rc == 1 and "--eval-at[0] must be >= 1, got 0" in err
     rc, _, err = run(["report", tmp_path / "nothing"], capsys)
     assert rc == 1 and "run folder not found" in err
     rc, _, err = run(["importance", run_dir, "--repeats", "0"], capsys)
