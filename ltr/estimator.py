@@ -37,6 +37,7 @@ from ltr._validation import (
     short_repr,
 )
 from ltr.build import OBJECTIVES, TrainSettings, build_training, resolve_objective
+from ltr.engines._registry import ENGINES
 from ltr.groups import resolve_groups
 from ltr.scoring import (
     _check_qid_length,
@@ -48,7 +49,6 @@ from ltr.scoring import (
 
 __all__ = ["GroupedRanker", "LambdaMARTRanker"]
 
-_ENGINES = ("lightgbm", "xgboost")  # checked against ltr.engines.ENGINES in the tests
 
 
 def _missing_qid_message(owner: str, qid_column: Any, X: Any) -> str:
@@ -192,7 +192,7 @@ class LambdaMARTRanker(BaseEstimator):
     __metadata_request__score: ClassVar[dict[str, bool]] = {"qid": True}
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "engine": [StrOptions(set(_ENGINES))],
+        "engine": [StrOptions(set(ENGINES))],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "num_leaves": [Interval(Integral, 2, None, closed="left")],

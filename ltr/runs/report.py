@@ -24,6 +24,7 @@ from typing import Any
 
 from ltr._compat import import_matplotlib_pyplot, import_yaml
 from ltr._io import write_atomic
+from ltr.metric_names import format_metric_name
 
 __all__ = [
     "RunReport",
@@ -82,7 +83,8 @@ def plot_curves(
         return None
     available = list(evals_result[sets[0]])
     if metric is None:
-        metric = "ndcg@10" if "ndcg@10" in available else available[0]
+        default = format_metric_name("ndcg", 10)
+        metric = default if default in available else available[0]
     plt = import_matplotlib_pyplot()
     fig, ax = plt.subplots(figsize=(7.0, 4.0), dpi=100)
     try:
