@@ -11,7 +11,8 @@ Modules, one concept each (data flows top to bottom):
 
 * ``_registry``: :data:`ENGINES` and :func:`get_adapter`, the one registry;
 * ``_protocol``: the :class:`EngineAdapter` protocol the adapters implement;
-* ``_spec``: argument validation into a :class:`TrainSpec`, objective resolution;
+* ``_spec``: argument validation into a :class:`TrainSpec`;
+* ``_objective``: objective resolution (native, instance, composite weights);
 * ``_recorder``: per-round metrics and early stopping;
 * ``_checkpoint``: fingerprint, ``stages.json``, completed stages;
 * ``_loop``: the stage loop;

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ltr._io import digest_arrays, to_jsonable, write_atomic
-from ltr.engines._spec import TrainSpec, objective_fields
+from ltr.engines._objective import objective_fields
+from ltr.engines._spec import TrainSpec
 
 __all__ = ["STAGES_FORMAT", "fingerprint", "load_completed", "write_stage"]
 

@@ -2,7 +2,7 @@
 
 Import from :mod:`ltr.engines` (``train``, ``RankingModel``, ``ENGINES``,
 ``get_adapter``) or the private modules ``_spec``, ``_recorder``,
-``_checkpoint``, ``_loop``, ``_model``, ``_protocol``, ``_registry``;
+``_objective``, ``_checkpoint``, ``_loop``, ``_model``, ``_protocol``, ``_registry``;
 validation helpers live in :mod:`ltr._validation`.  This module will be removed.
 """
 

@@ -17,9 +17,10 @@ from typing import Any
 from ltr._io import to_jsonable
 from ltr.engines._checkpoint import fingerprint, load_completed, write_stage
 from ltr.engines._model import RankingModel
+from ltr.engines._objective import ObjectiveCall, objective_fields
 from ltr.engines._recorder import Recorder
 from ltr.engines._registry import get_adapter
-from ltr.engines._spec import ObjectiveCall, TrainSpec, objective_fields
+from ltr.engines._spec import TrainSpec
 
 __all__ = ["limit_numba_threads", "run_training"]
 

@@ -9,12 +9,10 @@ and the merge of user parameters over an adapter's defaults.
 
 from __future__ import annotations
 
-import copy
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from numbers import Integral
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +29,15 @@ from ltr._validation import (
     check_weights,
     short_repr,
 )
+from ltr.engines._objective import (
+    ObjectiveCall,
+    composite_gains,
+    composite_weights,
+    objective_fields,
+    resolve_objective,
+)
 from ltr.engines._registry import ENGINES
-from ltr.schedules import Constant, as_schedule, stages_of
+from ltr.schedules import stages_of
 
 __all__ = [
     "EvalSet",
@@ -103,147 +108,6 @@ def check_eval_sets(eval_sets: Any, n_features: int) -> list[EvalSet]:
             labels = check_label_columns(item[4], f"{where} labels", n)
         out.append(EvalSet(name, X, y, offsets, labels))
     return out
-
-
-# ----------------------------------------------------------------------------
-# objective handling
-# ----------------------------------------------------------------------------
-
-
-class ObjectiveCall:
-    """What the engine calls: the user's objective, optionally times row weights.
-
-    ``lightgbm.train`` deep-copies its params; ``__deepcopy__`` returns ``self`` so
-    the user's objective object (and its ``iteration`` counter) is the one called.
-    """
-
-    def __init__(self, objective: Any, weights: np.ndarray | None) -> None:
-        self.objective = objective
-        self.weights = weights
-
-    def __call__(self, preds: np.ndarray, data: Any) -> tuple[np.ndarray, np.ndarray]:
-        grad, hess = self.objective(preds, data)
-        grad = np.asarray(grad, dtype=np.float64)
-        hess = np.asarray(hess, dtype=np.float64)
-        if self.weights is not None:
-            grad = grad * self.weights
-            hess = hess * self.weights
-        return grad, hess
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> ObjectiveCall:
-        return self
-
-
-def objective_fields(obj: Any) -> dict[str, Any]:
-    """JSON-safe scalar attributes of an objective, for fingerprints and ``params``."""
-    out: dict[str, Any] = {"class": type(obj).__qualname__}
-    state = getattr(obj, "__dict__", {})
-    for key, value in sorted(state.items()):
-        if key.startswith("_") or key == "iteration":
-            continue
-        if isinstance(value, (bool, int, float, str)) or value is None:
-            out[key] = value
-        elif hasattr(value, "to_dict"):
-            try:
-                out[key] = value.to_dict()
-            except Exception:  # noqa: BLE001  # pragma: no cover - foreign objects
-                out[key] = type(value).__qualname__
-        elif isinstance(value, Mapping) and all(
-            isinstance(v, (int, float)) for v in value.values()
-        ):
-            out[key] = {str(k): v for k, v in value.items()}
-        else:
-            out[key] = type(value).__qualname__
-    return out
-
-
-def _composite_weights(obj: Any) -> dict[str, float] | None:
-    """Objective weights of a composite objective, or ``None`` for a single one."""
-    for attr in ("objectives", "weights"):
-        value = getattr(obj, attr, None)
-        if (
-            isinstance(value, Mapping)
-            and value
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value.values())
-        ):
-            return {str(k): float(v) for k, v in value.items()}
-    return None
-
-
-def _composite_gains(obj: Any) -> dict[str, Any] | None:
-    gains = getattr(obj, "gains", None)
-    return dict(gains) if isinstance(gains, Mapping) else None
-
-
-def _resolve_objective(
-    objective: Any, *, k: int, schedule: Any, labels: dict[str, np.ndarray] | None, n_rows: int
-) -> tuple[Any, Any]:
-    """Return ``(objective or None for native, schedule)``."""
-    if isinstance(objective, str):
-        if objective != "native":
-            raise ValueError(
-                "objective must be 'native', a LambdaRankObjective/CompositeLambdaRankObjective "
-                f"or a mapping of composite weights, got {objective!r}"
-            )
-        return None, as_schedule(schedule) if schedule is not None else Constant(k)
-    if isinstance(objective, Mapping):
-        if labels is None:
-            raise ValueError(
-                "labels is required for a composite objective: pass labels={objective: column} "
-                f"with columns {sorted(objective)!r}"
-            )
-        for name in objective:
-            if name not in labels:
-                raise ValueError(
-                    f"labels is missing column {name!r} required by the composite objective "
-                    f"(labels has {sorted(labels)!r})"
-                )
-        from ltr.objectives import CompositeLambdaRankObjective
-
-        sched = as_schedule(schedule) if schedule is not None else None
-        obj = CompositeLambdaRankObjective(
-            dict(objective), {name: labels[name] for name in objective}, k=k, schedule=sched
-        )
-        return obj, sched if sched is not None else Constant(k)
-    if not callable(objective) or not hasattr(objective, "reset"):
-        raise TypeError(
-            "objective must be 'native', a LambdaRankObjective/CompositeLambdaRankObjective "
-            "(callable with reset()) or a mapping of composite weights, "
-            f"got {short_repr(objective)}"
-        )
-    obj = objective
-    own = getattr(obj, "schedule", None)
-    if schedule is not None:
-        sched = as_schedule(schedule)
-        if own is not None and as_schedule(own) != sched:
-            raise ValueError(
-                f"schedule is given twice: train(schedule={sched!r}) and the objective's "
-                f"schedule={own!r}; set it in one place"
-            )
-        if own is None:
-            obj = copy.copy(objective)
-            obj.schedule = sched
-    elif own is not None:
-        sched = as_schedule(own)
-    else:
-        obj_k = getattr(obj, "k", None)
-        sched = Constant(int(obj_k)) if isinstance(obj_k, Integral) and obj_k >= 1 else Constant(k)
-    weights = _composite_weights(obj)
-    if weights is not None:
-        obj_labels = getattr(obj, "labels", None)
-        if isinstance(obj_labels, Mapping):
-            for name in weights:
-                if name not in obj_labels:
-                    raise ValueError(
-                        f"the composite objective has no label column {name!r} "
-                        f"(its labels have {sorted(obj_labels)!r})"
-                    )
-                if len(obj_labels[name]) != n_rows:
-                    raise ValueError(
-                        f"the composite objective's label column {name!r} has "
-                        f"{len(obj_labels[name])} rows but X has {n_rows}"
-                    )
-    return obj, sched
 
 
 # ----------------------------------------------------------------------------
@@ -349,7 +213,7 @@ convention, random_state, n_jobs, progress, labels, feature_names
     weight = (
         None if sample_weight is None else check_weights(sample_weight, "sample_weight", n_rows)
     )
-    obj, sched = _resolve_objective(
+    obj, sched = resolve_objective(
         objective, k=k, schedule=schedule, labels=label_cols, n_rows=n_rows
     )
     if num_boost_round is None:
@@ -421,8 +285,8 @@ convention, random_state, n_jobs, progress, labels, feature_names
     if progress is not None and not isinstance(progress, (bool, np.bool_)):
         raise TypeError(f"progress must be a bool or None, got {short_repr(progress)}")
     show = bool(progress) if progress is not None else sys.stderr.isatty()
-    comp_w = _composite_weights(obj) if obj is not None else None
-    comp_g = _composite_gains(obj) if obj is not None else None
+    comp_w = composite_weights(obj) if obj is not None else None
+    comp_g = composite_gains(obj) if obj is not None else None
     if comp_w is not None:
         for ev in evals:
             if ev.labels is not None:
