@@ -15,6 +15,13 @@ Usage::
 
     python experiments/bench_ndcg.py            # 100,000 queries x 100 docs + MSLR-shaped set
     python experiments/bench_ndcg.py --quick    # 10,000 x 100, for a smoke run
+    python experiments/bench_ndcg.py --kernel   # the serial dcg kernel alone, CPU time per row
+    python experiments/bench_ndcg.py --kernel --kernel-file OLD_dcg.py   # another kernel version
+
+``--kernel`` times the serial kernel driver in process CPU time (steady on a
+busy machine, where wall-clock medians of the threaded path swing by 30%) on
+query shapes that take each selection path: short queries sorted whole in the
+insertion buffer, whole-list sorts, a small cut-off, and ``k > 48``.
 """
 
 from __future__ import annotations
@@ -167,6 +174,53 @@ def bench_set(name, y, s, offsets, *, repeats, ranx_queries, sklearn_queries, ou
           " (target <= ~3)", file=out)
 
 
+KERNEL_CASES = [
+    ("8-doc queries, k=10 (whole query, insertion buffer)", 8, 250_000, 10, 0),
+    ("30-doc queries, k=None (whole query, insertion buffer)", 30, 60_000, 0, 0),
+    ("100-doc queries, k=10 (insertion buffer)", 100, 20_000, 10, 0),
+    ("100-doc queries, k=None, stable ties (full sort)", 100, 20_000, 0, 0),
+    ("100-doc queries, k=None, averaged ties (full sort)", 100, 20_000, 0, 2),
+    ("100-doc queries, k=None, doc-id ties (full sort)", 100, 20_000, 0, 1),
+    ("1000-doc queries, k=100 (full sort)", 1000, 2_000, 100, 0),
+]
+
+
+def bench_kernel(kernel_file, repeats, out):
+    """CPU ns/row of the serial dcg driver (DCG and ideal DCG) for each KERNEL_CASES shape."""
+    if kernel_file:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("bench_dcg_kernel", kernel_file)
+        K = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = K  # numba's on-disk cache re-imports the module by name
+        spec.loader.exec_module(K)
+    else:
+        from ltr.kernels import _dcg as K
+    print(f"\n## serial dcg kernel ({kernel_file or 'ltr.kernels._dcg'}), CPU time, "
+          f"median of {repeats}", file=out)
+    print("\n| case | rows | CPU ns/row |\n|---|---:|---:|", file=out)
+    rng = np.random.default_rng(0)
+    for label, size, n_q, k, tie_mode in KERNEL_CASES:
+        offsets = np.arange(0, size * n_q + 1, size, dtype=np.int64)
+        n = size * n_q
+        y = rng.choice(5, size=n, p=[0.52, 0.32, 0.13, 0.02, 0.01]).astype(np.float64)
+        s = ties_like_a_model(rng, n)
+        keys = rng.permutation(n).astype(np.float64)
+        label_gain = 2.0 ** np.arange(32) - 1.0
+        length = size if k == 0 else min(k, size)
+        disc = 1.0 / np.log2(np.arange(2, length + 2))
+        d, i = np.zeros(n_q), np.zeros(n_q)
+        args = (y, s, np.empty(0), K.GAIN_EXP2, keys, tie_mode, y, 1, label_gain, disc, offsets,
+                k, d, i, True, True)
+        K._dcg_idcg_serial(*args)  # compile / load
+        times = []
+        for _ in range(repeats):
+            t0 = time.process_time()
+            K._dcg_idcg_serial(*args)
+            times.append(time.process_time() - t0)
+        print(f"| {label} | {n:,} | {statistics.median(times) / n * 1e9:.2f} |", file=out)
+
+
 class Tee:
     def __init__(self, *streams):
         self.streams = streams
@@ -185,7 +239,19 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="10,000 queries instead of 100,000")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--output", default=None, help="also write the tables to this markdown file")
+    parser.add_argument("--kernel", action="store_true",
+                        help="time the serial dcg kernel alone (CPU time), nothing else")
+    parser.add_argument("--kernel-file", default=None,
+                        help="with --kernel: a _dcg.py to time instead of ltr.kernels._dcg")
     args = parser.parse_args(argv)
+    if args.kernel:
+        out = sys.stdout
+        if args.output:
+            with open(args.output, "w") as fh:
+                bench_kernel(args.kernel_file, max(args.repeats, 9), Tee(sys.stdout, fh))
+        else:
+            bench_kernel(args.kernel_file, max(args.repeats, 9), out)
+        return
 
     n_q = 10_000 if args.quick else 100_000
     streams = [sys.stdout]

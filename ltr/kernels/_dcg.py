@@ -128,11 +128,14 @@ def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end
                 kb = src_k[b]
                 ia = src_i[a]
                 ib = src_i[b]
-                take_b = _after_earlier(kb, ib, ka, ia, tie_vals, start, use_tie)
-                dst_i[o] = ib if take_b else ia
-                dst_k[o] = kb if take_b else ka
-                b += int(take_b)
-                a += 1 - int(take_b)
+                if _after_earlier(kb, ib, ka, ia, tie_vals, start, use_tie):
+                    dst_i[o] = ib
+                    dst_k[o] = kb
+                    b += 1
+                else:
+                    dst_i[o] = ia
+                    dst_k[o] = ka
+                    a += 1
                 o += 1
             while a < mid:
                 dst_i[o] = src_i[a]
