@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ltr.metric_names import format_metric_name
+
 if TYPE_CHECKING:
     from ltr.engines._spec import TrainSpec
 
@@ -22,7 +24,7 @@ __all__ = ["Recorder"]
 
 
 def _metric_key(k: int) -> str:
-    return f"ndcg@{k}"
+    return format_metric_name("ndcg", k)
 
 
 class Recorder:
@@ -56,7 +58,8 @@ class Recorder:
         if spec.eval_sets:
             first = spec.eval_sets[0]
             composite = spec.composite_weights is not None and first.labels is not None
-            self.stop_metric = f"composite_ndcg@{stage_k}" if composite else _metric_key(stage_k)
+            metric = "composite_ndcg" if composite else "ndcg"
+            self.stop_metric = format_metric_name(metric, stage_k)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -87,9 +90,9 @@ class Recorder:
                     gains=gains or None,
                     convention=self.spec.convention,
                 )
-                out[f"composite_ndcg@{kk}"] = float(comp.total)
+                out[format_metric_name("composite_ndcg", kk)] = float(comp.total)
                 for name, value in comp.per_objective.items():
-                    out[f"ndcg@{kk}/{name}"] = float(value)
+                    out[format_metric_name("ndcg", kk, objective=name)] = float(value)
         hist = self.history[index]
         for key, value in out.items():
             hist.setdefault(key, []).append(value)
@@ -131,9 +134,11 @@ class Recorder:
 
     def _public_keys(self) -> set[str]:
         keys = {_metric_key(kk) for kk in self.spec.eval_at}
-        keys |= {f"composite_ndcg@{kk}" for kk in self.spec.eval_at}
+        keys |= {format_metric_name("composite_ndcg", kk) for kk in self.spec.eval_at}
         if self.spec.composite_weights:
             keys |= {
-                f"ndcg@{kk}/{n}" for kk in self.spec.eval_at for n in self.spec.composite_weights
+                format_metric_name("ndcg", kk, objective=n)
+                for kk in self.spec.eval_at
+                for n in self.spec.composite_weights
             }
         return keys
