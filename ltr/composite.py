@@ -1,7 +1,8 @@
 """Composite (multi-objective) and per-segment nDCG, and Bayesian smoothing.
 
 Built on :func:`ltr.metrics.ndcg`; :mod:`ltr.metrics` re-exports everything
-here, so ``from ltr.metrics import composite_ndcg`` keeps working.
+here (lazily, so that there is no import cycle), so
+``from ltr.metrics import composite_ndcg`` keeps working.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pandas as pd
 from ltr._gains import GainSpec
 from ltr._validation import check_1d_float, check_finite, check_offsets, check_real, short_repr
 from ltr.groups import resolve_groups
+from ltr.metrics import ndcg
 
 __all__ = ["CompositeNDCG", "composite_ndcg", "ndcg_by_segment", "smooth"]
 
@@ -122,8 +124,6 @@ def composite_ndcg(
         offsets = resolve_groups(n_rows, qid=qid, group=group).offsets
     else:
         offsets = check_offsets(offsets, "offsets", n_rows)
-    from ltr.metrics import ndcg  # ltr.metrics re-exports this module: import at call time
-
     per: dict[str, float] = {}
     for name in norm:
         per[name] = float(ndcg(labels[name], y_score, offsets=offsets, k=k,
@@ -190,8 +190,6 @@ def ndcg_by_segment(
             f"segments must have one value per row ({labels.size}) or per query ({n_q}), "
             f"got {seg.size}"
         )
-    from ltr.metrics import ndcg
-
     per_query = ndcg(labels, y_score, offsets=offsets, k=k, reduce=None, **ndcg_options)
     frame = pd.DataFrame({"segment": seg_q, "value": per_query})
     frame = frame[~np.isnan(frame["value"].to_numpy())]
