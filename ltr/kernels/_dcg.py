@@ -3,7 +3,7 @@
 One query at a time, the top ``m = min(k, n)`` documents are selected either
 with a small sorted insertion buffer (``m <= 48``: one pass over the query,
 most documents rejected by a single comparison; this also sorts short queries
-whole) or with a merge sort of the query's row indices (``m`` large).  Neither
+whole) or with a merge sort of the query's (score, row) pairs (``m`` large).  Neither
 allocates: the drivers allocate every buffer once per call, one set per block
 of queries (one block in the serial driver, one per thread in the parallel
 one), sized for the longest query that needs it.
@@ -30,7 +30,7 @@ TIES_AVERAGE = 2  # McSherry-Najork average over all orders of a tie group
 TIES_PESSIMISTIC = 3  # lowest gain first
 TIES_OPTIMISTIC = 4  # highest gain first
 
-# Queries whose cut-off exceeds this use a full sort instead of the buffer.
+# Selections of more rows than this (m = min(k, n)) use the merge sort, not the buffer.
 _BUFFER_MAX = 48
 _CHUNK = 64  # queries per chunk; chunks are dealt round-robin to the blocks
 _RUN = 4  # merge sort: insertion-sorted runs of this length (short: fewer mispredictions)
