@@ -27,9 +27,9 @@ import numpy as np
 import sklearn
 from sklearn.inspection import permutation_importance as sk_permutation_importance
 
-from ltr.datasets import make_ranking
 from ltr.inspection import permutation_importance
 from ltr.metrics import ndcg
+from ltr.synthetic import make_ranking
 
 
 def main(argv: list[str] | None = None) -> int:

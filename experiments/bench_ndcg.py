@@ -278,7 +278,7 @@ def main(argv=None):
     bench_set(f"uniform {n_q:,} x 100", y, s, offsets, repeats=args.repeats,
               ranx_queries=2_000, sklearn_queries=n_q if args.quick else 20_000, out=out)
 
-    from ltr.datasets import make_ranking
+    from ltr.synthetic import make_ranking
 
     data = make_ranking(2_000 if args.quick else 10_000, n_features=8, random_state=0)
     s2 = ties_like_a_model(np.random.default_rng(1), data.n_rows) + data.y * 0.5

@@ -43,9 +43,9 @@ import lightgbm as lgb
 import numba
 import numpy as np
 
-from ltr.datasets import make_ranking
 from ltr.objectives import LambdaRankObjective
 from ltr.sampling import TopKPairSampling
+from ltr.synthetic import make_ranking
 
 K = 20
 THREADS = 2  # default; --threads overrides (several values: one section each)

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 MICRO = """
 import time, numpy as np
 from ltr.metrics import ndcg
-from ltr.datasets import make_ranking
+from ltr.synthetic import make_ranking
 d = make_ranking(16, n_features=5, mean_docs=20, max_docs=60)
 s = np.random.default_rng(0).normal(size=d.n_rows)
 ndcg(d.y, s, offsets=d.offsets, k=[1, 5, 10])

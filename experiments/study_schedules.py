@@ -46,12 +46,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ltr.datasets import load_letor, make_ranking
+from ltr.datasets import load_letor
 from ltr.engines import train
 from ltr.metrics import ndcg
 from ltr.objectives import LambdaRankObjective
 from ltr.sampling import TopKPairSampling
 from ltr.schedules import Linear, Steps
+from ltr.synthetic import make_ranking
 
 DATA_DIR = ROOT.parent / "shared" / "data" / "lightgbm-lambdarank"
 KS = (1, 3, 5, 10, 20)

@@ -21,9 +21,9 @@ _EXPORTS: dict[str, str] = {
     "ndcg": "ltr.metrics",
     "dcg": "ltr.metrics",
     "idcg": "ltr.metrics",
-    "composite_ndcg": "ltr.metrics",
-    "ndcg_by_segment": "ltr.metrics",
-    "smooth": "ltr.metrics",
+    "composite_ndcg": "ltr.composite",
+    "ndcg_by_segment": "ltr.composite",
+    "smooth": "ltr.composite",
     "RankingData": "ltr.datasets",
     "load_letor": "ltr.datasets",
     "from_frame": "ltr.datasets",
@@ -62,13 +62,14 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy names
     from ltr.build import TrainSettings, build_training
+    from ltr.composite import composite_ndcg, ndcg_by_segment, smooth
     from ltr.datasets import RankingData, from_frame, load_letor, read_table
     from ltr.engines import RankingModel, train
     from ltr.estimator import GroupedRanker, LambdaMARTRanker
     from ltr.groups import QueryGroups, resolve_groups
     from ltr.inspection import PermutationImportance, permutation_importance
     from ltr.metric_names import parse_metric_name
-    from ltr.metrics import composite_ndcg, dcg, idcg, ndcg, ndcg_by_segment, smooth
+    from ltr.metrics import dcg, idcg, ndcg
     from ltr.objectives import CompositeLambdaRankObjective, LambdaRankObjective
     from ltr.relevance import (
         PRESETS,

@@ -1,8 +1,7 @@
 """Composite (multi-objective) and per-segment nDCG, and Bayesian smoothing.
 
-Built on :func:`ltr.metrics.ndcg`; :mod:`ltr.metrics` re-exports everything
-here (lazily, so that there is no import cycle), so
-``from ltr.metrics import composite_ndcg`` keeps working.
+Built on :func:`ltr.metrics.ndcg` (this module imports :mod:`ltr.metrics`,
+never the reverse).
 """
 
 from __future__ import annotations

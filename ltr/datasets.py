@@ -1,4 +1,4 @@
-"""Ranking data: one container, loaders for LETOR/LibSVM and pandas, a synthetic generator.
+"""Ranking data: one container and loaders for LETOR/LibSVM and pandas.
 
 :class:`RankingData` holds a dense feature matrix, graded labels and one
 integer query id per row with the rows of each query contiguous, so that
@@ -9,9 +9,8 @@ module consumes.  It is filled by
   LightGBM's side ``.query`` file of group sizes;
 * :func:`from_frame` -- a pandas DataFrame (for example from :func:`read_table`
   on a parquet/csv file);
-* :func:`make_ranking` -- a deterministic synthetic set shaped like
-  MSLR-WEB10K (docs per query, grade distribution, 136 features), with
-  optional per-objective label columns and per-query segments.
+* :func:`ltr.synthetic.make_ranking` -- a deterministic synthetic set shaped
+  like MSLR-WEB10K (it imports this module, never the reverse).
 """
 
 from __future__ import annotations
@@ -41,7 +40,6 @@ __all__ = [
     "RankingData",
     "from_frame",
     "load_letor",
-    "make_ranking",  # noqa: F822 (lazy, from ltr.synthetic)
     "read_table",
 ]
 
@@ -697,12 +695,3 @@ def from_frame(
         labels=extra,
         segments=seg,
     )
-
-
-def __getattr__(name: str) -> Any:
-    # The synthetic generator lives in ltr.synthetic (it builds RankingData); re-exported lazily.
-    if name == "make_ranking":
-        from ltr.synthetic import make_ranking
-
-        return make_ranking
-    raise AttributeError(f"module 'ltr.datasets' has no attribute {name!r}")

@@ -517,7 +517,8 @@ class LambdaMARTRanker(BaseEstimator):
         -------
         float
         """
-        from ltr.metrics import composite_ndcg, ndcg
+        from ltr.composite import composite_ndcg
+        from ltr.metrics import ndcg
 
         check_is_fitted(self)
         X, qid = _get_qid(f"{type(self).__name__}.score", X, qid, self.qid_column)

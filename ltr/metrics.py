@@ -27,11 +27,10 @@ documents and is unstable beyond; no option reproduces the latter, so the
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from numbers import Real
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -47,21 +46,14 @@ from ltr._validation import (
 from ltr.groups import resolve_groups
 from ltr.kernels import _dcg as K
 
-if TYPE_CHECKING:  # re-exported lazily at the bottom of this module
-    from ltr.composite import CompositeNDCG, composite_ndcg, ndcg_by_segment, smooth
-
 __all__ = [
     "CONVENTIONS",
-    "CompositeNDCG",
     "Convention",
     "MetricValue",
     "cg",
-    "composite_ndcg",
     "dcg",
     "idcg",
     "ndcg",
-    "ndcg_by_segment",
-    "smooth",
 ]
 
 DiscountSpec = str | Sequence[float] | np.ndarray | Callable[[np.ndarray], np.ndarray]
@@ -630,23 +622,3 @@ def cg(
     return _unnormalised("dcg", y_true, y_score, qid=qid, group=group, offsets=offsets, k=k,
                          gain=gain, discount=_no_discount, ties=ties, weights=weights,
                          doc_ids=doc_ids, reduce=reduce, convention=convention)
-
-
-# Composite and per-segment nDCG live in ltr.composite, which builds on ndcg above.
-# They are re-exported here lazily (PEP 562): ltr.composite imports this module, so an
-# import statement here would make an import cycle.
-_COMPOSITE_NAMES = ("CompositeNDCG", "composite_ndcg", "ndcg_by_segment", "smooth")
-
-
-def __getattr__(name: str) -> Any:
-    """Resolve the names re-exported from :mod:`ltr.composite` on first use."""
-    if name in _COMPOSITE_NAMES:
-        value = getattr(importlib.import_module("ltr.composite"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    """List the module's names, the lazy re-exports included."""
-    return sorted(set(globals()) | set(_COMPOSITE_NAMES))

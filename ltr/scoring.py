@@ -322,7 +322,7 @@ class NDCGScorer(_BaseScorer):
     def _composite(
         self, estimator: Any, y_true: Any, y_pred: np.ndarray, offsets: np.ndarray
     ) -> float:
-        from ltr.metrics import composite_ndcg
+        from ltr.composite import composite_ndcg
 
         weights = self.objectives or _find_param(estimator, "objectives")
         if weights is None:

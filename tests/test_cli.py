@@ -164,9 +164,9 @@ def test_train_writes_a_complete_self_describing_run_folder(finished_run):
 
 
 def test_final_metrics_match_an_independent_recomputation(finished_run):
-    from ltr.runs.data import load_data
-    from ltr.runs.config import load_config
     from ltr.engines import RankingModel
+    from ltr.runs.config import load_config
+    from ltr.runs.data import load_data
 
     run_dir, _ = finished_run
     cfg = load_config(run_dir / "config.yaml")
@@ -723,8 +723,8 @@ def test_reusing_a_run_whose_data_changed_is_refused(finished_run, tmp_path, cap
 
 
 def test_evaluate_a_model_file_on_a_csv(finished_run, tmp_path, capsys):
-    from ltr.runs.data import load_data
     from ltr.runs.config import load_config
+    from ltr.runs.data import load_data
 
     run_dir, _ = finished_run
     test = load_data(load_config(run_dir / "config.yaml"))["test"]

@@ -14,7 +14,8 @@ import pytest
 
 import ltr.datasets
 import ltr.synthetic
-from ltr.datasets import RankingData, from_frame, load_letor, make_ranking, read_table
+from ltr.datasets import RankingData, from_frame, load_letor, read_table
+from ltr.synthetic import make_ranking
 from ltr.testing import naive_parse_letor
 
 # ---------------------------------------------------------------------------

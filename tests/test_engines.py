@@ -11,11 +11,13 @@ import numpy as np
 import pytest
 import xgboost as xgb
 
-from ltr.datasets import load_letor, make_ranking
+from ltr.composite import composite_ndcg
+from ltr.datasets import load_letor
 from ltr.engines import RankingModel, train
-from ltr.metrics import composite_ndcg, ndcg
+from ltr.metrics import ndcg
 from ltr.objectives import LambdaRankObjective
 from ltr.schedules import Linear, Steps
+from ltr.synthetic import make_ranking
 
 N_FEATURES = 8
 

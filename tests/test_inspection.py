@@ -17,9 +17,10 @@ import pytest
 from sklearn.datasets import load_svmlight_file
 from sklearn.inspection import permutation_importance as sk_permutation_importance
 
+from ltr.composite import ndcg_by_segment
 from ltr.groups import resolve_groups
 from ltr.inspection import PermutationImportance, _within_query_permutations, permutation_importance
-from ltr.metrics import ndcg, ndcg_by_segment
+from ltr.metrics import ndcg
 from ltr.testing import deterministic_params
 
 LGB_PARAMS = deterministic_params("lightgbm", objective="lambdarank", num_leaves=15,
@@ -249,7 +250,7 @@ def test_within_query_permutation_stays_inside_queries():
 
 
 def test_within_query_gives_exactly_zero_for_a_query_constant_feature():
-    from ltr.datasets import make_ranking
+    from ltr.synthetic import make_ranking
 
     data = make_ranking(120, n_features=16, mean_docs=30, random_state=2)
     X, y, qid = data.X, data.y, data.qid

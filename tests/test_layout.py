@@ -67,9 +67,10 @@ def _modules() -> list[str]:
 def _layer(module: str) -> int | None:
     best = None
     for prefix, layer in LAYERS.items():
-        if module == prefix or module.startswith(prefix + "."):
-            if best is None or len(prefix) > len(best[0]):
-                best = (prefix, layer)
+        if (module == prefix or module.startswith(prefix + ".")) and (
+            best is None or len(prefix) > len(best[0])
+        ):
+            best = (prefix, layer)
     return None if best is None else best[1]
 
 

@@ -9,6 +9,8 @@ queries, one-document queries, k beyond the query length and weights.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -64,10 +66,10 @@ def test_real_scores_are_heavily_tied(real):
     # What the tie conventions see: documents sharing their score with another
     # document of the same query.  About 54 % of the rows on the slice, 58 % on the
     # full set (where only 4 % of all scores are distinct).
-    y, s, g = real["train"]
+    _y, s, g = real["train"]
     offsets = np.r_[0, np.cumsum(g)]
     tied = 0
-    for a, b in zip(offsets[:-1], offsets[1:]):
+    for a, b in itertools.pairwise(offsets):
         _, counts = np.unique(s[a:b], return_counts=True)
         tied += counts[counts > 1].sum()
     assert tied > 0.4 * len(s)
@@ -237,7 +239,7 @@ def test_trec_eval_convention_reproduces_pytrec_eval_ndcg_cut(request, source):
 
 def _ranx_eval(y, s, g, metric):
     ranx = pytest.importorskip("ranx")
-    docs, qids, qrels, run = _trec_inputs(y, s, g, 7)
+    _docs, _qids, qrels, run = _trec_inputs(y, s, g, 7)
     out = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metric, return_mean=False)
     return np.asarray(out)  # in query-id order, which is row order here
 

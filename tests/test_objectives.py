@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-
 import lightgbm as lgb
 import numpy as np
 import pytest
 
-from ltr.metrics import composite_ndcg, ndcg
+from ltr.composite import composite_ndcg
+from ltr.metrics import ndcg
 from ltr.objectives import CompositeLambdaRankObjective, LambdaRankObjective
 from ltr.sampling import TopKPairSampling
 from ltr.testing import F32_001, deterministic_params, naive_lambdarank
@@ -282,7 +282,7 @@ def test_composite_equals_weighted_sum_of_single_objectives():
 
 
 def test_composite_trains_with_lightgbm_and_beats_zero_model():
-    from ltr.datasets import make_ranking
+    from ltr.synthetic import make_ranking
 
     data = make_ranking(150, n_features=20, mean_docs=40, objectives=("watch", "share", "follow"),
                         random_state=3)

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from ltr._gains import parse_gain
+from ltr.composite import composite_ndcg, ndcg_by_segment
 from ltr.inspection import _check_random_state
-from ltr.metrics import composite_ndcg, dcg, ndcg, ndcg_by_segment
+from ltr.metrics import dcg, ndcg
 from ltr.objectives import LambdaRankObjective
 from ltr.sampling import TopKPairSampling
 

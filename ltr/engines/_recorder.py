@@ -68,7 +68,8 @@ class Recorder:
 
     def record(self, index: int, preds: np.ndarray) -> dict[str, float]:
         """Record the metrics of eval set *index* for the current round; returns them."""
-        from ltr.metrics import composite_ndcg, ndcg
+        from ltr.composite import composite_ndcg
+        from ltr.metrics import ndcg
 
         ev = self.spec.eval_sets[index]
         scores = np.asarray(preds, dtype=np.float64).reshape(-1)

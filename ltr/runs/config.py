@@ -83,7 +83,7 @@ class _Section(BaseModel):
 
 
 class SyntheticConfig(_Section):
-    """Options of the deterministic synthetic generator ``ltr.datasets.make_ranking``."""
+    """Options of the deterministic synthetic generator ``ltr.synthetic.make_ranking``."""
 
     n_queries: int = Field(300, ge=3, description="number of queries (split into train/valid/test)")
     n_features: int = Field(20, ge=1, description="number of features")

@@ -136,7 +136,7 @@ def load_data(cfg: RunConfig) -> dict[str, RankingData]:
     data = cfg.data
     sets: dict[str, RankingData] = {}
     if data.source == "synthetic":
-        from ltr.datasets import make_ranking
+        from ltr.synthetic import make_ranking
 
         s = data.synthetic
         full = make_ranking(

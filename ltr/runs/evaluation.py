@@ -84,7 +84,7 @@ def stage_metrics(model: Any, run_dir: Path) -> list[dict[str, Any]]:
 def compute_metrics(
     cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path
 ) -> dict[str, Any]:
-    from ltr.metrics import composite_ndcg, ndcg_by_segment
+    from ltr.composite import composite_ndcg, ndcg_by_segment
 
     ev = cfg.evaluation
     scores = {
