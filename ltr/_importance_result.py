@@ -77,7 +77,8 @@ class PermutationImportance:
     segment_labels : list or None
         Segment categories, when ``segments`` was given.
     segment_baseline : ndarray of shape (n_segments,) or (n_k, n_segments), or None
-    segment_importances : ndarray of shape (n_segments, n_features, n_repeats) (k axis first when several), or None
+    segment_importances : ndarray of shape (n_segments, n_features, n_repeats), or None
+        Per-segment importances, the k axis first when several cut-offs were asked for.
     ndcg_options : dict
         The extra nDCG options used (``gain``, ``ties``, ...), for the record.
     n_rows_predicted : int
@@ -308,7 +309,9 @@ class PermutationImportance:
             write_atomic(path, text + "\n")
         return text
 
-    def plot(self, path: str | Path | None = None, *, top: int | None = 30, k: int | None = None) -> Any:
+    def plot(
+        self, path: str | Path | None = None, *, top: int | None = 30, k: int | None = None
+    ) -> Any:
         """Horizontal bars of mean ΔnDCG (largest on top) with 95 % interval error bars.
 
         Parameters
@@ -345,8 +348,10 @@ class PermutationImportance:
         ax.set_yticklabels(names, fontsize=8)
         ax.axvline(0.0, color="#888888", linewidth=0.8)
         ax.set_xlabel(f"ΔnDCG@{res.ks[0]} (baseline {res.baseline:.4f})")
-        ax.set_title(f"Permutation importance ({res.strategy}, {res.n_repeats} repeats, seed {res.seed})",
-                     fontsize=10)
+        ax.set_title(
+            f"Permutation importance ({res.strategy}, {res.n_repeats} repeats, seed {res.seed})",
+            fontsize=10,
+        )
         fig.tight_layout()
         if path is not None:
             buf = io.BytesIO()
@@ -370,7 +375,8 @@ class PermutationImportance:
             f"- baseline: {base}",
             f"- strategy: `{self.strategy}`"
             + (
-                " (rows permuted only inside their query: query-level features score 0 by construction)"
+                " (rows permuted only inside their query:"
+                " query-level features score 0 by construction)"
                 if self.strategy == "within_query"
                 else " (rows permuted across all queries, as scikit-learn)"
             ),

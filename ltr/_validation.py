@@ -37,10 +37,14 @@ def short_repr(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+def check_int(
+    value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     """Return *value* as ``int`` after checking its type and bounds."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an integer, got {short_repr(value)} ({type(value).__name__})")
+        raise TypeError(
+            f"{name} must be an integer, got {short_repr(value)} ({type(value).__name__})"
+        )
     value = int(value)
     if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
@@ -59,7 +63,9 @@ def check_real(
 ) -> float:
     """Return *value* as ``float`` after checking its type, finiteness and bounds."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a real number, got {short_repr(value)} ({type(value).__name__})")
+        raise TypeError(
+            f"{name} must be a real number, got {short_repr(value)} ({type(value).__name__})"
+        )
     value = float(value)
     if not np.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
@@ -84,11 +90,15 @@ def check_1d_float(values: Any, name: str, *, allow_empty: bool = False) -> np.n
     try:
         arr = np.asarray(values)
     except Exception as exc:  # pragma: no cover - exotic inputs
-        raise TypeError(f"{name} must be an array-like of numbers, got {short_repr(values)}") from exc
+        raise TypeError(
+            f"{name} must be an array-like of numbers, got {short_repr(values)}"
+        ) from exc
     if arr.dtype == object or not (
         np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
     ):
-        raise TypeError(f"{name} must contain numbers, got dtype {arr.dtype} ({short_repr(values)})")
+        raise TypeError(
+            f"{name} must contain numbers, got dtype {arr.dtype} ({short_repr(values)})"
+        )
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.size == 0 and not allow_empty:
@@ -122,7 +132,7 @@ def check_same_length(n: int, arr: np.ndarray, name: str, reference: str) -> Non
 
 
 def is_sparse(X: Any) -> bool:
-    """True for a scipy sparse matrix (duck-typed: ``tocsr`` and ``nnz``)."""
+    """Return whether *X* is a scipy sparse matrix (duck-typed: ``tocsr`` and ``nnz``)."""
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
 
@@ -247,10 +257,11 @@ def check_weights(w: Any, name: str, n_rows: int) -> np.ndarray:
 
 
 def check_label_columns(labels: Any, name: str, n_rows: int) -> dict[str, np.ndarray]:
-    """Mapping objective -> label column, each checked by :func:`check_labels`."""
+    """Return the mapping objective -> label column, each checked by :func:`check_labels`."""
     if not isinstance(labels, Mapping) or len(labels) == 0:
         raise TypeError(
-            f"{name} must be a non-empty mapping objective -> label column, got {short_repr(labels)}"
+            f"{name} must be a non-empty mapping objective -> label column, "
+            f"got {short_repr(labels)}"
         )
     out: dict[str, np.ndarray] = {}
     for key, column in labels.items():
@@ -270,14 +281,15 @@ def check_eval_at(eval_at: Any, name: str = "eval_at") -> tuple[int, ...]:
         eval_at = (eval_at,)
     if isinstance(eval_at, (str, bytes)) or not isinstance(eval_at, Sequence) or len(eval_at) == 0:
         raise TypeError(
-            f"{name} must be a non-empty sequence of cut-offs (ints >= 1), got {short_repr(eval_at)}"
+            f"{name} must be a non-empty sequence of cut-offs (ints >= 1), "
+            f"got {short_repr(eval_at)}"
         )
     ks = [check_int(k, f"{name}[{i}]", minimum=1) for i, k in enumerate(eval_at)]
     return tuple(dict.fromkeys(ks))
 
 
 def check_seed(random_state: Any, name: str = "random_state") -> int | None:
-    """The one ``random_state`` -> seed rule: an int >= 0, or None for None.
+    """Apply the one ``random_state`` -> seed rule: an int >= 0, or None for None.
 
     A ``numpy.random.RandomState`` or ``Generator`` is advanced by one draw in
     ``[0, 2**31 - 1)``, so the same generator state gives the same seed.
@@ -308,7 +320,12 @@ def check_objective_weights(weights: Any, name: str = "objectives") -> dict[str,
     for key, w in weights.items():
         if not isinstance(key, str):
             raise TypeError(f"{name} keys must be label names (str), got {key!r}")
-        if isinstance(w, (bool, np.bool_)) or not isinstance(w, Real) or not np.isfinite(w) or w < 0:
+        if (
+            isinstance(w, (bool, np.bool_))
+            or not isinstance(w, Real)
+            or not np.isfinite(w)
+            or w < 0
+        ):
             raise ValueError(f"{name}[{key!r}] must be a finite weight >= 0, got {w!r}")
         out[key] = float(w)
     if sum(out.values()) <= 0:

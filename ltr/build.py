@@ -97,7 +97,7 @@ class TrainSettings:
     early_stopping_rounds: int | None = None
 
     def replace(self, **changes: Any) -> TrainSettings:
-        """A copy with *changes* applied (unknown names are an error)."""
+        """Return a copy with *changes* applied (unknown names are an error)."""
         unknown = sorted(set(changes) - {f.name for f in dataclasses.fields(self)})
         if unknown:
             raise ValueError(
@@ -146,7 +146,9 @@ def engine_params(settings: TrainSettings) -> dict[str, Any]:
             "learning_rate": rate,
             "num_leaves": leaves,
             "max_depth": depth if depth > 0 else -1,
-            "min_data_in_leaf": check_int(settings.min_child_samples, "min_child_samples", minimum=0),
+            "min_data_in_leaf": check_int(
+                settings.min_child_samples, "min_child_samples", minimum=0
+            ),
         }
     elif settings.engine == "xgboost":
         params = {"learning_rate": rate, "max_leaves": leaves}

@@ -40,7 +40,15 @@ from ltr.runs.commands import (
 )
 from ltr.runs.config import ConfigError, RunError, RunInterrupted, dump_config, load_config
 
-__all__ = ["EXIT_ALERT", "EXIT_ERROR", "EXIT_OK", "EXIT_USAGE", "build_parser", "console_main", "main"]
+__all__ = [
+    "EXIT_ALERT",
+    "EXIT_ERROR",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "build_parser",
+    "console_main",
+    "main",
+]
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -71,7 +79,8 @@ def _add_set(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config field, e.g. --set model.rounds=20 --set objective.schedule.steps[0].k=3 "
+        help="override a config field, e.g. --set model.rounds=20 "
+        "--set objective.schedule.steps[0].k=3 "
         "(VALUE is parsed as YAML; repeatable)",
     )
 
@@ -91,7 +100,10 @@ def _add_progress(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``ltr`` argument parser (subcommands train, evaluate, importance, tune, report, validate)."""
+    """Build the ``ltr`` argument parser.
+
+    Subcommands: train, evaluate, importance, tune, report, validate.
+    """
     parser = _Parser(
         prog="ltr",
         description="Config-driven learning-to-rank runs on LightGBM/XGBoost (see docs/cli.md).",
@@ -389,7 +401,8 @@ def _main(parser: argparse.ArgumentParser, argv: list[str], debug: bool) -> int:
         if debug:
             raise
         print(
-            f"ltr: error: {type(exc).__name__}: {_one_line(exc)} (rerun with --debug for the traceback)",
+            f"ltr: error: {type(exc).__name__}: {_one_line(exc)} "
+            "(rerun with --debug for the traceback)",
             file=sys.stderr,
         )
         return 1

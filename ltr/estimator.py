@@ -282,7 +282,7 @@ class LambdaMARTRanker(BaseEstimator):
         return None if self.objectives is None else check_objective_weights(self.objectives)
 
     def _settings(self) -> TrainSettings:
-        """The one builder's settings: every training parameter of this estimator."""
+        """Return the one builder's settings: every training parameter of this estimator."""
         return TrainSettings(
             engine=self.engine,
             n_estimators=self.n_estimators,

@@ -1,11 +1,11 @@
-"""Permutation feature importance measured as ΔnDCG, query-aware.
+r"""Permutation feature importance measured as ΔnDCG, query-aware.
 
 The importance of a feature (or of a named group of features) is the drop of
 nDCG@k when its column is shuffled:
 
 .. math::
 
-    \\mathrm{imp}_{j,r} = \\mathrm{nDCG@k}(y, f(X)) - \\mathrm{nDCG@k}(y, f(X^{(j,r)}))
+    \mathrm{imp}_{j,r} = \mathrm{nDCG@k}(y, f(X)) - \mathrm{nDCG@k}(y, f(X^{(j,r)}))
 
 where :math:`X^{(j,r)}` is ``X`` with column ``j`` permuted by the ``r``-th
 row permutation.  nDCG is :func:`ltr.metrics.ndcg` averaged over queries, with
@@ -147,7 +147,7 @@ def _check_X(X: Any, feature_names: Sequence[str] | None) -> tuple[bool, list[An
 
 
 def _check_max_queries(max_queries: Any, n_queries: int) -> int | None:
-    """Number of queries to evaluate (None: all)."""
+    """Return the number of queries to evaluate (None: all)."""
     if max_queries is None:
         return None
     if isinstance(max_queries, (bool, np.bool_)) or not isinstance(max_queries, Real):
@@ -230,8 +230,10 @@ def _prepare_ndcg_options(
     opts: dict[str, Any], n_rows: int, rows: np.ndarray | None, n_queries: int,
     queries: np.ndarray | None,
 ) -> dict[str, Any]:
-    """Reorder/subset array options: ``weights`` has one entry per query (in order of
-    first appearance), ``doc_ids`` one per row."""
+    """Reorder/subset the array options to the evaluated queries.
+
+    ``weights`` has one entry per query (in order of first appearance), ``doc_ids`` one per row.
+    """
     for bad in ("qid", "group", "offsets", "y_true", "y_score", "reduce"):
         if bad in opts:
             raise TypeError(f"{bad} is not an nDCG option of permutation_importance")
@@ -257,8 +259,11 @@ def _prepare_ndcg_options(
 # Permutations
 # --------------------------------------------------------------------------- #
 def _global_permutations(n: int, n_repeats: int, seed: int) -> list[np.ndarray]:
-    """Exactly scikit-learn's: one index array shuffled in place per repeat, applied to
-    the already-permuted column, so repeat ``r`` reads ``col[s_1[s_2[...s_r]]]``."""
+    """Return scikit-learn's global permutations, exactly.
+
+    One index array is shuffled in place per repeat and applied to the already-permuted
+    column, so repeat ``r`` reads ``col[s_1[s_2[...s_r]]]``.
+    """
     rs = np.random.RandomState(seed)
     shuffling_idx = np.arange(n)
     current = np.arange(n)
@@ -502,7 +507,7 @@ def permutation_importance(
         return out
 
     def evaluate(scores: np.ndarray) -> np.ndarray:
-        """nDCG per k, then per segment per k: shape (n_k, 1 + n_segments)."""
+        """NDCG per k, then per segment per k: shape (n_k, 1 + n_segments)."""
         out = np.empty((len(ks), 1 + (len(seg_index) if seg_index else 0)))
         with _KERNEL_LOCK:
             val = ndcg(ys, scores, offsets=offsets, k=list(ks), **opts)
@@ -588,7 +593,9 @@ def permutation_importance(
     show = sys.stderr.isatty() if progress is None else bool(progress)
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(feat_cols), desc="permutation importance", unit="feature", disable=not show)
+    bar = tqdm(
+        total=len(feat_cols), desc="permutation importance", unit="feature", disable=not show
+    )
     try:
         if n_jobs is None or n_jobs == 1 or len(feat_cols) == 1:
             results = []
@@ -616,7 +623,8 @@ def permutation_importance(
     seg_base = seg_imp = None
     if seg_index:
         seg_base = base_eval[:, 1:].copy()  # (n_k, n_seg)
-        seg_imp = np.ascontiguousarray(delta[..., 1:].transpose(2, 3, 0, 1))  # (n_k, n_seg, n_feat, n_rep)
+        # (n_k, n_seg, n_feat, n_rep)
+        seg_imp = np.ascontiguousarray(delta[..., 1:].transpose(2, 3, 0, 1))
 
     return PermutationImportance(
         _baseline=base_eval[:, 0].copy(),

@@ -1,4 +1,4 @@
-"""LambdaRank objectives usable as custom objectives in LightGBM and XGBoost.
+r"""LambdaRank objectives usable as custom objectives in LightGBM and XGBoost.
 
 :class:`LambdaRankObjective` computes LambdaRank gradients and hessians from
 flat scores, labels and query offsets with numba kernels
@@ -29,11 +29,11 @@ score, stable for ties) is
 
 .. math::
 
-    |\\Delta| = \\frac{(g_{high} - g_{low}) |d(r_{high}) - d(r_{low})|}
-                     {\\mathrm{maxDCG@k}}, \\quad d(r) = \\frac{1}{\\log_2(2 + r)},
+    |\Delta| = \frac{(g_{high} - g_{low}) |d(r_{high}) - d(r_{low})|}
+                     {\mathrm{maxDCG@k}}, \quad d(r) = \frac{1}{\log_2(2 + r)},
 
-    \\rho = \\frac{1}{1 + e^{\\sigma (s_{high} - s_{low})}},\\quad
-    \\lambda = -\\sigma \\rho |\\Delta|,\\quad h = \\sigma^2 \\rho (1 - \\rho) |\\Delta|,
+    \rho = \frac{1}{1 + e^{\sigma (s_{high} - s_{low})}},\quad
+    \lambda = -\sigma \rho |\Delta|,\quad h = \sigma^2 \rho (1 - \rho) |\Delta|,
 
 summed over pairs with different labels where at least one document is in the
 current top ``k``; with ``norm=True`` ``|Delta|`` is divided by
@@ -253,7 +253,7 @@ class _LambdaRankBase:
         self.iteration = check_int(iteration, "iteration", minimum=0)
 
     def k_at(self, iteration: int) -> int:
-        """Truncation level used in round ``iteration`` (``schedule(iteration)`` or ``k``)."""
+        """Return the truncation level of round ``iteration`` (``schedule(iteration)`` or ``k``)."""
         if self.schedule is None:
             return self.k
         k = self.schedule(iteration)
@@ -291,7 +291,7 @@ class _LambdaRankBase:
         self, label_cols: list[np.ndarray], specs: list[tuple[str, np.ndarray | None]],
         names: list[str], offsets: np.ndarray, k: int,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Validated ``(labels2d, gains2d, inv_idcg)``, cached across rounds."""
+        """Return the validated ``(labels2d, gains2d, inv_idcg)``, cached across rounds."""
         p = self._prep
         if (
             p is not None
@@ -549,10 +549,13 @@ class CompositeLambdaRankObjective(_LambdaRankBase):
         super().__init__(k, sigma, norm, sampling, schedule, sigmoid, random_state)
         if not isinstance(objectives, Mapping) or len(objectives) == 0:
             raise ValueError(
-                f"objectives must be a non-empty mapping name -> weight, got {short_repr(objectives)}"
+                "objectives must be a non-empty mapping name -> weight, "
+                f"got {short_repr(objectives)}"
             )
         if not isinstance(labels, Mapping):
-            raise TypeError(f"labels must be a mapping name -> label column, got {short_repr(labels)}")
+            raise TypeError(
+                f"labels must be a mapping name -> label column, got {short_repr(labels)}"
+            )
         names = [str(name) for name in objectives]
         weights = []
         for name in objectives:
@@ -574,7 +577,9 @@ class CompositeLambdaRankObjective(_LambdaRankBase):
         self.gains = gains
         self._names = names
         self._weights = np.asarray(weights, dtype=np.float64)
-        self._specs = [_check_gain(gains.get(name, "exp2"), f"gains[{name!r}]") for name in objectives]
+        self._specs = [
+            _check_gain(gains.get(name, "exp2"), f"gains[{name!r}]") for name in objectives
+        ]
         cols = []
         n_rows = None
         for name, spec in zip(objectives, self._specs):
@@ -591,10 +596,11 @@ class CompositeLambdaRankObjective(_LambdaRankBase):
 
     def __repr__(self) -> str:
         return (
-            f"CompositeLambdaRankObjective(objectives={self.objectives!r}, labels=<{len(self._cols)} "
-            f"columns>, gains={self.gains!r}, k={self.k!r}, sigma={self.sigma!r}, "
-            f"norm={self.norm!r}, sampling={self.sampling!r}, schedule={self.schedule!r}, "
-            f"sigmoid={self.sigmoid!r}, random_state={self.random_state!r})"
+            f"CompositeLambdaRankObjective(objectives={self.objectives!r}, "
+            f"labels=<{len(self._cols)} columns>, gains={self.gains!r}, k={self.k!r}, "
+            f"sigma={self.sigma!r}, norm={self.norm!r}, sampling={self.sampling!r}, "
+            f"schedule={self.schedule!r}, sigmoid={self.sigmoid!r}, "
+            f"random_state={self.random_state!r})"
         )
 
     def _columns(self, labels: Any) -> list[np.ndarray]:

@@ -101,7 +101,9 @@ class ThresholdGrades:
         right: bool = False,
     ) -> None:
         if isinstance(bins, (str, bytes)) or not isinstance(bins, Sequence):
-            raise TypeError(f"bins must be a sequence of (upper, grade) pairs, got {short_repr(bins)}")
+            raise TypeError(
+                f"bins must be a sequence of (upper, grade) pairs, got {short_repr(bins)}"
+            )
         if len(bins) == 0:
             raise ValueError("bins is empty: give at least one (upper, grade) pair")
         thresholds: list[float] = []
@@ -242,7 +244,9 @@ class CategoricalGrades:
         missing: float | None = None,
     ) -> None:
         if not isinstance(mapping, Mapping):
-            raise TypeError(f"mapping must be a mapping category -> grade, got {short_repr(mapping)}")
+            raise TypeError(
+                f"mapping must be a mapping category -> grade, got {short_repr(mapping)}"
+            )
         if len(mapping) == 0:
             raise ValueError("mapping is empty: give at least one category -> grade entry")
         table: dict[Hashable, float] = {}
@@ -310,7 +314,10 @@ class CategoricalGrades:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-data form: ``{"type": "categorical", "map": {...}, "default": ..., "missing": ...}``."""
+        """Return the plain-data form.
+
+        ``{"type": "categorical", "map": {...}, "default": ..., "missing": ...}``.
+        """
         return {
             "type": "categorical",
             "map": {key: _grade_out(g) for key, g in self._map.items()},
@@ -370,7 +377,9 @@ class GradeMapping:
 
     __slots__ = ("_combine", "_rules")
 
-    def __init__(self, rules: Mapping[str, Grader | Mapping[str, Any]], *, combine: str = "max") -> None:
+    def __init__(
+        self, rules: Mapping[str, Grader | Mapping[str, Any]], *, combine: str = "max"
+    ) -> None:
         if not isinstance(rules, Mapping):
             raise TypeError(f"rules must be a mapping column -> grader, got {short_repr(rules)}")
         if len(rules) == 0:
@@ -465,7 +474,9 @@ class GradeMapping:
                 raise ValueError(f"unknown grade preset {data!r}; known: {sorted(PRESETS)!r}")
             return PRESETS[data]
         if not isinstance(data, Mapping):
-            raise TypeError(f"grade mapping must be a mapping or preset name, got {short_repr(data)}")
+            raise TypeError(
+                f"grade mapping must be a mapping or preset name, got {short_repr(data)}"
+            )
         if "rules" not in data:
             raise ValueError(f"grade mapping needs 'rules', got keys {sorted(data)!r}")
         unknown = set(data) - {"rules", "combine"}
@@ -537,8 +548,10 @@ def from_dict(data: Mapping[str, Any] | str) -> GradeMapping | Grader:
     return _grader_from_dict(data)
 
 
-def apply_mappings(values: Any, mappings: Mapping[str, GradeMapping | str | Mapping[str, Any]]) -> dict[str, np.ndarray]:
-    """Label columns per objective: ``{objective: mapping(values)}``.
+def apply_mappings(
+    values: Any, mappings: Mapping[str, GradeMapping | str | Mapping[str, Any]]
+) -> dict[str, np.ndarray]:
+    """Return the label columns per objective: ``{objective: mapping(values)}``.
 
     Parameters
     ----------
@@ -553,7 +566,10 @@ def apply_mappings(values: Any, mappings: Mapping[str, GradeMapping | str | Mapp
         Ready for ``labels=`` of a composite objective and ``composite_ndcg``.
     """
     if not isinstance(mappings, Mapping) or len(mappings) == 0:
-        raise ValueError(f"mappings must be a non-empty mapping objective -> GradeMapping, got {short_repr(mappings)}")
+        raise ValueError(
+            "mappings must be a non-empty mapping objective -> GradeMapping, "
+            f"got {short_repr(mappings)}"
+        )
     out: dict[str, np.ndarray] = {}
     for name, mapping in mappings.items():
         if not isinstance(mapping, GradeMapping):
@@ -578,7 +594,9 @@ PRESETS: Mapping[str, GradeMapping] = MappingProxyType(
         ),
         "ecommerce": GradeMapping(
             {
-                "event": CategoricalGrades({"impression": 1, "click": 2, "cart": 4, "order_kept": 5}),
+                "event": CategoricalGrades(
+                    {"impression": 1, "click": 2, "cart": 4, "order_kept": 5}
+                ),
                 "dwell_seconds": ThresholdGrades([(30.0, 0)], above=3, right=True),
             },
             combine="max",

@@ -66,7 +66,7 @@ def _sampling(cfg: RunConfig) -> Any:
 
 
 def settings_from_config(cfg: RunConfig) -> TrainSettings:
-    """The :class:`~ltr.build.TrainSettings` a config describes.
+    """Return the :class:`~ltr.build.TrainSettings` a config describes.
 
     Parameters
     ----------
@@ -105,7 +105,7 @@ def settings_from_config(cfg: RunConfig) -> TrainSettings:
 
 
 def ranker_from_settings(settings: TrainSettings, *, eval_at: tuple[int, ...] = (10,)) -> Any:
-    """A :class:`~ltr.estimator.LambdaMARTRanker` with exactly *settings*."""
+    """Return a :class:`~ltr.estimator.LambdaMARTRanker` with exactly *settings*."""
     import dataclasses
 
     from ltr.estimator import LambdaMARTRanker
@@ -115,7 +115,11 @@ def ranker_from_settings(settings: TrainSettings, *, eval_at: tuple[int, ...] = 
 
 
 def search_distributions(space: Mapping[str, Any]) -> dict[str, Any]:
-    """``{name: [values]}`` or ``{name: {dist: uniform|loguniform|randint, low, high}}`` -> scipy objects."""
+    """Turn a search space into scikit-learn's ``param_distributions``.
+
+    ``{name: [values]}`` stays a list; ``{name: {dist: uniform|loguniform|randint, low, high}}``
+    becomes the scipy distribution.
+    """
     from scipy import stats
 
     out: dict[str, Any] = {}
@@ -135,20 +139,23 @@ def search_distributions(space: Mapping[str, Any]) -> dict[str, Any]:
             or not low < high
         ):
             raise RunError(
-                f"search.param_distributions.{name}: needs numeric low < high, got low={low!r}, high={high!r}"
+                f"search.param_distributions.{name}: needs numeric low < high, "
+                f"got low={low!r}, high={high!r}"
             )
         if dist == "uniform":
             out[name] = stats.uniform(low, high - low)
         elif dist == "loguniform":
             if low <= 0:
                 raise RunError(
-                    f"search.param_distributions.{name}.low: must be > 0 for loguniform, got {low!r}"
+                    f"search.param_distributions.{name}.low: must be > 0 for loguniform, "
+                    f"got {low!r}"
                 )
             out[name] = stats.loguniform(low, high)
         elif dist == "randint":
             out[name] = stats.randint(int(low), int(high) + 1)
         else:
             raise RunError(
-                f"search.param_distributions.{name}.dist: must be uniform, loguniform or randint, got {dist!r}"
+                f"search.param_distributions.{name}.dist: must be uniform, loguniform or randint, "
+                f"got {dist!r}"
             )
     return out

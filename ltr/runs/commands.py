@@ -108,7 +108,7 @@ class RunResult:
 
 
 def _native_model_name(engine: str) -> str:
-    return "model.txt" if engine == "lightgbm" else "model.ubj"
+    return "model.lightgbm.txt" if engine == "lightgbm" else "model.xgboost.json"
 
 
 def validate(
@@ -196,7 +196,8 @@ def _load_checked(cfg: RunConfig) -> dict[str, RankingData]:
     sets = load_data(cfg)
     if "valid" not in sets and cfg.model.early_stopping_rounds is not None:
         raise RunError(
-            "model.early_stopping_rounds: needs a validation set (data.valid or data.split.valid > 0)"
+            "model.early_stopping_rounds: needs a validation set "
+            "(data.valid or data.split.valid > 0)"
         )
     if cfg.importance.enabled:
         importance_features(cfg, sets[importance_set(cfg, sets)])

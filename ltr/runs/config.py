@@ -129,7 +129,7 @@ class ObjectiveColumnConfig(_Section):
         return value
 
     def grade_mapping(self) -> Any:
-        """The ``ltr.relevance.GradeMapping`` (None when ``grades`` is not set)."""
+        """Return the ``ltr.relevance.GradeMapping`` (None when ``grades`` is not set)."""
         if self.grades is None:
             return None
         from ltr.relevance import GradeMapping
@@ -591,22 +591,24 @@ def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
 
 
 def _check_consistency(cfg: RunConfig, label: str | None) -> None:
-    """Checks that span sections (pydantic validators see one section at a time)."""
+    """Run the checks that span sections (pydantic validators see one section at a time)."""
     where = f"{label}: " if label else ""
     obj, data = cfg.objective, cfg.data
     if obj.type == "native":
         if obj.sampling is not None:
             raise ConfigError(
-                f"{where}objective.sampling: pair sampling needs objective.type 'lambdarank', got 'native'"
+                f"{where}objective.sampling: pair sampling needs objective.type 'lambdarank', "
+                "got 'native'"
             )
         if obj.composite:
             raise ConfigError(
-                f"{where}objective.composite: the composite objective needs objective.type 'lambdarank', got 'native'"
+                f"{where}objective.composite: the composite objective needs "
+                "objective.type 'lambdarank', got 'native'"
             )
         if obj.schedule is not None and obj.schedule.linear is not None:
             raise ConfigError(
-                f"{where}objective.schedule.linear: a linear schedule changes k every round and needs "
-                "objective.type 'lambdarank'; use 'steps' with the native objective"
+                f"{where}objective.schedule.linear: a linear schedule changes k every round "
+                "and needs objective.type 'lambdarank'; use 'steps' with the native objective"
             )
     if obj.composite and not data.objectives:
         raise ConfigError(
@@ -618,8 +620,8 @@ def _check_consistency(cfg: RunConfig, label: str | None) -> None:
         and cfg.model.rounds != obj.schedule.n_rounds
     ):
         raise ConfigError(
-            f"{where}model.rounds: {cfg.model.rounds} disagrees with objective.schedule, which defines "
-            f"{obj.schedule.n_rounds} rounds (drop model.rounds or make them equal)"
+            f"{where}model.rounds: {cfg.model.rounds} disagrees with objective.schedule, "
+            f"which defines {obj.schedule.n_rounds} rounds (drop model.rounds or make them equal)"
         )
     if cfg.evaluation.per_segment and data.source in ("letor",):
         raise ConfigError(f"{where}evaluation.per_segment: LETOR files have no segment column")
@@ -636,12 +638,14 @@ def _check_consistency(cfg: RunConfig, label: str | None) -> None:
             for attr in ("column", "grades"):
                 if getattr(oc, attr) is not None:
                     raise ConfigError(
-                        f"{where}data.objectives.{name}.{attr}: synthetic data grades each objective "
-                        f"itself; {attr} applies to tabular data (parquet/csv), got {_got(getattr(oc, attr))}"
+                        f"{where}data.objectives.{name}.{attr}: synthetic data grades each "
+                        f"objective itself; {attr} applies to tabular data (parquet/csv), "
+                        f"got {_got(getattr(oc, attr))}"
                     )
     if data.source == "letor" and data.objectives:
         raise ConfigError(
-            f"{where}data.objectives: LETOR files hold one label; objectives need parquet/csv or synthetic"
+            f"{where}data.objectives: LETOR files hold one label; "
+            "objectives need parquet/csv or synthetic"
         )
     if data.source == "synthetic" and data.synthetic.max_docs < data.synthetic.mean_docs:
         raise ConfigError(
@@ -710,7 +714,7 @@ def config_to_dict(cfg: RunConfig, *, include_versions: bool = True) -> dict[str
 
 
 def dump_config(cfg: RunConfig) -> str:
-    """The resolved config as YAML text (loadable again with :func:`parse_config`)."""
+    """Return the resolved config as YAML text (loadable again with :func:`parse_config`)."""
     yaml = import_yaml()
     return yaml.safe_dump(config_to_dict(cfg), sort_keys=False, default_flow_style=None)
 

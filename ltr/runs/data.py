@@ -76,8 +76,8 @@ def _read_tabular(cfg: RunConfig, path: str, set_name: str) -> RankingData:
                 for col in mapping.columns:
                     if col not in df.columns:
                         raise RunError(
-                            f"data.objectives.{name}.grades: raw column {col!r} not found in {path} "
-                            f"(columns: {shown})"
+                            f"data.objectives.{name}.grades: raw column {col!r} "
+                            f"not found in {path} (columns: {shown})"
                         )
                 try:
                     grades = mapping({c: df[c].to_numpy() for c in mapping.columns})
@@ -90,7 +90,8 @@ def _read_tabular(cfg: RunConfig, path: str, set_name: str) -> RankingData:
                 column = oc.column or name
                 if column not in df.columns:
                     raise RunError(
-                        f"data.objectives.{name}.column: column {column!r} not found in {path} (columns: {shown})"
+                        f"data.objectives.{name}.column: column {column!r} not found in {path} "
+                        f"(columns: {shown})"
                     )
             labels[name] = column
     label_column = next(iter(labels.values())) if label_from_objective else data.label
@@ -176,6 +177,7 @@ def load_data(cfg: RunConfig) -> dict[str, RankingData]:
     for name, ds in sets.items():
         if name != "train" and ds.n_features != sets["train"].n_features:
             raise RunError(
-                f"data.{name}: has {ds.n_features} features but data.train has {sets['train'].n_features}"
+                f"data.{name}: has {ds.n_features} features "
+                f"but data.train has {sets['train'].n_features}"
             )
     return {n: sets[n] for n in SETS if n in sets}

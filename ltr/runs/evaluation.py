@@ -38,7 +38,7 @@ log = logging.getLogger("ltr.runs")
 
 
 def run_convention(cfg: RunConfig) -> str:
-    """The nDCG convention of a run: ``evaluation.convention``, else the engine's."""
+    """Return the nDCG convention of a run: ``evaluation.convention``, else the engine's."""
     return cfg.evaluation.convention or cfg.model.engine
 
 
@@ -84,6 +84,11 @@ def stage_metrics(model: Any, run_dir: Path) -> list[dict[str, Any]]:
 def compute_metrics(
     cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path
 ) -> dict[str, Any]:
+    """Return the content of ``metrics.json`` for a trained *model*.
+
+    Final nDCG on every set but train, per-stage metrics, and the composite and
+    per-segment tables when the config asks for them; JSON-ready.
+    """
     from ltr.composite import composite_ndcg, ndcg_by_segment
 
     ev = cfg.evaluation
@@ -142,6 +147,10 @@ def compute_metrics(
 def write_curves(
     model: Any, stages: Sequence[Mapping[str, Any]], run_dir: Path, cfg: RunConfig
 ) -> None:
+    """Write ``curves.png`` and ``curves.csv`` from the model's per-round eval results.
+
+    Nothing is written when the model recorded no eval results.
+    """
     evals = getattr(model, "evals_result", None) or {}
     if not evals:
         return
@@ -179,7 +188,7 @@ def importance_set(cfg: RunConfig, sets: Mapping[str, RankingData]) -> str:
 
 
 def importance_features(cfg: RunConfig, ds: RankingData) -> dict[str, list[str]] | None:
-    """The columns to permute, checked against the data before any training.
+    """Return the columns to permute, checked against the data before any training.
 
     Without ``importance.features`` and ``importance.groups``: every feature
     alone (None).  Groups add to the single features (all of them, or those

@@ -3,7 +3,7 @@
 A run folder ``<output.runs_dir>/<name>-<YYYYmmdd-HHMMSS>/`` is created
 exclusively and holds ``config.yaml`` (the resolved config with versions and
 seed), ``models/`` (one engine model per stage, written as the stage ends),
-``model.json`` (``RankingModel.save``), ``model.txt``/``model.ubj`` (the
+``model.json`` (``RankingModel.save``), ``model.lightgbm.txt``/``model.xgboost.json`` (the
 engine's native model with feature names, for serving), ``metrics.json``,
 ``curves.csv``/``curves.png``, optional ``importance.csv``/``.png``,
 ``report.md``/``report.html``, ``run.log`` and finally ``DONE``.  A folder
@@ -71,6 +71,7 @@ def _data_digest(ds: RankingData) -> str:
 
 
 def versions(cfg: RunConfig) -> dict[str, str]:
+    """Return the versions of the package, the run's engine and the libraries it uses."""
     import pandas
     import sklearn
 
@@ -149,6 +150,7 @@ def run_log(run_dir: Path) -> Iterator[logging.Logger]:
 
 
 def progress_enabled(cfg: RunConfig, flag: bool | None) -> bool:
+    """Return whether to show progress bars: *flag*, else ``output.progress``, else a tty."""
     if flag is not None:
         return flag
     if cfg.output.progress is not None:
@@ -157,6 +159,7 @@ def progress_enabled(cfg: RunConfig, flag: bool | None) -> bool:
 
 
 def load_run_config(run_dir: Path) -> RunConfig:
+    """Load the ``config.yaml`` of a run folder; a missing or invalid one is a ``RunError``."""
     path = run_dir / "config.yaml"
     if not path.exists():
         raise RunError(f"{str(run_dir)!r} is not a run folder (no config.yaml)")
@@ -172,6 +175,7 @@ def prepare_config(cfg: RunConfig) -> RunConfig:
 
 
 def data_summary(sets: Mapping[str, RankingData]) -> dict[str, dict[str, Any]]:
+    """Return queries, rows and content digest per data set (recorded in ``metrics.json``)."""
     return {
         n: {"queries": int(ds.n_queries), "rows": int(ds.n_rows), "digest": _data_digest(ds)}
         for n, ds in sets.items()
@@ -195,6 +199,11 @@ def check_same_data(run_dir: Path, sets: Mapping[str, RankingData]) -> None:
 
 
 def check_resume(cfg: RunConfig | None, run_dir: Path) -> RunConfig:
+    """Return the saved config of an unfinished run that *cfg* (if given) agrees with.
+
+    Raises ``RunError`` when the folder is missing, already finished, or was made by a
+    different config (``output`` and ``versions`` aside).
+    """
     if not run_dir.is_dir():
         raise RunError(f"--resume: run folder not found: {str(run_dir)!r}")
     saved = load_run_config(run_dir)
@@ -255,6 +264,5 @@ def load_run_model(path: Path) -> tuple[Any, Path | None]:
     try:
         return RankingModel.load(path), None
     except Exception as exc:
-        raise RunError(
-            f"--model: cannot load {str(path)!r}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-        ) from exc
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise RunError(f"--model: cannot load {str(path)!r}: {first}") from exc

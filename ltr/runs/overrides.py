@@ -14,6 +14,7 @@ __all__ = ["apply_overrides", "fmt_loc", "parse_override", "yaml_reason"]
 
 
 def fmt_loc(loc: Sequence[Any]) -> str:
+    """Format a field location (pydantic's ``loc``) as a dotted path: ``a.b[0].c``."""
     out = ""
     for part in loc:
         if isinstance(part, int):
@@ -103,6 +104,7 @@ def apply_overrides(data: dict[str, Any], overrides: Iterable[str]) -> dict[str,
 
 
 def yaml_reason(exc: Exception) -> str:
+    """Return a YAML error's problem, with line and column when the error has them."""
     mark = getattr(exc, "problem_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     if mark is not None:

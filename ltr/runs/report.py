@@ -376,7 +376,8 @@ class RunReport:
             text = import_yaml().safe_dump(self.config, sort_keys=False)
             body.append(f"<h2>Config</h2><pre>{html.escape(text)}</pre>")
         css = (
-            "body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1000px;margin:2em auto;"
+            "body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;"
+            "max-width:1000px;margin:2em auto;"
             "padding:0 1em;color:#222}table{border-collapse:collapse;margin:0.5em 0 1.5em}"
             "th,td{border:1px solid #ccc;padding:3px 8px;text-align:right;font-size:13px}"
             "th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}"

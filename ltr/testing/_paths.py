@@ -70,7 +70,7 @@ def letor_full_path() -> Path | None:
 
 
 def letor_path() -> Path:
-    """The full shared set when present (see :func:`letor_full_path`), else the slice.
+    """Return the full shared set when present (see :func:`letor_full_path`), else the slice.
 
     Returns
     -------

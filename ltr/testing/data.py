@@ -12,8 +12,10 @@ __all__ = ["SmallQueries", "make_queries", "random_scored_queries"]
 
 
 class SmallQueries(NamedTuple):
-    """Rows of :func:`make_queries`, grouped by query (query ``q`` is rows
-    ``offsets[q]:offsets[q + 1]``)."""
+    """Rows of :func:`make_queries`, grouped by query.
+
+    Query ``q`` is rows ``offsets[q]:offsets[q + 1]``.
+    """
 
     X: np.ndarray
     """Features, float64, shape (n_rows, n_features)."""
