@@ -212,15 +212,25 @@ def test_native_lightgbm_run_curve_equals_lightgbms_own_ndcg(tmp_path):
     assert "lightgbm" in report.lower() and "convention" in report.lower()
 
 
-def test_run_folder_holds_the_engines_native_model_for_serving(tmp_path):
-    import lightgbm as lgb
-
-    cfg = load_config(_config(tmp_path, "lightgbm", {"type": "native", "k": 5}))
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_run_folder_holds_the_engines_native_model_for_serving(tmp_path, engine):
+    cfg = load_config(_config(tmp_path, engine, {"type": "native", "k": 5}))
     run = train_run(cfg, out=tmp_path / "n")
-    booster = lgb.Booster(model_file=str(run.run_dir / "model.txt"))
     sets = load_data(cfg)
-    assert booster.feature_name() == list(sets["train"].feature_names)
+    X_test = sets["test"].X
+    if engine == "lightgbm":
+        import lightgbm as lgb
+
+        booster = lgb.Booster(model_file=str(run.run_dir / "model.lightgbm.txt"))
+        names = booster.feature_name()
+        served = booster.predict(X_test)
+    else:
+        import xgboost as xgb
+
+        booster = xgb.Booster(model_file=str(run.run_dir / "model.xgboost.json"))
+        names = booster.feature_names
+        served = booster.predict(xgb.DMatrix(X_test, feature_names=names), output_margin=True)
+    assert list(names) == list(sets["train"].feature_names)
     model = RankingModel.load(run.run_dir / "model.json")
-    np.testing.assert_allclose(booster.predict(sets["test"].X), model.predict(sets["test"].X),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(served, model.predict(X_test), rtol=0, atol=1e-6)
     assert json.loads((run.run_dir / "metrics.json").read_text())["n_trees"] == 6
