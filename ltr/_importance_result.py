@@ -253,19 +253,21 @@ class PermutationImportance:
         import pandas as pd
 
         cols = ["segment", "feature", "k", "baseline", "importance_mean", "importance_std"]
-        if self._segment_importances is None or self.segment_labels is None:
+        seg_base, seg_imp = self._segment_baseline, self._segment_importances
+        # (both are set together, from ``segments``)
+        if seg_imp is None or seg_base is None or self.segment_labels is None:
             return pd.DataFrame(columns=cols)
         rows = []
         for i, k in enumerate(self.ks):
             for s, label in enumerate(self.segment_labels):
                 for f, name in enumerate(self.feature_names):
-                    imp = self._segment_importances[i, s, f]
+                    imp = seg_imp[i, s, f]
                     rows.append(
                         {
                             "segment": label,
                             "feature": name,
                             "k": k,
-                            "baseline": float(self._segment_baseline[i, s]),
+                            "baseline": float(seg_base[i, s]),
                             "importance_mean": float(np.mean(imp)),
                             "importance_std": float(np.std(imp)),
                         }
@@ -404,20 +406,21 @@ class PermutationImportance:
                 )
             )
             lines.append("")
-        if self._segment_importances is not None and self.segment_labels is not None:
+        seg_base, seg_imp = self._segment_baseline, self._segment_importances
+        if seg_imp is not None and seg_base is not None and self.segment_labels is not None:
             for i, k in enumerate(self.ks):
                 lines.append(f"## ΔnDCG@{k} per segment")
                 lines.append("")
                 header = ["feature"] + [str(s) for s in self.segment_labels]
-                base_row = ["(baseline nDCG)"] + [_fmt(b) for b in self._segment_baseline[i]]
-                mean_seg = self._segment_importances[i].mean(axis=-1)  # (n_seg, n_feat)
+                base_row = ["(baseline nDCG)"] + [_fmt(b) for b in seg_base[i]]
+                mean_seg = seg_imp[i].mean(axis=-1)  # (n_seg, n_feat)
                 order = np.argsort(-self._importances[i].mean(axis=-1), kind="stable")
                 if top is not None:
                     order = order[:top]
-                rows = [base_row] + [
+                table = [base_row] + [
                     [self.feature_names[f]] + [_fmt(v) for v in mean_seg[:, f]] for f in order
                 ]
-                lines.append(_markdown_table(header, rows))
+                lines.append(_markdown_table(header, table))
                 lines.append("")
         if include_plot is not None:
             self.plot(include_plot)

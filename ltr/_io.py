@@ -40,7 +40,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     mode = "wb" if isinstance(data, bytes) else "w"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, mode, **({} if mode == "wb" else {"encoding": "utf-8"})) as fh:
+        with os.fdopen(fd, mode, encoding=None if mode == "wb" else "utf-8") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
@@ -99,9 +99,10 @@ def digest_arrays(*arrays: Any) -> str:
             csr = arr.tocsr()
             h.update(str(("csr", csr.shape)).encode())
             for part in (csr.data, csr.indices, csr.indptr):
-                h.update(np.ascontiguousarray(part).view(np.uint8).reshape(-1))
+                # numpy's stubs give ndarray __buffer__ only for Python >= 3.12
+                h.update(np.ascontiguousarray(part).view(np.uint8).reshape(-1))  # type: ignore[arg-type]
             continue
         a = np.ascontiguousarray(arr)
         h.update(str((a.dtype.str, a.shape)).encode())
-        h.update(a.view(np.uint8).reshape(-1))
+        h.update(a.view(np.uint8).reshape(-1))  # type: ignore[arg-type]  # (as above)
     return h.hexdigest()

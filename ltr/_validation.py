@@ -323,7 +323,7 @@ def check_objective_weights(weights: Any, name: str = "objectives") -> dict[str,
         if (
             isinstance(w, (bool, np.bool_))
             or not isinstance(w, Real)
-            or not np.isfinite(w)
+            or not np.isfinite(float(w))
             or w < 0
         ):
             raise ValueError(f"{name}[{key!r}] must be a finite weight >= 0, got {w!r}")

@@ -247,7 +247,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         _print_summary(result)
         return 0
     if cmd == "evaluate":
-        result = evaluate_model(
+        metrics = evaluate_model(
             args.model,
             args.data,
             fmt=args.fmt,
@@ -256,7 +256,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             eval_at=args.eval_at,
             convention=args.convention,
         )
-        _print_metrics(result, args.json)
+        _print_metrics(metrics, args.json)
         return 0
     if cmd == "importance":
         if args.repeats is not None and args.repeats < 1:

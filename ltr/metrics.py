@@ -383,7 +383,9 @@ def _discount_for(prep: _Prepared, k: int | None) -> np.ndarray:
     return prep._discounts[key]
 
 
-def _run_kernel(prep: _Prepared, k: int | None, want_dcg: bool, want_idcg: bool):
+def _run_kernel(
+    prep: _Prepared, k: int | None, want_dcg: bool, want_idcg: bool
+) -> tuple[np.ndarray, np.ndarray]:
     n_q = prep.offsets.size - 1
     out_dcg = np.zeros(n_q)
     out_idcg = np.zeros(n_q)

@@ -166,7 +166,7 @@ def _engine_inputs(preds: Any, data: Any) -> tuple[np.ndarray, Any, np.ndarray, 
             raise ValueError("the XGBoost DMatrix has no query groups: set qid= or group= on it")
         offsets = ptr
         labels = data.get_label()
-        w = np.asarray(data.get_weight(), dtype=np.float64)
+        w: np.ndarray | None = np.asarray(data.get_weight(), dtype=np.float64)
     elif hasattr(data, "get_group"):  # lightgbm.Dataset
         group = data.get_group()
         if group is None:
@@ -232,7 +232,9 @@ class _LambdaRankBase:
         if seed is None:
             seed = check_seed(random_state, "random_state")
         if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (2**63))
+            entropy = np.random.SeedSequence().entropy  # an int when drawn from the OS
+            assert isinstance(entropy, int)
+            seed = int(entropy % (2**63))
         self._seed = seed
         self.iteration = 0
         self._prep: dict[str, Any] | None = None
@@ -290,8 +292,8 @@ class _LambdaRankBase:
     def _prepared(
         self, label_cols: list[np.ndarray], specs: list[tuple[str, np.ndarray | None]],
         names: list[str], offsets: np.ndarray, k: int,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Return the validated ``(labels2d, gains2d, inv_idcg)``, cached across rounds."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Return the validated ``(labels2d, gains2d, inv_idcg, gid, n_grades)``, cached."""
         p = self._prep
         if (
             p is not None

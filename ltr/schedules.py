@@ -264,7 +264,7 @@ class FunctionSchedule:
     def __call__(self, iteration: int) -> int:
         """Return ``fn(iteration)`` after checking it is an integer ``>= 1``."""
         it = _check_iteration(iteration)
-        k = self.fn(it)
+        k: Any = self.fn(it)  # user code: checked below
         if isinstance(k, float) and k.is_integer():
             k = int(k)
         if isinstance(k, bool) or not isinstance(k, Integral):

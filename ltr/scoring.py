@@ -186,7 +186,7 @@ def get_scorer(name: str | NDCGScorer) -> NDCGScorer:
     if isinstance(name, NDCGScorer):
         return name
     parsed = parse_metric_name(name)
-    options = {} if parsed.convention is None else {"convention": parsed.convention}
+    options: dict[str, Any] = {} if parsed.convention is None else {"convention": parsed.convention}
     return make_ndcg_scorer(parsed.k, **options)
 
 

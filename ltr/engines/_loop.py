@@ -44,7 +44,9 @@ def limit_numba_threads(n_jobs: int | None) -> Iterator[None]:
     import numba
 
     before = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(n_jobs, numba.config.NUMBA_NUM_THREADS)))
+    # numba.config sets its attributes at import time, invisible to a type checker
+    max_threads: int = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(n_jobs, max_threads)))
     try:
         yield
     finally:
@@ -134,7 +136,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
             if one_call:
                 spec.objective.reset(0)
                 recorder = Recorder(spec, spec.plan[0][0], bar)
-                call = ObjectiveCall(spec.objective, spec.sample_weight)
+                call: ObjectiveCall | None = ObjectiveCall(spec.objective, spec.sample_weight)
                 trained = adapter.train_stage(
                     spec,
                     adapter.prepare(spec, params),
@@ -149,7 +151,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
                 booster = adapter.truncate(trained, spec.num_boost_round)
                 history = recorder.kept_history()
                 for index, (_, first, n_rounds) in enumerate(spec.plan):
-                    rec = {
+                    rec: dict[str, Any] = {
                         "best_iteration": n_rounds,
                         "rounds_run": n_rounds,
                         "early_stopped": False,
@@ -182,7 +184,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
                     acc.add(index, rec, stage_evals)
                     continue
                 bar.set_postfix(stage=index, k=k)
-                call: Any = None
+                call = None
                 if spec.objective is not None:
                     spec.objective.reset(first)
                     call = ObjectiveCall(spec.objective, spec.sample_weight)

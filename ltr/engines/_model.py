@@ -184,7 +184,7 @@ class RankingModel:
             ) from exc
         if not isinstance(data, dict) or data.get("format") != _MODEL_FORMAT:
             raise ValueError(f"{str(path)!r} is not a model written by RankingModel.save")
-        engine = data.get("engine")
+        engine: Any = data.get("engine")  # JSON; get_adapter below rejects a bad one
         text = data.get("model")
         if not isinstance(text, str):
             raise ValueError(f"{str(path)!r} holds no model text (damaged?)")  # noqa: TRY004

@@ -140,7 +140,11 @@ def resolve_objective(
         sched = as_schedule(own)
     else:
         obj_k = getattr(obj, "k", None)
-        sched = Constant(int(obj_k)) if isinstance(obj_k, Integral) and obj_k >= 1 else Constant(k)
+        sched = (
+            Constant(int(obj_k))
+            if isinstance(obj_k, Integral) and int(obj_k) >= 1
+            else Constant(k)
+        )
     weights = composite_weights(obj)
     if weights is not None:
         obj_labels = getattr(obj, "labels", None)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import lightgbm as lgb
 import numpy as np
@@ -89,13 +89,6 @@ _RESERVED: dict[str, str] = {
     },
     "lambdarank_truncation_level": "k= or schedule=",
 }
-
-
-def _seed_key(params: dict[str, Any]) -> str:
-    for alias in _ALIASES["seed"]:
-        if alias in params:
-            return alias
-    return "seed"
 
 
 def _seed_key(params: dict[str, Any]) -> str:
@@ -252,7 +245,9 @@ class LightGBMAdapter:
     def prepare(self, spec: TrainSpec, params: dict[str, Any]) -> _Data:
         """Construct the training and eval ``Dataset`` once (binned with the run's base seed)."""
         ds_params = {key: value for key, value in params.items() if key != "objective"}
-        names = spec.feature_names if spec.feature_names is not None else "auto"
+        names: list[str] | Literal["auto"] = (
+            spec.feature_names if spec.feature_names is not None else "auto"
+        )
         train_set = lgb.Dataset(
             spec.X,
             label=spec.y,
@@ -342,4 +337,6 @@ class LightGBMAdapter:
 
     def predict(self, booster: lgb.Booster, X: Any) -> np.ndarray:
         """Raw scores of the rows of *X*."""
-        return booster.predict(X, raw_score=True, num_iteration=booster.current_iteration())
+        return np.asarray(
+            booster.predict(X, raw_score=True, num_iteration=booster.current_iteration())
+        )

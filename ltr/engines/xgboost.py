@@ -93,7 +93,11 @@ class _RecordMetric:
         return list(self.recorder.record(self.index_of[id(dmat)], preds).items())
 
 
-class _RecordCallback(xgb.callback.TrainingCallback):
+# xgb is imported at run time (an optional extra): its base class is a value, typed Any here
+_TrainingCallback: Any = xgb.callback.TrainingCallback
+
+
+class _RecordCallback(_TrainingCallback):
     """After each round: advance the recorder; ``True`` stops the stage."""
 
     def __init__(self, recorder: Recorder) -> None:
