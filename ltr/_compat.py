@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from importlib import import_module
 from types import ModuleType
+from typing import Any
 
 __all__ = [
+    "import_matplotlib_figure",
     "import_matplotlib_pyplot",
+    "import_tqdm",
     "import_xgboost",
     "import_yaml",
     "optional_import",
@@ -76,3 +79,13 @@ def import_matplotlib_pyplot() -> ModuleType:
     if "matplotlib.pyplot" not in sys.modules:
         mpl.use("Agg")
     return optional_import("matplotlib.pyplot", purpose="plots")
+
+
+def import_matplotlib_figure() -> ModuleType:
+    """Return ``matplotlib.figure`` (the object API: no pyplot state, no window)."""
+    return optional_import("matplotlib.figure", purpose="plots")
+
+
+def import_tqdm() -> Any:
+    """Return ``tqdm.auto.tqdm``, the progress bar class."""
+    return optional_import("tqdm.auto", purpose="progress bars").tqdm

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr._compat import import_matplotlib_figure
 from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_int
 
@@ -329,7 +330,7 @@ class PermutationImportance:
         -------
         matplotlib.figure.Figure
         """
-        from matplotlib.figure import Figure  # object API: Agg canvas, thread-safe, no pyplot
+        Figure = import_matplotlib_figure().Figure  # object API: Agg canvas, no pyplot
 
         res = self if self.single_k else self.at_k(self.ks[0] if k is None else k)
         mean = np.asarray(res.importances_mean, dtype=float)

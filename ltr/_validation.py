@@ -7,6 +7,7 @@ reading the source.  Nothing here uses ``assert``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any
@@ -21,8 +22,10 @@ __all__ = [
     "check_label_columns",
     "check_labels",
     "check_matrix",
+    "check_n_jobs",
     "check_objective_weights",
     "check_offsets",
+    "check_progress",
     "check_real",
     "check_same_length",
     "check_seed",
@@ -331,3 +334,22 @@ def check_objective_weights(weights: Any, name: str = "objectives") -> dict[str,
     if sum(out.values()) <= 0:
         raise ValueError(f"{name} weights must not all be 0, got {dict(weights)!r}")
     return out
+
+
+def check_n_jobs(n_jobs: Any, name: str = "n_jobs") -> int | None:
+    """Threads: None (the library's default), -1 (all cores) or a positive count; never 0."""
+    if n_jobs is None:
+        return None
+    n = check_int(n_jobs, name)
+    if n == 0:
+        raise ValueError(
+            f"{name} must be a positive number of threads or -1 (all) or None, got 0"
+        )
+    return n
+
+
+def check_progress(progress: Any, name: str = "progress") -> bool:
+    """Whether to show a progress bar: True, False, or None for "only on a terminal"."""
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool or None, got {short_repr(progress)}")
+    return bool(progress) if progress is not None else sys.stderr.isatty()

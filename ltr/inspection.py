@@ -36,7 +36,6 @@ permuted, the model is called, the column is restored.
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr._compat import import_tqdm, import_xgboost
 from ltr._importance_result import PermutationImportance
 from ltr._tree_changes import (
     _KERNEL_LOCK,
@@ -52,7 +52,7 @@ from ltr._tree_changes import (
     _is_lgb_booster,
     _is_xgb_booster,
 )
-from ltr._validation import check_int, check_seed, short_repr
+from ltr._validation import check_int, check_n_jobs, check_progress, check_seed, short_repr
 from ltr.engines._trees import find_booster
 from ltr.groups import resolve_groups
 
@@ -80,7 +80,7 @@ def _resolve_model(model: Any, frame_columns: Any, n_jobs: int | None) -> _Model
     if _is_lgb_booster(model):
         return _Model(predict=lambda X: model.predict(X), booster=model, takes_frame=False)
     if _is_xgb_booster(model):
-        import xgboost as xgb  # the model is an xgboost Booster, so xgboost is importable
+        xgb = import_xgboost()  # the model is an xgboost Booster, so xgboost is importable
 
         def _xgb_predict(X: Any) -> Any:
             return model.predict(xgb.DMatrix(X, nthread=-1 if n_jobs is None else n_jobs))
@@ -395,12 +395,8 @@ def permutation_importance(
     n_repeats = check_int(n_repeats, "n_repeats", minimum=1)
     if not isinstance(strategy, str) or strategy not in _STRATEGIES:
         raise ValueError(f"strategy must be one of {list(_STRATEGIES)}, got {strategy!r}")
-    if n_jobs is not None:
-        n_jobs = check_int(n_jobs, "n_jobs")
-        if n_jobs == 0:
-            raise ValueError("n_jobs must be a positive int, -1 or None, got 0")
-    if progress is not None and not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be True, False or None, got {short_repr(progress)}")
+    n_jobs = check_n_jobs(n_jobs)
+    show = check_progress(progress)
 
     is_frame, frame_columns, names, n_rows = _check_X(X, feature_names)
     y_arr = np.asarray(y)
@@ -590,8 +586,7 @@ def permutation_importance(
                 buf[:, j] = Xs[:, j]
         return res, n_repeats * n_eval
 
-    show = sys.stderr.isatty() if progress is None else bool(progress)
-    from tqdm.auto import tqdm
+    tqdm = import_tqdm()
 
     bar = tqdm(
         total=len(feat_cols), desc="permutation importance", unit="feature", disable=not show

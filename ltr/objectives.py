@@ -59,6 +59,8 @@ from ltr._gains import parse_gain
 from ltr._validation import (
     check_1d_float,
     check_int,
+    check_labels,
+    check_objective_weights,
     check_offsets,
     check_real,
     check_seed,
@@ -95,22 +97,6 @@ def _sigmoid_table(sigma: float) -> tuple[np.ndarray, float, float, float]:
 def _check_gain(gain: Any, name: str) -> tuple[str, np.ndarray | None]:
     """``("exp2"|"linear", None)`` or ``("table", gains >= 0)``: :func:`ltr._gains.parse_gain`."""
     return parse_gain(gain, name, allow_callable=False, nonnegative=True)
-
-
-def _check_labels(labels: Any, name: str) -> np.ndarray:
-    y = check_1d_float(labels, name)
-    bad = np.isnan(y)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must not contain NaN; found {int(bad.sum())}, first at index {i}")
-    bad = y < 0
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be >= 0; got {float(y[i])!r} at index {i}")
-    if np.isinf(y).any():
-        i = int(np.flatnonzero(np.isinf(y))[0])
-        raise ValueError(f"{name} must be finite; got {float(y[i])!r} at index {i}")
-    return y
 
 
 def _gain_values(y: np.ndarray, spec: tuple[str, np.ndarray | None], name: str) -> np.ndarray:
@@ -303,7 +289,7 @@ class _LambdaRankBase:
             and all(np.array_equal(a, b) for a, b in zip(p["raw"], label_cols))
         ):
             return p["labels"], p["gains"], p["inv_idcg"], p["gid"], p["n_grades"]
-        ys = [_check_labels(y, name) for y, name in zip(label_cols, names)]
+        ys = [check_labels(y, name) for y, name in zip(label_cols, names)]
         gains = np.vstack([_gain_values(y, s, name) for y, s, name in zip(ys, specs, names)])
         labels2d = np.vstack(ys)
         max_n = int(np.max(np.diff(offsets))) if offsets.size > 1 else 1
@@ -549,22 +535,13 @@ class CompositeLambdaRankObjective(_LambdaRankBase):
         random_state: int | np.random.Generator | None = None,
     ) -> None:
         super().__init__(k, sigma, norm, sampling, schedule, sigmoid, random_state)
-        if not isinstance(objectives, Mapping) or len(objectives) == 0:
-            raise ValueError(
-                "objectives must be a non-empty mapping name -> weight, "
-                f"got {short_repr(objectives)}"
-            )
         if not isinstance(labels, Mapping):
             raise TypeError(
                 f"labels must be a mapping name -> label column, got {short_repr(labels)}"
             )
-        names = [str(name) for name in objectives]
-        weights = []
-        for name in objectives:
-            w = check_real(objectives[name], f"objectives[{name!r}]", minimum=0.0)
-            weights.append(w)
-        if sum(weights) <= 0:
-            raise ValueError(f"objectives weights must not all be zero, got {dict(objectives)!r}")
+        checked = check_objective_weights(objectives)
+        names = list(checked)
+        weights = list(checked.values())
         gains = {} if gains is None else dict(gains)
         unknown = sorted(set(gains) - set(objectives))
         if unknown:
@@ -585,7 +562,7 @@ class CompositeLambdaRankObjective(_LambdaRankBase):
         cols = []
         n_rows = None
         for name, spec in zip(objectives, self._specs):
-            y = _check_labels(labels[name], f"labels[{name!r}]")
+            y = check_labels(labels[name], f"labels[{name!r}]")
             _gain_values(y, spec, f"labels[{name!r}]")  # fail early: beyond table, overflow
             if n_rows is not None and y.shape[0] != n_rows:
                 raise ValueError(

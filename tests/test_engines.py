@@ -524,7 +524,7 @@ def _bad_cases(data):
         ({"params": {"lambdarank_truncation_level": 5}}, ValueError, r"use k= or schedule="),
         ({"params": [("seed", 1)]}, TypeError, r"params must be a mapping"),
         ({"random_state": -1}, ValueError, r"random_state must be >= 0, got -1"),
-        ({"n_jobs": 0}, ValueError, r"n_jobs must be a positive number of threads or -1"),
+        ({"n_jobs": 0}, ValueError, r"n_jobs must be a positive number of threads or -1 \(all\) or None, got 0"),
         ({"progress": "yes"}, TypeError, r"progress must be a bool or None"),
         ({"objective": {"watch": 0.6, "share": 0.4}}, ValueError, r"labels is required for a composite objective"),
         ({"objective": {"watch": 0.6, "share": 0.4}, "labels": {"watch": y}}, ValueError,

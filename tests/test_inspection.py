@@ -487,7 +487,7 @@ def test_progress_bar_only_when_asked(real, capsys):
         ({"max_queries": 0}, ValueError, "max_queries must be >= 1, got 0"),
         ({"max_queries": 1.5}, ValueError, r"max_queries as a fraction must be in \(0, 1\], got 1.5"),
         ({"random_state": "seed"}, TypeError, "random_state must be an int"),
-        ({"progress": "yes"}, TypeError, "progress must be True, False or None"),
+        ({"progress": "yes"}, TypeError, "progress must be a bool or None"),
     ],
 )
 def test_rejects_bad_arguments_with_informative_errors(kwargs, error, match):

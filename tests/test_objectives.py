@@ -320,8 +320,8 @@ def _grad(obj=None, labels=(0.0, 1.0, 2.0), scores=(0.0, 0.0, 0.0), offsets=(0, 
         (lambda: TopKPairSampling(head_weight=0.5), r"head_weight must be >= 1.0, got 0.5"),
         (lambda: TopKPairSampling(pairs_per_doc=0), r"pairs_per_doc must be >= 1, got 0"),
         (lambda: TopKPairSampling(top=0), r"top must be >= 1, got 0"),
-        (lambda: _grad(labels=(0.0, -1.0, 2.0)), r"labels must be >= 0; got -1.0 at index 1"),
-        (lambda: _grad(labels=(0.0, np.nan, 2.0)), r"labels must not contain NaN"),
+        (lambda: _grad(labels=(0.0, -1.0, 2.0)), r"labels must be >= 0 \(graded relevance\); labels\[1\] = -1.0"),
+        (lambda: _grad(labels=(0.0, np.nan, 2.0)), r"labels must be finite; labels\[1\] = nan"),
         (lambda: _grad(LambdaRankObjective(gain=[0, 1]), labels=(0, 1, 2)),
          r"labels value 2.0 \(index 2\) is beyond the gain table of 2 entries"),
         (lambda: _grad(LambdaRankObjective(gain=[0, 1, 3]), labels=(0, 1.5, 2)),
@@ -330,15 +330,15 @@ def _grad(obj=None, labels=(0.0, 1.0, 2.0), scores=(0.0, 0.0, 0.0), offsets=(0, 
         (lambda: _grad(LambdaRankObjective(schedule=lambda it: 0)),
          r"schedule\(0\) must return an integer k >= 1, got 0"),
         (lambda: CompositeLambdaRankObjective({"a": -1.0}, {"a": [0, 1]}),
-         r"objectives\['a'\] must be >= 0.0, got -1.0"),
+         r"objectives\['a'\] must be a finite weight >= 0, got -1.0"),
         (lambda: CompositeLambdaRankObjective({"a": 0.0, "b": 0}, {"a": [0, 1], "b": [1, 0]}),
-         r"objectives weights must not all be zero"),
+         r"objectives weights must not all be 0"),
         (lambda: CompositeLambdaRankObjective({"a": 1.0, "b": 1.0}, {"a": [0, 1]}),
          r"labels has no column for objective 'b'"),
         (lambda: CompositeLambdaRankObjective({"a": 1.0}, {"a": [0, 3]}, gains={"a": [0, 1]}),
          r"labels\['a'\] value 3.0 \(index 1\) is beyond the gain table"),
         (lambda: CompositeLambdaRankObjective({"a": 1.0}, {"a": [0, -2.0]}),
-         r"labels\['a'\] must be >= 0; got -2.0"),
+         r"labels\['a'\] must be >= 0 \(graded relevance\); labels\['a'\]\[1\] = -2.0"),
         (lambda: CompositeLambdaRankObjective({"a": 1.0}, {"a": [0, 1]}, sigmoid="table"),
          r"sigmoid must be .* got 'table'"),
     ],
@@ -355,7 +355,7 @@ def test_bad_labels_fail_before_the_first_tree():
     y[24] = -1.0
     ds = lgb.Dataset(X, y, group=[20, 20], params={"min_data_in_bin": 1, "verbose": -1})
     obj = LambdaRankObjective()
-    with pytest.raises(ValueError, match=r"labels must be >= 0; got -1.0 at index 24"):
+    with pytest.raises(ValueError, match=r"labels must be >= 0 \(graded relevance\); labels\[24\] = -1.0"):
         lgb.train({"objective": obj, "verbose": -1, "num_threads": 1}, ds, num_boost_round=2)
     assert obj.iteration == 0
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ltr._compat import import_tqdm
 from ltr._io import to_jsonable
 from ltr.engines._checkpoint import fingerprint, load_completed, write_stage
 from ltr.engines._model import RankingModel
@@ -104,8 +105,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
     -------
     RankingModel
     """
-    from tqdm.auto import tqdm
-
+    tqdm = import_tqdm()
     adapter = get_adapter(spec.engine)
     params = adapter.base_params(spec)
     run_id = ""

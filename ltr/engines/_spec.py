@@ -10,7 +10,6 @@ and the merge of user parameters over an adapter's defaults.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,9 @@ from ltr._validation import (
     check_label_columns,
     check_labels,
     check_matrix,
+    check_n_jobs,
     check_offsets,
+    check_progress,
     check_seed,
     check_weights,
     short_repr,
@@ -278,13 +279,8 @@ convention, random_state, n_jobs, progress, labels, feature_names
     seed = check_seed(random_state, "random_state")
     if seed is None:
         seed = 0
-    if n_jobs is not None:
-        n_jobs = check_int(n_jobs, "n_jobs")
-        if n_jobs == 0:
-            raise ValueError("n_jobs must be a positive number of threads or -1 (all), got 0")
-    if progress is not None and not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"progress must be a bool or None, got {short_repr(progress)}")
-    show = bool(progress) if progress is not None else sys.stderr.isatty()
+    n_jobs = check_n_jobs(n_jobs)
+    show = check_progress(progress)
     comp_w = composite_weights(obj) if obj is not None else None
     comp_g = composite_gains(obj) if obj is not None else None
     if comp_w is not None:
