@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from ltr.metric_names import CONVENTIONS as SCORER_CONVENTIONS
 from ltr.runs.commands import (
     RunResult,
     evaluate_model,
@@ -158,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--convention",
-        choices=("lightgbm", "xgboost", "sklearn"),
+        choices=SCORER_CONVENTIONS,
         help="nDCG convention (see ltr.metrics.ndcg)",
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")

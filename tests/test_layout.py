@@ -176,3 +176,25 @@ def test_doctests_pass(module):
         runner.run(test)
     result = runner.summarize(verbose=False)
     assert result.failed == 0, f"{result.failed} doctest example(s) failed in {module}"
+
+
+def test_convention_names_come_from_one_registry():
+    from typing import get_args
+
+    from ltr.metric_names import CONVENTIONS as NAMED
+    from ltr.metrics import CONVENTIONS
+    from ltr.runs.config import EvaluationConfig
+
+    # conventions a metric name, the CLI and the config accept: those that need no document ids
+    assert set(NAMED) <= set(CONVENTIONS)
+    annotation = EvaluationConfig.model_fields["convention"].annotation
+    literal = next(a for a in get_args(annotation) if get_args(a))
+    assert set(get_args(literal)) == set(NAMED)
+    from ltr.cli import build_parser
+
+    evaluate = build_parser()._subparsers._group_actions[0].choices["evaluate"]
+    conv = next(a for a in evaluate._actions if a.dest == "convention")
+    assert tuple(conv.choices) == tuple(NAMED)
+    from ltr.engines import ENGINES
+
+    assert set(ENGINES) <= set(CONVENTIONS)  # every engine's own convention exists
