@@ -8,6 +8,7 @@ the old file or the new one, never half of one.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import math
 import os
@@ -38,7 +39,10 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     """
     path = Path(path)
     mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _named(exc, path) from exc
     try:
         with os.fdopen(fd, mode, encoding=None if mode == "wb" else "utf-8") as fh:
             fh.write(data)
@@ -46,11 +50,21 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; give the usual file mode
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _named(exc, path) from exc
         raise
     return path
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """Return the same kind of OSError, its message naming the file that could not be written."""
+    reason = exc.strerror or str(exc)
+    hint = " (the disk is full: free space and run again)" if exc.errno == errno.ENOSPC else ""
+    out = type(exc)(exc.errno, f"cannot write {str(path)!r}: {reason}{hint}")
+    return out
 
 
 def to_jsonable(value: Any) -> Any:

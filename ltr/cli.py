@@ -162,6 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=SCORER_CONVENTIONS,
         help="nDCG convention (see ltr.metrics.ndcg)",
     )
+    p.add_argument(
+        "--n-features",
+        type=int,
+        metavar="N",
+        help="LETOR --data: feature count when its last features are zero in every row",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     _add_common(p)
 
@@ -256,6 +262,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             qid=args.qid,
             eval_at=args.eval_at,
             convention=args.convention,
+            n_features=args.n_features,
         )
         _print_metrics(metrics, args.json)
         return 0

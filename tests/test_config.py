@@ -220,9 +220,11 @@ def test_invalid_yaml_names_the_file_and_line(tmp_path):
         load_config(path)
 
 
-def test_empty_yaml_file_means_all_defaults(tmp_path):
-    cfg = load_config(_write(tmp_path / "empty.yaml", ""))
-    assert cfg.run_name == "empty" and cfg.source == tmp_path / "empty.yaml"
+def test_empty_yaml_file_is_an_error_and_explicit_braces_mean_all_defaults(tmp_path):
+    with pytest.raises(ConfigError, match="empty.yaml: the config is empty"):
+        load_config(_write(tmp_path / "empty.yaml", ""))
+    cfg = load_config(_write(tmp_path / "braces.yaml", "{}\n"))
+    assert cfg.run_name == "braces" and cfg.source == tmp_path / "braces.yaml"
 
 
 def test_dump_and_reload_round_trips(tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from ltr._io import digest_arrays, to_jsonable, write_atomic
 from ltr.engines._objective import objective_fields
 from ltr.engines._spec import TrainSpec
 
-__all__ = ["STAGES_FORMAT", "fingerprint", "load_completed", "write_stage"]
+__all__ = ["STAGES_FORMAT", "file_sha256", "fingerprint", "load_completed", "write_stage"]
 
 STAGES_FORMAT = "ltr.stages"
 
@@ -80,7 +81,14 @@ def load_completed(stage_dir: Path, resume: bool, fingerprint: str) -> list[dict
     ------
     ValueError
         When the folder holds a run and *resume* is False, holds a different
-        run, or lists a stage file that is missing.
+        run, or its ``stages.json`` is damaged.
+
+    Warns
+    -----
+    RuntimeWarning
+        When a listed stage file is missing or fails its checksum: that stage
+        and the later ones are left out (resume recomputes them from the last
+        intact stage), so a damaged file never reaches the engine's parser.
     """
     index = stage_dir / "stages.json"
     if not index.exists():
@@ -104,12 +112,46 @@ def load_completed(stage_dir: Path, resume: bool, fingerprint: str) -> list[dict
             "differ), so it cannot be resumed; use a new stage_dir or resume=False in an empty one"
         )
     stages = data.get("stages", [])
-    for rec in stages:
-        if not (stage_dir / rec["file"]).exists():
-            raise ValueError(
-                f"stage file {rec['file']!r} listed in stages.json is missing from stage_dir"
+    keys = ("k", "first_round", "n_rounds", "file")
+    if not isinstance(stages, list) or not all(
+        isinstance(rec, dict) and all(key in rec for key in keys) for rec in stages
+    ):
+        raise ValueError(
+            f"{str(index)!r} is damaged (its stage records are not what ltr writes); delete it "
+            "and the stage files beside it to train the run from the start"
+        )
+    good: list[dict[str, Any]] = []
+    for i, rec in enumerate(stages):
+        path = stage_dir / str(rec["file"])
+        problem = _stage_problem(path, rec.get("sha256"))
+        if problem is not None:
+            # the stages before it are intact: resume recomputes this one from them
+            warnings.warn(
+                f"stage file {str(path)!r} {problem}; resuming recomputes stage {i} "
+                + (f"from stage {i - 1}" if i else "from the start"),
+                RuntimeWarning,
+                stacklevel=3,
             )
-    return stages
+            break
+        good.append(rec)
+    return good
+
+
+def file_sha256(text: str) -> str:
+    """SHA-256 of a model text as written (UTF-8), the checksum kept beside it."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _stage_problem(path: Path, expected: Any) -> str | None:
+    """Why a listed stage file cannot be used (missing, damaged), or None when it is intact."""
+    if not path.exists():
+        return "listed in stages.json is missing"
+    if expected is None:  # written before checksums: the adapter's own text check applies
+        return None
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    if actual != expected:
+        return "is damaged or truncated (its checksum differs from stages.json)"
+    return None
 
 
 def write_stage(
@@ -138,6 +180,7 @@ def write_stage(
         The engine's native model text.
     """
     write_atomic(stage_dir / fname, model_text)
+    completed[-1]["sha256"] = file_sha256(model_text)
     write_atomic(
         stage_dir / "stages.json",
         json.dumps(

@@ -12,6 +12,7 @@ import numpy as np
 
 from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_matrix
+from ltr.engines._checkpoint import file_sha256
 from ltr.engines._registry import get_adapter
 
 __all__ = ["RankingModel"]
@@ -122,12 +123,14 @@ class RankingModel:
         """
         path = Path(path)
         adapter = get_adapter(self.engine)
+        text = adapter.to_string(self.booster)
         data = {
             "format": _MODEL_FORMAT,
             "version": 1,
             **to_jsonable(self.to_dict()),
             "engine_version": adapter.version(),
-            "model": adapter.to_string(self.booster),
+            "model": text,
+            "model_sha256": file_sha256(text),
         }
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, json.dumps(data))
@@ -188,6 +191,12 @@ class RankingModel:
         text = data.get("model")
         if not isinstance(text, str):
             raise ValueError(f"{str(path)!r} holds no model text (damaged?)")  # noqa: TRY004
+        expected = data.get("model_sha256")
+        if expected is not None and file_sha256(text) != expected:
+            raise ValueError(
+                f"{str(path)!r} is damaged: its model text fails the checksum saved with it; "
+                "restore the file or train the model again"
+            )
         adapter = get_adapter(engine)
         return cls(
             engine=engine,

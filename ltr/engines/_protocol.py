@@ -7,6 +7,7 @@ import it.  The registry of adapters is :mod:`ltr.engines._registry`.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -28,6 +29,7 @@ class EngineAdapter(Protocol):
 
     name: str
     suffix: str
+    reserved: Mapping[str, str]  # engine parameter -> the train() argument that sets it
 
     def version(self) -> str:
         """Return the engine's version string (``module.__version__``)."""

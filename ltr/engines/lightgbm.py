@@ -217,6 +217,8 @@ class LightGBMAdapter:
 
     name = "lightgbm"
     suffix = ".txt"
+    #: engine parameters :func:`ltr.engines.train` sets itself -> the argument to use instead
+    reserved = _RESERVED
 
     def version(self) -> str:
         """LightGBM's version string."""

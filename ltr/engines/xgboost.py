@@ -175,6 +175,8 @@ class XGBoostAdapter:
 
     name = "xgboost"
     suffix = ".json"
+    #: engine parameters :func:`ltr.engines.train` sets itself -> the argument to use instead
+    reserved = _RESERVED
 
     def version(self) -> str:
         """XGBoost's version (``xgboost.__version__``; xgboost-cpu installs under another name)."""

@@ -14,7 +14,12 @@ from typing import Any
 from ltr.build import TrainSettings
 from ltr.runs.config import RunConfig, RunError
 
-__all__ = ["ranker_from_settings", "search_distributions", "settings_from_config"]
+__all__ = [
+    "check_engine_params",
+    "ranker_from_settings",
+    "search_distributions",
+    "settings_from_config",
+]
 
 #: ``TrainSettings`` field -> the config key it comes from (for messages and ``ltr tune``).
 CONFIG_KEYS: dict[str, str] = {
@@ -159,3 +164,32 @@ def search_distributions(space: Mapping[str, Any]) -> dict[str, Any]:
                 f"got {dist!r}"
             )
     return out
+
+
+#: ``ltr.engines.train`` argument -> the config key that sets it (for messages in config terms).
+_ARGUMENT_KEYS = {
+    "objective=": "objective.type",
+    "num_boost_round=": "model.rounds (or the schedule's rounds)",
+    "early_stopping_rounds=": "model.early_stopping_rounds",
+    "k= or schedule=": "objective.k or objective.schedule",
+}
+
+
+def check_engine_params(cfg: RunConfig) -> None:
+    """Refuse ``model.params`` keys that the run sets itself, naming the config key to use.
+
+    Raises
+    ------
+    RunError
+        For a reserved engine parameter (e.g. ``objective``, ``num_iterations``).
+    """
+    from ltr.engines import get_adapter
+
+    reserved = get_adapter(cfg.model.engine).reserved
+    for key in cfg.model.params:
+        if key in reserved:
+            use = _ARGUMENT_KEYS.get(reserved[key], reserved[key])
+            raise RunError(
+                f"model.params.{key}: set by the run itself; use {use} instead "
+                f"(got {cfg.model.params[key]!r})"
+            )

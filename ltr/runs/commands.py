@@ -24,9 +24,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ltr._io import to_jsonable, write_atomic
-from ltr._validation import check_eval_at
+from ltr._validation import check_eval_at, check_int
 from ltr.build import TrainSettings, build_training
-from ltr.runs.build import ranker_from_settings, search_distributions, settings_from_config
+from ltr.runs.build import (
+    check_engine_params,
+    ranker_from_settings,
+    search_distributions,
+    settings_from_config,
+)
 from ltr.runs.config import (
     DataConfig,
     RunConfig,
@@ -120,9 +125,19 @@ def validate(
     mappings or unreadable files are reported as well.
     """
     cfg = prepare_config(load_config(config, overrides))
+    _check_settings(cfg)
     if load:
-        load_data(cfg)
+        _load_checked(cfg)
     return cfg
+
+
+def _check_settings(cfg: RunConfig) -> None:
+    """Every settings error a training would meet, before any data is read."""
+    check_engine_params(cfg)
+    try:
+        build_training(settings_from_config(cfg).replace(objectives=None, objective=None))
+    except (TypeError, ValueError) as exc:
+        raise RunError(f"model/objective settings: {exc}") from exc
 
 
 def train_run(
@@ -175,6 +190,7 @@ def train_run(
             update={"importance": cfg.importance.model_copy(update={"enabled": True})}
         )
     settings = settings_from_config(cfg)
+    _check_settings(cfg)
     sets = _load_checked(cfg)  # all input errors surface before a folder exists
     if resume is None:
         run_dir = new_run_dir(cfg, out)
@@ -316,6 +332,11 @@ def render_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise RunError(f"run folder not found: {str(run_dir)!r}")
+    if not (run_dir / "config.yaml").is_file():
+        raise RunError(
+            f"{str(run_dir)!r} is not a run folder (no config.yaml); give a folder that "
+            "ltr train or ltr tune wrote"
+        )
     if not (run_dir / DONE_MARKER).exists():
         raise RunError(
             f"{str(run_dir)!r} is not a finished run (no {DONE_MARKER} marker); "
@@ -333,6 +354,7 @@ def evaluate_model(
     qid: str | None = None,
     eval_at: Sequence[int] | None = None,
     convention: str | None = None,
+    n_features: int | None = None,
 ) -> dict[str, dict[str, float]]:
     """nDCG@k of a saved model on a data file (or on a run's own valid/test sets).
 
@@ -351,7 +373,11 @@ def evaluate_model(
     eval_at : sequence of int, optional
         Cut-offs (default: the run's config, else 1, 3, 5, 10, 20).
     convention : str, optional
-        nDCG convention of :func:`ltr.metrics.ndcg`.
+        nDCG convention of :func:`ltr.metrics.ndcg` (default: the run's, else
+        the model's engine's).
+    n_features : int, optional
+        LETOR files: the feature count when the file's last features are zero
+        in every row (LETOR omits zeros, so the file alone under-counts).
 
     Returns
     -------
@@ -399,13 +425,19 @@ def evaluate_model(
         }
         fmt = tabular.get(last, "letor")
     n_model = model.n_features
+    if n_features is not None:
+        try:
+            check_int(n_features, "--n-features", minimum=1, maximum=2**31 - 1)
+        except (TypeError, ValueError) as exc:
+            raise RunError(str(exc)) from exc
     data_cfg: dict[str, Any] = {
         "source": fmt,
         "train": str(p.resolve()),
         "split": {"valid": 0.0, "test": 0.0},  # the whole file is one evaluation set
     }
     if fmt == "letor":
-        data_cfg["n_features"] = n_model or base.data.n_features
+        # the file's own feature count (never padded to the model's): a mismatch is refused below
+        data_cfg["n_features"] = n_features
     else:
         data_cfg.update(label=label or base.data.label, qid=qid or base.data.qid)
         if base.data.source in ("csv", "parquet"):  # same columns as the run
@@ -415,10 +447,17 @@ def evaluate_model(
                     n: o.model_dump() for n, o in base.data.objectives.items()
                 }
     cfg = base.model_copy(update={"data": DataConfig.model_validate(data_cfg)})
-    ds = load_data(cfg)["train"]
+    ds = load_data(cfg, keys={"train": "--data"})["train"]
     if n_model is not None and ds.n_features != n_model:
+        hint = (
+            f"; if its last features are zero in every row (LETOR files omit zeros), pass "
+            f"--n-features {n_model}"
+            if fmt == "letor" and ds.n_features < n_model and n_features is None
+            else ""
+        )
         raise RunError(
-            f"--data: {str(p)!r} has {ds.n_features} features but the model expects {n_model}"
+            f"--data: {str(p)!r} has {ds.n_features} features but the model expects "
+            f"{n_model}; evaluate it on data with the model's features{hint}"
         )
     return {p.name: set_metrics(cfg, ds, np.asarray(model.predict(ds.X), dtype=np.float64))}
 
@@ -518,6 +557,7 @@ def tune_run(
     except (TypeError, ValueError) as exc:
         raise RunError(f"search.scoring: {exc}") from exc
     settings = settings_from_config(cfg)
+    _check_settings(cfg)
     space = (
         search_cfg.param_grid
         if search_cfg.method == "grid"

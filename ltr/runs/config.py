@@ -27,7 +27,7 @@ import re
 import types
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -42,6 +42,12 @@ from pydantic import (
 from ltr._compat import import_yaml
 from ltr.runs.errors import ConfigError, RunError, RunInterrupted
 from ltr.runs.overrides import apply_overrides, fmt_loc, parse_override, yaml_reason
+
+#: Largest count or cut-off a config may hold: the engines take 32-bit ints.
+_MAX_INT = 2**31 - 1
+
+#: Longest run name: file systems allow 255 bytes, the folder adds "-YYYYmmdd-HHMMSS-NNN".
+_MAX_NAME = 200
 
 __all__ = [
     "ConfigError",
@@ -85,11 +91,13 @@ class _Section(BaseModel):
 class SyntheticConfig(_Section):
     """Options of the deterministic synthetic generator ``ltr.synthetic.make_ranking``."""
 
-    n_queries: int = Field(300, ge=3, description="number of queries (split into train/valid/test)")
-    n_features: int = Field(20, ge=1, description="number of features")
-    mean_docs: int = Field(30, ge=1, description="mean documents per query")
-    max_docs: int = Field(100, ge=1, description="maximum documents per query")
-    n_segments: int = Field(0, ge=0, description="number of row segments (0: none)")
+    n_queries: int = Field(
+        300, ge=3, le=_MAX_INT, description="number of queries (split into train/valid/test)"
+    )
+    n_features: int = Field(20, ge=1, le=_MAX_INT, description="number of features")
+    mean_docs: int = Field(30, ge=1, le=_MAX_INT, description="mean documents per query")
+    max_docs: int = Field(100, ge=1, le=_MAX_INT, description="maximum documents per query")
+    n_segments: int = Field(0, ge=0, le=_MAX_INT, description="number of row segments (0: none)")
 
 
 class ObjectiveColumnConfig(_Section):
@@ -142,7 +150,9 @@ class SplitConfig(_Section):
 
     valid: float = Field(0.2, ge=0, lt=1, description="fraction of queries for validation")
     test: float = Field(0.2, ge=0, lt=1, description="fraction of queries for test")
-    seed: int | None = Field(None, ge=0, description="split seed (default: the run's seed)")
+    seed: int | None = Field(
+        None, ge=0, le=_MAX_INT, description="split seed (default: the run's seed)"
+    )
 
     @model_validator(mode="after")
     def _fractions(self) -> SplitConfig:
@@ -160,7 +170,7 @@ class DataConfig(_Section):
     valid: str | None = Field(None, description="validation file; None: split from train")
     test: str | None = Field(None, description="test file; None: split from train")
     n_features: int | None = Field(
-        None, ge=1, description="LETOR: number of features (default: inferred)"
+        None, ge=1, le=_MAX_INT, description="LETOR: number of features (default: inferred)"
     )
     label: str = Field(
         "label",
@@ -177,7 +187,7 @@ class DataConfig(_Section):
         None, description="multi-objective labels: name -> column, grades, weight"
     )
     max_queries: int | None = Field(
-        None, ge=3, description="keep only the first N training queries"
+        None, ge=3, le=_MAX_INT, description="keep only the first N training queries"
     )
 
     @model_validator(mode="after")
@@ -205,21 +215,23 @@ class ModelConfig(_Section):
     rounds: int | None = Field(
         None,
         ge=1,
+        le=_MAX_INT,
         description="boosting rounds (default 100; a steps/linear schedule defines its own)",
     )
     learning_rate: float = Field(0.1, gt=0)
-    num_leaves: int = Field(31, ge=2)
+    num_leaves: int = Field(31, ge=2, le=_MAX_INT)
     max_depth: int = Field(
         -1,
         ge=-1,
+        le=_MAX_INT,
         description="-1: no depth limit on both engines (XGBoost: max_depth=0, "
         "grow_policy=lossguide, bounded by num_leaves)",
     )
     min_data_in_leaf: int = Field(
-        20, ge=1, description="LightGBM only (XGBoost: params.min_child_weight)"
+        20, ge=1, le=_MAX_INT, description="LightGBM only (XGBoost: params.min_child_weight)"
     )
-    early_stopping_rounds: int | None = Field(None, ge=1)
-    n_jobs: int = Field(2, ge=1, description="threads for training")
+    early_stopping_rounds: int | None = Field(None, ge=1, le=_MAX_INT)
+    n_jobs: int = Field(2, ge=1, le=_MAX_INT, description="threads for training")
     params: dict[str, Any] = Field(
         default_factory=dict, description="extra engine-native parameters"
     )
@@ -231,16 +243,16 @@ class ModelConfig(_Section):
 class StepConfig(_Section):
     """One stage of a steps schedule: train *rounds* rounds at truncation *k*."""
 
-    k: int = Field(..., ge=1)
-    rounds: int = Field(..., ge=1)
+    k: int = Field(..., ge=1, le=_MAX_INT)
+    rounds: int = Field(..., ge=1, le=_MAX_INT)
 
 
 class LinearScheduleConfig(_Section):
     """k moves linearly from *start* to *end* over *rounds* rounds."""
 
-    start: int = Field(..., ge=1)
-    end: int = Field(..., ge=1)
-    rounds: int = Field(..., ge=1)
+    start: int = Field(..., ge=1, le=_MAX_INT)
+    end: int = Field(..., ge=1, le=_MAX_INT)
+    rounds: int = Field(..., ge=1, le=_MAX_INT)
 
 
 class ScheduleConfig(_Section):
@@ -267,9 +279,9 @@ class ScheduleConfig(_Section):
 class SamplingConfig(_Section):
     """Top-k weighted pair sampling (``ltr.sampling.TopKPairSampling``)."""
 
-    top: int = Field(20, ge=1)
+    top: int = Field(20, ge=1, le=_MAX_INT)
     head_weight: float = Field(2.0, ge=1)
-    pairs_per_doc: int | None = Field(None, ge=1)
+    pairs_per_doc: int | None = Field(None, ge=1, le=_MAX_INT)
 
 
 class ObjectiveConfig(_Section):
@@ -279,7 +291,7 @@ class ObjectiveConfig(_Section):
         "native",
         description="native: the engine's own lambdarank / rank:ndcg; lambdarank: ltr's objective",
     )
-    k: int = Field(10, ge=1, description="truncation k when no schedule is given")
+    k: int = Field(10, ge=1, le=_MAX_INT, description="truncation k when no schedule is given")
     schedule: ScheduleConfig | None = None
     sigma: float = Field(1.0, gt=0)
     sigmoid: Literal["exact", "lightgbm"] = "exact"
@@ -295,8 +307,12 @@ class ObjectiveConfig(_Section):
 class EvaluationConfig(_Section):
     """What metrics.json reports."""
 
-    eval_at: list[int] = Field(default_factory=lambda: [1, 3, 5, 10, 20], min_length=1)
-    k: int = Field(10, ge=1, description="k of composite, per-segment and importance nDCG")
+    eval_at: list[Annotated[int, Field(ge=1, le=_MAX_INT)]] = Field(
+        default_factory=lambda: [1, 3, 5, 10, 20], min_length=1
+    )
+    k: int = Field(
+        10, ge=1, le=_MAX_INT, description="k of composite, per-segment and importance nDCG"
+    )
     convention: Literal["lightgbm", "xgboost", "sklearn"] | None = Field(
         None,
         description="nDCG convention of curves and metrics (default: the engine's own; "
@@ -321,7 +337,7 @@ class ImportanceConfig(_Section):
     """Permutation importance (ΔnDCG) after training."""
 
     enabled: bool = False
-    n_repeats: int = Field(5, ge=1)
+    n_repeats: int = Field(5, ge=1, le=_MAX_INT)
     strategy: Literal["global", "within_query"] = Field(
         "global",
         description="global: shuffle across all rows; within_query: only inside each query",
@@ -335,7 +351,7 @@ class ImportanceConfig(_Section):
         description="permute each single feature too (all, or those in 'features'); "
         "false: only the groups",
     )
-    max_queries: int | None = Field(None, ge=1)
+    max_queries: int | None = Field(None, ge=1, le=_MAX_INT)
     evaluate_on: Literal["valid", "test"] = Field(
         "test", description="set whose queries are permuted"
     )
@@ -347,10 +363,10 @@ class SearchConfig(_Section):
     method: Literal["grid", "random"] = "grid"
     param_grid: dict[str, list[Any]] | None = None
     param_distributions: dict[str, Any] | None = None
-    n_iter: int = Field(10, ge=1)
-    folds: int = Field(3, ge=2)
+    n_iter: int = Field(10, ge=1, le=_MAX_INT)
+    folds: int = Field(3, ge=2, le=_MAX_INT)
     scoring: str = "ndcg@10"
-    n_jobs: int = Field(1, ge=1)
+    n_jobs: int = Field(1, ge=1, le=_MAX_INT)
 
     @model_validator(mode="after")
     def _space(self) -> SearchConfig:
@@ -372,13 +388,18 @@ class OutputConfig(_Section):
     def _name(self) -> OutputConfig:
         if self.name is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", self.name):
             raise ValueError(f"@name: must be letters, digits, '_', '.', '-', got {self.name!r}")
+        if self.name is not None and len(self.name) > _MAX_NAME:
+            raise ValueError(
+                f"@name: {len(self.name)} characters is too long for a folder name with its "
+                f"timestamp; use at most {_MAX_NAME}"
+            )
         return self
 
 
 class RunConfig(_Section):
     """A whole run."""
 
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, le=_MAX_INT)
     data: DataConfig = Field(default_factory=DataConfig)
     model: ModelConfig = Field(default_factory=ModelConfig)
     objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
@@ -411,7 +432,7 @@ class RunConfig(_Section):
         if self.output.name:
             return self.output.name
         if self._source is not None:
-            return re.sub(r"[^A-Za-z0-9_.-]", "_", self._source.stem) or "run"
+            return re.sub(r"[^A-Za-z0-9_.-]", "_", self._source.stem)[:_MAX_NAME] or "run"
         return "run"
 
 
@@ -584,10 +605,44 @@ def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config ({exc})") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_strict_loader(yaml))
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML ({yaml_reason(exc)})") from None
+    if data is None:
+        raise ConfigError(
+            f"{path}: the config is empty; write at least one section "
+            "(see configs/quickstart.yaml), or an explicit {} for all defaults"
+        )
     return parse_config(data, overrides=overrides, source=p)
+
+
+def _strict_loader(yaml: Any) -> Any:
+    """Return a ``yaml.SafeLoader`` subclass that refuses a key given twice in one mapping."""
+
+    class StrictLoader(yaml.SafeLoader):  # type: ignore[misc,name-defined]
+        pass
+
+    def construct_mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            try:
+                line = seen.get(key)
+            except TypeError:  # an unhashable key: the base constructor reports it
+                break
+            if line is not None:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"key {key!r} is given twice (lines {line} and "
+                    f"{key_node.start_mark.line + 1}); YAML would silently keep the last",
+                    key_node.start_mark,
+                )
+            seen[key] = key_node.start_mark.line + 1
+        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return StrictLoader
 
 
 def _check_consistency(cfg: RunConfig, label: str | None) -> None:
@@ -652,6 +707,42 @@ def _check_consistency(cfg: RunConfig, label: str | None) -> None:
             f"{where}data.synthetic.max_docs: must be >= mean_docs ({data.synthetic.mean_docs}), "
             f"got {data.synthetic.max_docs}"
         )
+    if data.source == "synthetic":
+        _check_synthetic_size(cfg, where)
+        imp = cfg.importance
+        if imp.enabled:
+            known = {f"f{j + 1}" for j in range(data.synthetic.n_features)}
+            named = [("importance.features", f) for f in imp.features or []]
+            for g, cols in (imp.groups or {}).items():
+                named += [(f"importance.groups.{g}", f) for f in cols]
+            for key, feature in named:
+                if feature not in known:
+                    raise ConfigError(
+                        f"{where}{key}: unknown feature {feature!r}; synthetic data has "
+                        f"f1..f{data.synthetic.n_features}"
+                    )
+
+
+def _check_synthetic_size(cfg: RunConfig, where: str) -> None:
+    """Refuse a synthetic set that cannot fit in this machine's memory, before generating it."""
+    syn = cfg.data.synthetic
+    rows = syn.n_queries * syn.mean_docs
+    need = rows * (syn.n_features + 4) * 8  # float64 features plus labels, qid, scores
+    total = _physical_memory()
+    if total is not None and need > total // 2:
+        raise ConfigError(
+            f"{where}data.synthetic: about {rows:,} rows x {syn.n_features} features needs "
+            f"~{need / 2**30:.1f} GiB, more than half of this machine's "
+            f"{total / 2**30:.1f} GiB; lower n_queries, mean_docs or n_features"
+        )
+
+
+def _physical_memory() -> int | None:
+    """Bytes of physical memory, or None where the platform does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 # --------------------------------------------------------------------------- paths
@@ -695,6 +786,11 @@ def resolve_data_paths(cfg: RunConfig, *, check: bool = True) -> RunConfig:
                     f"{label}data.{name}: file not found: {value!r} (looked in {tried})"
                 )
             found = cands[0]
+        elif check and not found.is_file():
+            raise ConfigError(
+                f"{label}data.{name}: {str(found)!r} is a folder, not a data file; "
+                "name the file itself"
+            )
         updates[name] = str(found.resolve())
     new_data = cfg.data.model_copy(update=updates)
     new = cfg.model_copy(update={"data": new_data})

@@ -44,11 +44,11 @@ def _split_queries(
     return out
 
 
-def _read_tabular(cfg: RunConfig, path: str, set_name: str) -> RankingData:
+def _read_tabular(cfg: RunConfig, path: str, key: str) -> RankingData:
     from ltr.datasets import from_frame, read_table
 
     data = cfg.data
-    label = f"data.{set_name} ({path})"
+    label = f"{key} ({path})"
     try:
         df = read_table(path)
     except Exception as exc:
@@ -113,21 +113,29 @@ def _read_tabular(cfg: RunConfig, path: str, set_name: str) -> RankingData:
         raise _wrap_data_error(label, exc) from exc
 
 
-def _read_letor(cfg: RunConfig, path: str, set_name: str, n_features: int | None) -> RankingData:
+def _read_letor(cfg: RunConfig, path: str, key: str, n_features: int | None) -> RankingData:
     from ltr.datasets import load_letor
 
     try:
         return load_letor(path, n_features=n_features)
     except Exception as exc:
-        raise _wrap_data_error(f"data.{set_name} ({path})", exc) from exc
+        raise _wrap_data_error(f"{key} ({path})", exc) from exc
 
 
-def load_data(cfg: RunConfig) -> dict[str, RankingData]:
+def load_data(cfg: RunConfig, *, keys: Mapping[str, str] | None = None) -> dict[str, RankingData]:
     """Load the train/valid/test sets described by ``cfg.data``.
 
     Sets without their own file are split from the training data by query
     (``data.split`` fractions, seeded by ``data.split.seed`` or ``seed``).
     A set with fraction 0 and no file is left out.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run's config (data paths resolved).
+    keys : mapping of str to str, optional
+        What error messages call each set's file (default ``data.<set>``; ``ltr
+        evaluate`` passes ``{"train": "--data"}``).
 
     Returns
     -------
@@ -136,6 +144,10 @@ def load_data(cfg: RunConfig) -> dict[str, RankingData]:
     """
     data = cfg.data
     sets: dict[str, RankingData] = {}
+
+    def key_of(name: str) -> str:
+        return (keys or {}).get(name, f"data.{name}")
+
     if data.source == "synthetic":
         from ltr.synthetic import make_ranking
 
@@ -157,9 +169,9 @@ def load_data(cfg: RunConfig) -> dict[str, RankingData]:
                 n_feat = data.n_features
                 if n_feat is None and name != "train":
                     n_feat = sets["train"].n_features  # align later files with the training file
-                sets[name] = _read_letor(cfg, path, name, n_feat)
+                sets[name] = _read_letor(cfg, path, key_of(name), n_feat)
             else:
-                sets[name] = _read_tabular(cfg, path, name)
+                sets[name] = _read_tabular(cfg, path, key_of(name))
     train = sets["train"]
     if data.max_queries is not None and train.n_queries > data.max_queries:
         train = sets["train"] = train.subset(np.arange(data.max_queries))
