@@ -1,0 +1,283 @@
+"""Bad input at the command line and in configs: a clear error before any work, nothing written.
+
+Table-driven: every case runs ``ltr.cli.main(argv)`` in-process and asserts the exit
+status, a message fragment naming the config key or CLI option and the bad value, and
+that no run folder (or file) was left behind.  Config errors are checked through both
+``ltr validate`` and ``ltr train``: what ``train`` refuses, ``validate`` refuses first.
+The Python API and data-file cases are in ``test_bad_input.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ltr.cli import main
+
+SMALL = {
+    "seed": 0,
+    "data": {
+        "source": "synthetic",
+        "synthetic": {"n_queries": 30, "n_features": 6, "mean_docs": 8, "max_docs": 20},
+    },
+    "model": {"rounds": 3, "num_leaves": 4, "min_data_in_leaf": 2, "n_jobs": 1},
+    "objective": {"type": "native", "k": 5},
+}
+
+
+def _config(tmp_path: Path, **sections) -> Path:
+    data = json.loads(json.dumps(SMALL))
+    for key, value in sections.items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key].update(value)
+        else:
+            data[key] = value
+    data["output"] = {"runs_dir": str(tmp_path / "runs"), "name": "bad"}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _run(argv, capsys) -> tuple[int, str]:
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out + err
+
+
+def _nothing_written(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    assert not runs.exists() or not any(runs.iterdir()), sorted(runs.iterdir())
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+# (id, config sections, --set overrides, message fragment)
+CONFIG_CASES = [
+    ("unknown-key", {}, ["model.n_trees=5"], "model.n_trees: unknown key"),
+    ("rounds-beyond-int64", {}, ["model.rounds=99999999999999999999999"],
+     "model.rounds: must be <= 2147483647, got 99999999999999999999999"),
+    ("k-beyond-int32", {}, ["objective.k=10000000000"], "objective.k: must be <= 2147483647"),
+    ("eval-at-zero", {}, ["evaluation.eval_at=[0]"], "evaluation.eval_at[0]: must be >= 1, got 0"),
+    ("negative-learning-rate", {}, ["model.learning_rate=-0.1"],
+     "model.learning_rate: must be > 0"),
+    ("unknown-engine", {}, ["model.engine=catboost"], "model.engine"),
+    ("steps-k-zero", {}, ["objective.schedule.steps=[{k: 0, rounds: 2}]"],
+     "objective.schedule.steps[0].k: must be >= 1, got 0"),
+    ("rounds-disagree-with-schedule", {}, [
+        "objective.schedule.steps=[{k: 3, rounds: 2}]", "model.rounds=5"],
+     "model.rounds: 5 disagrees with objective.schedule"),
+    ("native-with-sampling", {}, ["objective.sampling={top: 5}"],
+     "objective.sampling: pair sampling needs objective.type 'lambdarank'"),
+    ("composite-without-objectives", {}, ["objective.type=lambdarank", "objective.composite=true"],
+     "objective.composite: true needs data.objectives"),
+    ("linear-schedule-native", {}, ["objective.schedule.linear={start: 3, end: 9, rounds: 3}"],
+     "objective.schedule.linear: a linear schedule changes k every round"),
+    ("synthetic-too-big", {}, ["data.synthetic.n_queries=100000000",
+                               "data.synthetic.mean_docs=100", "data.synthetic.max_docs=100"],
+     "data.synthetic: about 10,000,000,000 rows"),
+    ("max-docs-below-mean", {}, ["data.synthetic.max_docs=4"],
+     "data.synthetic.max_docs: must be >= mean_docs (8), got 4"),
+    ("importance-unknown-feature", {}, ["importance.enabled=true", "importance.features=[f99]"],
+     "importance.features: unknown feature 'f99'; synthetic data has f1..f6"),
+    ("importance-unknown-group-feature", {}, [
+        "importance.enabled=true", "importance.groups={g: [f1, nope]}"],
+     "importance.groups.g: unknown feature 'nope'"),
+    ("run-name-too-long", {}, ["output.name=" + "a" * 250],
+     "output.name: 250 characters is too long"),
+    ("run-name-path-traversal", {}, ["output.name=../../etc"], "output.name: must be letters"),
+    ("reserved-engine-param", {}, ["model.params={objective: regression}"],
+     "model.params.objective: set by the run itself; use objective.type instead"),
+    ("reserved-rounds-param", {}, ["model.params={num_iterations: 7}"],
+     "model.params.num_iterations: set by the run itself; use model.rounds"),
+    ("reserved-truncation-param", {}, ["model.params={lambdarank_truncation_level: 3}"],
+     "use objective.k or objective.schedule"),
+    ("xgboost-reserved-param", {}, ["model.engine=xgboost", "model.params={n_estimators: 3}"],
+     "model.params.n_estimators: set by the run itself"),
+    ("split-leaves-nothing", {}, ["data.split={valid: 0.5, test: 0.5}"],
+     "valid + test must be < 1"),
+    ("letor-missing-file", {"data": {"source": "letor", "train": "nowhere/rank.train"}}, [],
+     "data.train: file not found: 'nowhere/rank.train'"),
+    ("set-without-equals", {}, ["model.rounds"], "--set expects KEY=VALUE"),
+    ("set-bad-yaml-value", {}, ["model.rounds=[1,"], "--set model.rounds: value"),
+]
+
+
+@pytest.mark.parametrize("command", ["validate", "train"])
+@pytest.mark.parametrize(
+    ("sections", "overrides", "fragment"),
+    [c[1:] for c in CONFIG_CASES],
+    ids=[c[0] for c in CONFIG_CASES],
+)
+def test_config_errors_are_caught_by_validate_and_before_train_does_any_work(
+    tmp_path, capsys, command, sections, overrides, fragment
+):
+    path = _config(tmp_path, **sections)
+    argv = [command, path]
+    for o in overrides:
+        argv += ["--set", o]
+    rc, text = _run(argv, capsys)
+    assert rc == 1, text
+    assert fragment in text, text
+    assert text.count("\n") == 1 and text.startswith("ltr: error: ")
+    _nothing_written(tmp_path)
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+FILE_CASES = [
+    ("duplicate-key", "seed: 1\nmodel:\n  rounds: 3\n  rounds: 5\n",
+     "key 'rounds' is given twice (lines 3 and 4)"),
+    ("empty-file", "", "the config is empty"),
+    ("not-a-mapping", "- 1\n- 2\n", "the config must be a mapping of sections"),
+    ("yaml-syntax", "model: {rounds: 3\n", "not valid YAML"),
+    ("python-tag", "seed: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
+    ("yes-key", "data:\n  split: {yes: 0.2}\n", "data.split"),
+]
+
+
+@pytest.mark.parametrize("command", ["validate", "train"])
+@pytest.mark.parametrize(("text", "fragment"), [c[1:] for c in FILE_CASES],
+                         ids=[c[0] for c in FILE_CASES])
+def test_broken_config_files_are_refused_with_the_file_and_line(
+    tmp_path, capsys, command, text, fragment
+):
+    path = _write(tmp_path, "c.yaml", text)
+    rc, out = _run([command, path, "--set", f"output.runs_dir={tmp_path / 'runs'}"], capsys)
+    assert rc == 1 and fragment in out and str(path) in out, out
+    _nothing_written(tmp_path)
+
+
+def test_a_folder_given_as_a_data_file_is_refused_by_validate(tmp_path, capsys):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    path = _config(tmp_path, data={"source": "letor", "train": str(folder)})
+    for command in ("validate", "train"):
+        rc, out = _run([command, path], capsys)
+        assert rc == 1 and "data.train:" in out and "is a folder, not a data file" in out, out
+    _nothing_written(tmp_path)
+
+
+def test_data_errors_surface_in_validate_with_load_data(tmp_path, capsys):
+    csv = _write(tmp_path, "d.csv", "query,label,f1\n1,0,0.5\n1,1,0.2\n2,0,0.1\n2,2,0.3\n")
+    path = _config(tmp_path, data={"source": "csv", "train": str(csv)})
+    rc, out = _run(["validate", path], capsys)
+    assert rc == 0, out  # the file exists; only its columns are wrong
+    rc, out = _run(["validate", path, "--load-data"], capsys)
+    assert rc == 1 and "data.qid: column 'qid' not found" in out and "query" in out, out
+    path = _config(tmp_path, data={"split": {"valid": 0.0, "test": 0.2}},
+                   model={"early_stopping_rounds": 2})
+    rc, out = _run(["validate", path, "--load-data"], capsys)
+    assert rc == 1 and "model.early_stopping_rounds: needs a validation set" in out, out
+    rc, out = _run(["train", path], capsys)
+    assert rc == 1 and "model.early_stopping_rounds" in out
+    _nothing_written(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("finished")
+    path = _config(tmp)
+    assert main(["train", str(path), "--out", str(tmp / "run")]) == 0
+    return tmp / "run"
+
+
+def test_evaluate_and_report_name_the_option_and_the_fix(tmp_path, finished, capsys):
+    missing = tmp_path / "nope.txt"
+    cases = [
+        (["evaluate", "--model", tmp_path / "nope.json", "--data", missing],
+         "--model: file not found"),
+        (["evaluate", "--model", finished, "--data", missing], "--data: file not found"),
+        (["evaluate", "--model", finished, "--eval-at", "0"], "--eval-at[0] must be >= 1, got 0"),
+        (["evaluate", "--model", finished, "--data", finished / "config.yaml",
+          "--n-features", "0"], "--n-features must be >= 1, got 0"),
+        (["report", tmp_path], "is not a run folder (no config.yaml)"),
+        (["train", "--resume", tmp_path / "nothing"], "--resume: run folder not found"),
+        (["importance", finished, "--set", "model.rounds=4"],
+         "only importance.* can be changed"),
+    ]
+    for argv, fragment in cases:
+        rc, out = _run(argv, capsys)
+        assert rc == 1 and fragment in out, (argv, out)
+    rc, out = _run(["frobnicate"], capsys)
+    assert rc == 2 and "invalid choice" in out
+
+
+def test_evaluate_refuses_a_letor_file_with_fewer_features_than_the_model(
+    tmp_path, finished, capsys
+):
+    rows = [f"{i % 3} qid:{i // 4} 1:{i * 0.1} 2:0.5 3:1.0" for i in range(12)]
+    data = _write(tmp_path, "small.letor", "\n".join(rows) + "\n")
+    rc, out = _run(["evaluate", "--model", finished, "--data", data], capsys)
+    assert rc == 1 and "--data:" in out and "has 3 features but the model expects 6" in out, out
+    assert "--n-features 6" in out
+    rc, out = _run(["evaluate", "--model", finished, "--data", data, "--n-features", "6",
+                    "--json"], capsys)
+    assert rc == 0, out  # trailing all-zero features, stated by the user
+
+
+def test_out_folder_in_use_is_refused_and_left_untouched(tmp_path, capsys):
+    out = tmp_path / "used"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    rc, text = _run(["train", _config(tmp_path), "--out", out], capsys)
+    assert rc == 1 and "--out:" in text and "already exists and is not empty" in text
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+
+def test_a_damaged_stage_file_is_recomputed_on_resume_to_the_identical_model(tmp_path, capsys):
+    path = _config(
+        tmp_path,
+        objective={"type": "native", "schedule": {"steps": [
+            {"k": 3, "rounds": 2}, {"k": 5, "rounds": 2}, {"k": 8, "rounds": 2}]}},
+        model={"rounds": None},
+    )
+    whole = tmp_path / "whole"
+    assert _run(["train", path, "--out", whole], capsys)[0] == 0
+    broken = tmp_path / "broken"
+    assert _run(["train", path, "--out", broken], capsys)[0] == 0
+    # the run "crashed" after stage 2, and stage 1's model file was truncated on disk
+    for name in ("DONE", "model.json", "metrics.json"):
+        (broken / name).unlink()
+    stage1 = broken / "models" / "stage_01_k5.txt"
+    stage1.write_text(stage1.read_text()[:200])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rc, out = _run(["train", "--resume", broken], capsys)
+    assert rc == 0, out
+    assert any("stage_01_k5.txt" in str(w.message) and "recomputes stage 1 from stage 0"
+               in str(w.message) for w in caught)
+    a = json.loads((whole / "model.json").read_text())["model"]
+    b = json.loads((broken / "model.json").read_text())["model"]
+    assert a == b
+
+
+def test_a_damaged_model_file_is_a_clear_error_not_a_crash(tmp_path, finished, capsys):
+    copy = tmp_path / "model.json"
+    data = json.loads((finished / "model.json").read_text())
+    data["model"] = data["model"].replace("tree", "tRee", 1)
+    copy.write_text(json.dumps(data))
+    rc, out = _run(["evaluate", "--model", copy, "--data", copy], capsys)
+    assert rc == 1 and "fails the checksum" in out and str(copy) in out, out
+    stages = tmp_path / "stages.json"
+    stages.write_text("{not json")
+    from ltr.engines._checkpoint import load_completed
+
+    with pytest.raises(ValueError, match=r"stages\.json' is not valid JSON"):
+        load_completed(tmp_path, True, "x")
+
+
+def test_a_failed_write_names_its_path_and_leaves_no_temporary_file(tmp_path):
+    from ltr._io import write_atomic
+
+    target = tmp_path / "missing" / "x.json"
+    with pytest.raises(OSError, match=r"cannot write '.*missing/x\.json'"):
+        write_atomic(target, "{}")
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert not any(p.name.endswith(".tmp") for p in tmp_path.rglob("*"))
