@@ -234,3 +234,19 @@ def test_run_folder_holds_the_engines_native_model_for_serving(tmp_path, engine)
     model = RankingModel.load(run.run_dir / "model.json")
     np.testing.assert_allclose(served, model.predict(X_test), rtol=0, atol=1e-6)
     assert json.loads((run.run_dir / "metrics.json").read_text())["n_trees"] == 6
+
+
+def test_run_folder_holds_per_query_values_whose_means_are_the_final_metrics(tmp_path):
+    import pandas as pd
+
+    cfg = load_config(_config(tmp_path, "lightgbm", {"type": "native", "k": 5},
+                              evaluation={"eval_at": [3, 10]}))
+    run = train_run(cfg, out=tmp_path / "p")
+    sets = load_data(cfg)
+    for name in ("valid", "test"):
+        table = pd.read_csv(run.run_dir / f"per_query_{name}.csv")
+        assert list(table.columns) == ["qid", "ndcg@3", "ndcg@10"]
+        qids = sets[name].qid[sets[name].offsets[:-1]]
+        np.testing.assert_array_equal(table["qid"].to_numpy(), qids)
+        for key, value in run.final[name].items():
+            assert table[key].mean() == pytest.approx(value, abs=1e-12, rel=0)

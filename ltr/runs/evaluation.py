@@ -81,6 +81,42 @@ def stage_metrics(model: Any, run_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
+def per_query_table(cfg: RunConfig, ds: RankingData, scores: np.ndarray) -> Any:
+    """Return the per-query values of one set: ``qid``, ``segment``, one column per metric.
+
+    The format ``ltr compare`` reads from ``per_query_<set>.csv``: nDCG at every
+    ``evaluation.eval_at`` cut-off under the run's convention (NaN where the
+    convention skips a query without relevant documents), and, with
+    ``data.objectives``, ``composite_ndcg@k`` (``k`` = ``evaluation.k``).  The
+    ``segment`` column is there when the data has segments.
+    """
+    import pandas as pd
+
+    from ltr.metrics import ndcg
+
+    ks = list(cfg.evaluation.eval_at)
+    values = ndcg(ds.y, scores, offsets=ds.offsets, k=ks, reduce=None, **_ndcg_options(cfg))
+    starts = ds.offsets[:-1]
+    columns: dict[str, Any] = {"qid": np.asarray(ds.qid)[starts]}
+    if ds.segments is not None:
+        columns["segment"] = np.asarray(ds.segments)[starts]
+    for k in ks:
+        columns[format_metric_name("ndcg", k)] = np.asarray(values[k], dtype=np.float64)
+    if cfg.data.objectives:
+        # the weighted sum of each objective's per-query nDCG (weights normalised to 1), the
+        # per-query form of composite_ndcg's total
+        weights = {o: oc.weight for o, oc in cfg.data.objectives.items()}
+        total = sum(weights.values())
+        k = cfg.evaluation.k
+        composite = np.zeros(len(starts))
+        for o, w in weights.items():
+            per = ndcg(ds.labels[o], scores, offsets=ds.offsets, k=k, reduce=None,
+                       **_ndcg_options(cfg))
+            composite += (w / total) * np.asarray(per, dtype=np.float64)
+        columns[format_metric_name("composite_ndcg", k)] = composite
+    return pd.DataFrame(columns)
+
+
 def compute_metrics(
     cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path
 ) -> dict[str, Any]:
@@ -97,6 +133,9 @@ def compute_metrics(
         for name, ds in sets.items()
         if name != "train"
     }
+    for name, s in scores.items():
+        frame = per_query_table(cfg, sets[name], s)
+        write_atomic(run_dir / f"per_query_{name}.csv", frame.to_csv(index=False))
     metrics: dict[str, Any] = {
         "status": "complete",
         "engine": cfg.model.engine,
