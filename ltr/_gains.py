@@ -17,7 +17,17 @@ import numpy as np
 
 from ltr._validation import short_repr
 
-__all__ = ["GAIN_NAMES", "GainSpec", "ParsedGain", "parse_gain"]
+__all__ = [
+    "EXP2_LABEL_LIMIT",
+    "GAIN_NAMES",
+    "GainSpec",
+    "ParsedGain",
+    "check_exp2_labels",
+    "parse_gain",
+]
+
+#: ``2**label - 1`` overflows float64 from this label on.
+EXP2_LABEL_LIMIT = 1024.0
 
 #: Named gains.
 GAIN_NAMES: tuple[str, ...] = ("exp2", "linear")
@@ -99,3 +109,26 @@ def parse_gain(
         rule = "finite gains >= 0" if nonnegative else "finite gains"
         raise ValueError(f"{name} table must hold {rule}; {name}[{i}] = {float(table[i])!r}")
     return "table", table
+
+
+def check_exp2_labels(labels: np.ndarray, name: str, highest: float | None = None) -> None:
+    """Raise ``ValueError`` naming the first label whose gain ``2**label - 1`` overflows.
+
+    Parameters
+    ----------
+    labels : ndarray of float64
+        Finite labels.
+    name : str
+        Argument name used in the message (``y_true``, ``labels['watch']`` ...).
+    highest : float, optional
+        ``labels.max()`` when the caller already has it (saves a pass).
+    """
+    top = float(labels.max()) if highest is None else float(highest)
+    if top < EXP2_LABEL_LIMIT:
+        return
+    i = int(np.flatnonzero(labels >= EXP2_LABEL_LIMIT)[0])
+    raise ValueError(
+        f"{name}[{i}] = {float(labels[i])!r} is too large for gain 'exp2': 2**label overflows "
+        f"float64 for labels >= {EXP2_LABEL_LIMIT:g} (the gain would be inf and nDCG NaN); "
+        "use gain='linear' or rescale the labels"
+    )

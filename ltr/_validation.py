@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "INT32_MAX",
+    "INT64_MAX",
     "check_1d_float",
     "check_eval_at",
     "check_finite",
@@ -23,6 +25,7 @@ __all__ = [
     "check_labels",
     "check_matrix",
     "check_n_jobs",
+    "check_no_inf",
     "check_objective_weights",
     "check_offsets",
     "check_progress",
@@ -30,8 +33,15 @@ __all__ = [
     "check_same_length",
     "check_seed",
     "check_weights",
+    "first_infinite_column",
     "short_repr",
 ]
+
+
+#: Largest count an engine takes (LightGBM and XGBoost hold rounds, k and leaves as int32).
+INT32_MAX = 2**31 - 1
+#: Largest cut-off the numba kernels take (int64).
+INT64_MAX = 2**63 - 1
 
 
 def short_repr(value: Any, limit: int = 80) -> str:
@@ -139,16 +149,78 @@ def is_sparse(X: Any) -> bool:
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
 
-def check_matrix(X: Any, name: str) -> Any:
-    """Return a 2-D numeric matrix (ndarray, or scipy sparse kept as CSR)."""
+def _column_label(j: int, feature_names: Any) -> str:
+    """``column 3`` or ``column 3 ('price')`` when *feature_names* names the columns."""
+    name = None
+    if feature_names is not None and not isinstance(feature_names, (str, bytes)):
+        try:
+            if 0 <= j < len(feature_names):
+                name = feature_names[j]
+        except TypeError:  # pragma: no cover - an unsized iterable
+            name = None
+    return f"column {j}" if name is None else f"column {j} ({str(name)!r})"
+
+
+def first_infinite_column(X: Any) -> tuple[int, int] | None:
+    """``(row, column)`` of the first +/-inf of a float matrix (ndarray or CSR), else None.
+
+    NaN is not reported (it means "missing" to both engines).  One pass over
+    the data: column sums are finite unless a column holds NaN/inf (or sums
+    past the float range); only such columns are scanned again.
+    """
+    if is_sparse(X):
+        data = X.data
+        if data.dtype.kind != "f" or not np.isinf(data).any():
+            return None
+        pos = int(np.flatnonzero(np.isinf(data))[0])
+        row = int(np.searchsorted(X.indptr, pos, side="right") - 1)
+        return row, int(X.indices[pos])
+    if X.dtype.kind != "f":
+        return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = np.add.reduce(X, axis=0)
+    for j in np.flatnonzero(~np.isfinite(sums)):
+        col = X[:, j]
+        bad = np.isinf(col)
+        if bad.any():
+            return int(np.flatnonzero(bad)[0]), int(j)
+    return None
+
+
+def check_no_inf(X: Any, name: str, feature_names: Any = None) -> None:
+    """Apply the one NaN/inf feature rule: NaN is a missing value, +/-inf is an error.
+
+    The message names the row and the column (index, and name when known).
+    """
+    hit = first_infinite_column(X)
+    if hit is None:
+        return
+    row, j = hit
+    value = X[row, j]
+    raise ValueError(
+        f"{name} has an infinite value {float(value)!r} in {_column_label(j, feature_names)}, "
+        f"row {row}: features must be finite or NaN (NaN means missing to LightGBM and "
+        "XGBoost); replace inf with a large finite value or NaN"
+    )
+
+
+def check_matrix(X: Any, name: str, feature_names: Any = None) -> Any:
+    """Return a 2-D numeric matrix (ndarray, or scipy sparse kept as CSR).
+
+    NaN is allowed (missing); +/-inf raises ``ValueError`` naming the column
+    (its index, and its name from *feature_names* or a DataFrame's columns).
+    """
     if X is None:
         raise TypeError(f"{name} must be a 2-D array of features, got None")
     if is_sparse(X):
         X = X.tocsr()
         if X.ndim != 2:
             raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
+        check_no_inf(X, name, feature_names)
         return X
     if hasattr(X, "to_numpy") and hasattr(X, "columns"):  # pandas DataFrame
+        if feature_names is None:
+            feature_names = [str(c) for c in X.columns]
         X = X.to_numpy()
     try:
         arr = np.asarray(X)
@@ -162,6 +234,7 @@ def check_matrix(X: Any, name: str) -> Any:
         raise ValueError(f"{name} is empty: got shape {arr.shape}")
     if arr.dtype not in (np.float32, np.float64):
         arr = arr.astype(np.float64)
+    check_no_inf(arr, name, feature_names)
     return arr
 
 
@@ -287,7 +360,9 @@ def check_eval_at(eval_at: Any, name: str = "eval_at") -> tuple[int, ...]:
             f"{name} must be a non-empty sequence of cut-offs (ints >= 1), "
             f"got {short_repr(eval_at)}"
         )
-    ks = [check_int(k, f"{name}[{i}]", minimum=1) for i, k in enumerate(eval_at)]
+    ks = [
+        check_int(k, f"{name}[{i}]", minimum=1, maximum=INT32_MAX) for i, k in enumerate(eval_at)
+    ]
     return tuple(dict.fromkeys(ks))
 
 

@@ -125,8 +125,13 @@ def composite_ndcg(
         offsets = check_offsets(offsets, "offsets", n_rows)
     per: dict[str, float] = {}
     for name in norm:
-        per[name] = float(ndcg(labels[name], y_score, offsets=offsets, k=k,
-                               gain=gains.get(name), **ndcg_options))
+        try:
+            per[name] = float(ndcg(labels[name], y_score, offsets=offsets, k=k,
+                                   gain=gains.get(name), **ndcg_options))
+        except ValueError as exc:  # name the label column, not ndcg's y_true
+            col = f"labels[{name!r}]"
+            text = str(exc).replace("y_true", col)
+            raise ValueError(text if col in text else f"{col}: {text}") from exc
     total = float(sum(norm[name] * per[name] for name in norm))
     return CompositeNDCG(total=total, per_objective=per, weights=norm)
 

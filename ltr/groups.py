@@ -8,6 +8,7 @@ converts them once and every other module works on offsets.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy as np
 from ltr._validation import short_repr
 
 __all__ = [
+    "SORT_HINT",
     "QueryGroups",
     "find_split_query",
     "group_sizes",
@@ -24,6 +26,10 @@ __all__ = [
     "qid_from_offsets",
     "resolve_groups",
 ]
+
+
+#: The advice of APIs that take ``sort=`` (pass it as ``sort_hint``).
+SORT_HINT = "or pass sort=True to stable-sort them (the permutation is returned)"
 
 
 @dataclass(frozen=True)
@@ -165,7 +171,18 @@ def find_split_query(qid: Any) -> tuple[Any, int, int] | None:
     return _first_split(starts, run_ids)
 
 
-def offsets_from_qid(qid: Any, *, sort: bool = False) -> QueryGroups:
+def _where(row: int, line_of: Callable[[int], int] | None) -> str:
+    return f"row {row}" if line_of is None else f"row {row} (line {line_of(row)})"
+
+
+def offsets_from_qid(
+    qid: Any,
+    *,
+    sort: bool = False,
+    sort_hint: str | None = SORT_HINT,
+    source: str | None = None,
+    line_of: Callable[[int], int] | None = None,
+) -> QueryGroups:
     """Offsets from one query id per row.
 
     Parameters
@@ -176,6 +193,14 @@ def offsets_from_qid(qid: Any, *, sort: bool = False) -> QueryGroups:
     sort : bool, default=False
         Stable-sort rows by first appearance of their query so each query
         becomes contiguous; the permutation is returned in ``order``.
+    sort_hint : str or None, default=SORT_HINT
+        Extra advice appended to the non-contiguous error after "sort your
+        rows by qid (stable) first"; callers without a ``sort=`` argument pass
+        ``None`` so the message names only fixes their user has.
+    source : str, optional
+        File or object the ids come from, named at the start of the error.
+    line_of : callable, optional
+        ``line_of(row)`` -> line number in *source*, added to the rows named.
 
     Returns
     -------
@@ -188,10 +213,12 @@ def offsets_from_qid(qid: Any, *, sort: bool = False) -> QueryGroups:
         return QueryGroups(offsets=offsets, order=None, query_ids=run_ids)
     if not sort:
         key, first, again = _first_split(starts, run_ids)
+        prefix = "" if source is None else f"{source}: "
+        hint = "" if not sort_hint else f", {sort_hint}"
         raise ValueError(
-            f"qid is not contiguous: query {key!r} appears at row {first} and again "
-            f"at row {again} after other queries. Sort the rows by qid first, or pass "
-            "sort=True to stable-sort them (the permutation is returned)."
+            f"{prefix}qid is not contiguous: query {key!r} appears at {_where(first, line_of)} "
+            f"and again at {_where(again, line_of)} after other queries. Rows of each query "
+            f"must be contiguous: sort your rows by qid (stable) first{hint}."
         )
     # Stable sort by order of first appearance.
     uniq, first_idx, inverse = np.unique(arr, return_index=True, return_inverse=True)
@@ -212,6 +239,9 @@ def resolve_groups(
     qid: Any = None,
     group: Any = None,
     sort: bool = False,
+    sort_hint: str | None = None,
+    source: str | None = None,
+    line_of: Callable[[int], int] | None = None,
 ) -> QueryGroups:
     """Turn exactly one of ``qid`` / ``group`` into :class:`QueryGroups`.
 
@@ -225,6 +255,13 @@ def resolve_groups(
         Query sizes in row order.
     sort : bool, default=False
         With ``qid``, allow non-contiguous queries by stable-sorting rows.
+    sort_hint : str or None, default=None
+        Advice added to the non-contiguous error; ``None`` says only "sort
+        your rows by qid (stable) first".  APIs with a ``sort=`` argument pass
+        :data:`SORT_HINT`.
+    source, line_of
+        As in :func:`offsets_from_qid`: the file named in the error and
+        ``row -> line`` of that file.
 
     Raises
     ------
@@ -244,4 +281,4 @@ def resolve_groups(
     arr = np.asarray(qid)
     if arr.ndim == 1 and len(arr) != n_rows:
         raise ValueError(f"qid has {len(arr)} entries but there are {n_rows} rows; they must match")
-    return offsets_from_qid(qid, sort=sort)
+    return offsets_from_qid(qid, sort=sort, sort_hint=sort_hint, source=source, line_of=line_of)

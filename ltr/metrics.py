@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from ltr._gains import GainSpec, parse_gain
+from ltr._gains import GainSpec, check_exp2_labels, parse_gain
 from ltr._validation import (
+    INT64_MAX,
     check_1d_float,
     check_finite,
     check_int,
@@ -115,6 +116,14 @@ class Convention:
         In a weighted mean, an empty query adds its ``empty`` value with
         weight 1 to the numerator while its weight stays in the denominator
         (LightGBM and XGBoost).
+    peer : str or None
+        Whose input rules the labels must meet (the peer refuses the others):
+        ``"lightgbm"``: integer labels ``0 <= l <`` the gain table's length
+        (31 with the default ``2**l - 1`` table); ``"xgboost"``: labels
+        ``0 <= l <= 31`` with exp2 gain, ``>= 0`` otherwise; ``"sklearn"``:
+        no negative labels.  ``None`` (the default convention) also refuses
+        negative labels unless ``gain`` is a callable; ``trec_eval`` and
+        ``ranx`` accept negative judgments (ranx gives labels < 1 zero gain).
     """
 
     gain: Any = "exp2"
@@ -125,18 +134,23 @@ class Convention:
     score_float32: bool = False
     min_relevant: float | None = None
     empty_unweighted: bool = False
+    peer: str | None = None
 
 
 CONVENTIONS: dict[str, Convention] = {
     "lightgbm": Convention(gain="exp2", ties="stable", empty=1.0, ideal_by_label=True,
-                           empty_unweighted=True),
+                           empty_unweighted=True, peer="lightgbm"),
     "xgboost": Convention(gain="exp2", ties="stable", empty=1.0, score_float32=True,
-                          empty_unweighted=True),
-    "sklearn": Convention(gain="linear", ties="average", empty=0.0),
+                          empty_unweighted=True, peer="xgboost"),
+    "sklearn": Convention(gain="linear", ties="average", empty=0.0, peer="sklearn"),
     "trec_eval": Convention(gain="linear", ties="doc_id_desc", empty=0.0),
     "ranx": Convention(gain="linear", ties="stable", empty=0.0, min_relevant=1.0),
 }
-_DEFAULT = Convention()
+_DEFAULT = Convention(peer="default")
+#: LightGBM's default ``label_gain`` has 31 entries (labels 0..30).
+_LIGHTGBM_TABLE = 31
+#: XGBoost's exponential nDCG gain refuses relevance degrees above 31.
+_XGBOOST_EXP2_MAX = 31.0
 
 
 @dataclass
@@ -181,20 +195,86 @@ def _check_k(k: Any) -> list[int | None]:
     if isinstance(k, (list, tuple, np.ndarray)):
         if len(k) == 0:
             raise ValueError("k must not be an empty list")
-        return [check_int(v, f"k[{i}]", minimum=1) for i, v in enumerate(k)]
-    return [check_int(k, "k", minimum=1)]
+        return [check_int(v, f"k[{i}]", minimum=1, maximum=INT64_MAX) for i, v in enumerate(k)]
+    return [check_int(k, "k", minimum=1, maximum=INT64_MAX)]
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _check_peer_labels(labels: np.ndarray, lo: float, hi: float, conv: Convention,
+                       kind: str, payload: Any) -> None:
+    """Refuse labels the convention's peer refuses, naming the convention.
+
+    *lo* and *hi* are the labels' min and max (already computed), so a rule
+    costs a pass only when a label breaks it (``lightgbm``'s integer rule
+    aside).
+    """
+    peer = conv.peer
+    if peer is None or peer in ("trec_eval", "ranx"):
+        return
+    if peer == "default":
+        if lo < 0 and kind not in ("callable", "exp2"):  # exp2 says it in _gain_rows
+            i = _first(labels < 0)
+            raise ValueError(
+                f"y_true must be >= 0 (graded relevance); y_true[{i}] = {labels[i].item()!r}. "
+                "Negative labels give negative gains; scikit-learn and LightGBM refuse them "
+                "(pass a callable gain to define their gains)"
+            )
+        return
+    who = f"convention={peer!r}"
+    if lo < 0:
+        i = _first(labels < 0)
+        tool = {"lightgbm": "LightGBM", "xgboost": "XGBoost", "sklearn": "scikit-learn"}[peer]
+        raise ValueError(
+            f"{who} refuses negative labels (as {tool} does); y_true[{i}] = "
+            f"{labels[i].item()!r}"
+        )
+    if peer == "lightgbm":
+        frac = labels != np.floor(labels)
+        if frac.any():
+            i = _first(frac)
+            raise ValueError(
+                f"{who} needs integer labels (LightGBM refuses others); y_true[{i}] = "
+                f"{labels[i].item()!r}: round the labels or use convention=None"
+            )
+        size = payload.size if kind == "table" else (_LIGHTGBM_TABLE if kind == "exp2" else None)
+        if size is not None and hi >= size:
+            i = _first(labels >= size)
+            raise ValueError(
+                f"{who} needs labels below the gain table's length {size} (labels 0..{size - 1}"
+                f", LightGBM's label_gain); y_true[{i}] = {labels[i].item()!r}: pass a longer "
+                "gain table (gain=[...]) or use convention=None"
+            )
+    elif peer == "xgboost" and kind == "exp2" and hi > _XGBOOST_EXP2_MAX:
+        i = _first(labels > _XGBOOST_EXP2_MAX)
+        raise ValueError(
+            f"{who} with exp2 gain needs labels <= 31 (XGBoost refuses larger relevance "
+            f"degrees with the exponential gain); y_true[{i}] = {labels[i].item()!r}: "
+            "use gain='linear' or convention=None"
+        )
 
 
 def _gain_rows(labels: np.ndarray, gain: Any, conv: Convention) -> tuple[np.ndarray, int]:
-    """Return (per-row gains or empty array, gain mode)."""
+    """Return (per-row gains or empty array, gain mode).
+
+    Labels are checked here, in the passes that find their min and max:
+    finite, the convention's peer rules, and exp2 overflow.
+    """
     empty = np.empty(0)
     kind, payload = parse_gain(gain, "gain")
+    lo, hi = float(labels.min()), float(labels.max())  # NaN/inf propagate
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        check_finite(labels, "y_true")
+    _check_peer_labels(labels, lo, hi, conv, kind, payload)
     if kind == "exp2":
-        if labels.min() < 0:
+        if lo < 0:
             bad = int(np.argmin(labels))
             raise ValueError(
                 f"y_true must be >= 0 with gain='exp2'; y_true[{bad}] = {labels[bad].item()!r}"
             )
+        check_exp2_labels(labels, "y_true", hi)
         mode, rows = K.GAIN_EXP2, empty
     elif kind == "linear":
         mode, rows = K.GAIN_LINEAR, empty
@@ -313,8 +393,7 @@ def _prepare(
         raise ValueError(
             f"y_score has {scores.shape[0]} rows but y_true has {labels.shape[0]}; they must match"
         )
-    check_finite(labels, "y_true")
-    check_finite(scores, "y_score")
+    check_finite(scores, "y_score")  # labels: in _gain_rows
     if offsets is not None:
         if qid is not None or group is not None:
             raise ValueError("pass only one of qid, group or offsets")

@@ -49,14 +49,16 @@ Svore, Volkovs, Burges. "Learning to rank with multiple objective functions". WW
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Union
 
 import numba
 import numpy as np
 
-from ltr._gains import parse_gain
+from ltr._gains import check_exp2_labels, parse_gain
 from ltr._validation import (
+    INT32_MAX,
     check_1d_float,
     check_int,
     check_labels,
@@ -104,14 +106,8 @@ def _gain_values(y: np.ndarray, spec: tuple[str, np.ndarray | None], name: str) 
     if kind == "linear":
         return y.copy()
     if kind == "exp2":
-        with np.errstate(over="ignore"):
-            g = np.exp2(y) - 1.0
-        if not np.all(np.isfinite(g)):
-            i = int(np.flatnonzero(~np.isfinite(g))[0])
-            raise ValueError(
-                f"{name} value {float(y[i])!r} is too large for gain 'exp2' (2**label overflows)"
-            )
-        return g
+        check_exp2_labels(y, name)
+        return np.exp2(y) - 1.0
     if table is None:  # pragma: no cover - _check_gain always sets a table here
         raise RuntimeError("gain table missing")
     idx = y.astype(np.int64)
@@ -156,7 +152,12 @@ def _engine_inputs(preds: Any, data: Any) -> tuple[np.ndarray, Any, np.ndarray, 
     elif hasattr(data, "get_group"):  # lightgbm.Dataset
         group = data.get_group()
         if group is None:
-            raise ValueError("the LightGBM Dataset has no query groups: set group= on it")
+            raise ValueError(
+                "the LightGBM Dataset has no query groups: set group= on it "
+                "(lightgbm.Dataset(X, y, group=sizes)); with lightgbm.cv pass "
+                "folds=GroupKFold(n).split(X, groups=qid), as LightGBM recognises ranking by "
+                "objective name only and does not group custom-objective folds by query"
+            )
         offsets = np.concatenate(([0], np.cumsum(np.asarray(group, dtype=np.int64))))
         labels = data.get_label()
         w = data.get_weight()
@@ -177,6 +178,62 @@ def _engine_inputs(preds: Any, data: Any) -> tuple[np.ndarray, Any, np.ndarray, 
     return scores, labels, offsets, w
 
 
+def _truthy(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes", "+")
+    return bool(value)
+
+
+def _split_queries(data: Any) -> int | None:
+    """First query of the full data that a LightGBM subset cuts, else None.
+
+    ``lightgbm.cv(nfold=...)`` with a custom objective splits rows, not
+    queries: each fold is ``full.subset(rows)`` and LightGBM regroups the kept
+    rows of each query, so a query's documents end up in both the training
+    and the validation fold.
+    """
+    used = getattr(data, "used_indices", None)
+    full = getattr(data, "reference", None)
+    if used is None or full is None or not hasattr(full, "get_group"):
+        return None
+    try:
+        full_group = full.get_group()
+    except Exception:  # noqa: BLE001  # pragma: no cover - LightGBMError: no reference data
+        return None
+    if full_group is None:
+        return None
+    sizes = np.asarray(full_group, dtype=np.int64)
+    qid = np.repeat(np.arange(sizes.size), sizes)
+    rows = np.asarray(used, dtype=np.int64)
+    if rows.size and int(rows.max()) >= qid.size:  # pragma: no cover - foreign layout
+        return None
+    kept = np.bincount(qid[rows], minlength=sizes.size)
+    cut = (kept > 0) & (kept < sizes)
+    return int(np.flatnonzero(cut)[0]) if cut.any() else None
+
+
+def _check_lightgbm_data(data: Any) -> None:
+    """Catch the two LightGBM pitfalls a custom ranking objective meets."""
+    params = getattr(data, "params", None) or {}
+    if any(_truthy(params.get(key)) for key in ("bagging_by_query",)):
+        warnings.warn(
+            "bagging_by_query=True with a custom objective: LightGBM bags by query only for "
+            "its own ranking objectives, so the bagged rows break queries apart and the model "
+            "stays (near-)constant. Drop bagging_by_query (plain bagging_fraction samples "
+            "rows) or use objective='lambdarank'",
+            UserWarning,
+            stacklevel=4,
+        )
+    q = _split_queries(data)
+    if q is not None:
+        raise ValueError(
+            f"the LightGBM Dataset is a subset that cuts query {q} of its full data (some "
+            "of its rows are in, some out): lightgbm.cv(nfold=...) with a custom objective "
+            "splits rows, not queries, because LightGBM recognises ranking by objective name "
+            "only. Pass folds=GroupKFold(n).split(X, groups=qid) (or subsets of whole queries)"
+        )
+
+
 # ------------------------------------------------------------------ base
 
 
@@ -193,7 +250,7 @@ class _LambdaRankBase:
         sigmoid: str,
         random_state: Any,
     ) -> None:
-        self.k = check_int(k, "k", minimum=1)
+        self.k = check_int(k, "k", minimum=1, maximum=INT32_MAX)
         self.sigma = check_real(sigma, "sigma", minimum=0.0, exclusive_minimum=True)
         if not isinstance(norm, (bool, np.bool_)):
             raise TypeError(f"norm must be a bool, got {short_repr(norm)}")
@@ -227,6 +284,15 @@ class _LambdaRankBase:
         self._work: dict[str, np.ndarray] = {}
         self._sorted_for: np.ndarray | None = None  # offsets that _work["perm"] is ordered for
         self._disc = _kern.position_discounts(1)
+        self._checked_data: int | None = None  # id of the engine Dataset last checked
+
+    def _check_engine_data(self, data: Any) -> None:
+        """Check a LightGBM Dataset's setup once (not every round)."""
+        if self._checked_data == id(data):
+            return
+        if hasattr(data, "get_group") and not hasattr(data, "get_uint_info"):
+            _check_lightgbm_data(data)
+        self._checked_data = id(data)
 
     # -- state ---------------------------------------------------------------
 
@@ -407,6 +473,20 @@ class LambdaRankObjective(_LambdaRankBase):
     its params, and the round counter must advance on the caller's instance.
     Call :meth:`reset` before reusing an instance for a new training.
 
+    LightGBM recognises a ranking task by the objective's *name* only, so with
+    this (or any) custom objective two of its ranking features are lost:
+
+    * ``lightgbm.cv(nfold=...)`` splits rows, not queries: a query's
+      documents land in both the training and the validation fold.  Pass
+      ``folds=GroupKFold(n).split(X, groups=qid)`` instead.  The objective
+      raises ``ValueError`` when it is handed such a fold (a subset that cuts
+      a query of its full Dataset).
+    * ``bagging_by_query=True`` bags rows, not queries, and trains a
+      (near-)constant model.  The objective warns (``UserWarning``) when the
+      Dataset's parameters set it.
+
+    A LightGBM Dataset without ``group`` is an error naming how to pass it.
+
     Examples
     --------
     >>> import numpy as np
@@ -477,6 +557,7 @@ class LambdaRankObjective(_LambdaRankBase):
 
     def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
         """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`."""
+        self._check_engine_data(data)
         scores, labels, offsets, w = _engine_inputs(preds, data)
         grad, hess = self._compute(
             scores, [np.asarray(labels)], [self._gain_spec], ["labels"], np.ones(1), offsets,
@@ -614,6 +695,7 @@ class CompositeLambdaRankObjective(_LambdaRankBase):
 
     def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
         """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`."""
+        self._check_engine_data(data)
         scores, _, offsets, w = _engine_inputs(preds, data)
         names = [f"labels[{name!r}]" for name in self._names]
         grad, hess = self._compute(

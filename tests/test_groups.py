@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ltr.groups import (
+    SORT_HINT,
     group_sizes,
     offsets_from_group,
     offsets_from_qid,
@@ -47,8 +48,17 @@ def test_sort_true_stable_sorts_by_first_appearance_and_unsort_maps_back():
 
 
 def test_non_contiguous_qid_is_an_error_that_says_how_to_fix_it():
-    with pytest.raises(ValueError, match=r"qid is not contiguous: query 1 appears at row 0 and again at row 2.*sort=True"):
+    # the advice depends on the caller: only APIs with a sort= argument mention it
+    with pytest.raises(
+        ValueError,
+        match=r"qid is not contiguous: query 1 appears at row 0 and again at row 2.*"
+        r"sort your rows by qid \(stable\) first\.$",
+    ):
         resolve_groups(3, qid=[1, 2, 1])
+    with pytest.raises(ValueError, match=r"at row 2 .*first, or pass sort=True"):
+        resolve_groups(3, qid=[1, 2, 1], sort_hint=SORT_HINT)
+    with pytest.raises(ValueError, match=r"^data.csv: .*row 0 \(line 2\) .*row 2 \(line 4\)"):
+        resolve_groups(3, qid=[1, 2, 1], source="data.csv", line_of=lambda r: r + 2)
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ and the merge of user parameters over an adapter's defaults.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ltr._validation import (
+    INT32_MAX,
     check_eval_at,
     check_int,
     check_label_columns,
@@ -49,7 +51,41 @@ __all__ = [
     "make_spec",
     "merge_engine_params",
     "objective_fields",
+    "warn_nothing_to_learn",
 ]
+
+
+def warn_nothing_to_learn(
+    y: np.ndarray, offsets: np.ndarray, labels: Mapping[str, np.ndarray] | None = None
+) -> None:
+    """Warn (``UserWarning``) when no query has two documents with different labels.
+
+    LambdaRank learns from pairs of documents of one query with different
+    labels; without any such pair every gradient is 0 and the model is
+    constant.  Two min/max passes per label column (``reduceat`` over the
+    query starts).
+    """
+    columns = {"y": y} if labels is None else {"y": y, **{f"labels[{k!r}]": v
+                                                       for k, v in labels.items()}}
+    sizes = np.diff(offsets)
+    if int(sizes.max()) < 2:
+        why = f"every query has one document ({len(sizes)} queries), so there are no pairs"
+    else:
+        starts = offsets[:-1]
+        for col in columns.values():
+            if (np.maximum.reduceat(col, starts) > np.minimum.reduceat(col, starts)).any():
+                return
+        if all(not col.any() for col in columns.values()):
+            why = "every label is 0 (no relevant document)"
+        else:
+            why = "no query has two documents with different labels"
+    warnings.warn(
+        f"nothing can be learned: {why}; the model will be constant (LambdaRank learns only "
+        "from pairs of documents of one query with different labels). Check the labels and "
+        "the query ids",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -68,8 +104,13 @@ class EvalSet:
     labels: dict[str, np.ndarray] | None = None
 
 
-def check_eval_sets(eval_sets: Any, n_features: int) -> list[EvalSet]:
-    """Validate ``[(name, X, y, offsets[, labels]), ...]``."""
+def check_eval_sets(
+    eval_sets: Any, n_features: int, feature_names: Any = None
+) -> list[EvalSet]:
+    """Validate ``[(name, X, y, offsets[, labels]), ...]``.
+
+    *feature_names* (optional) only name a column in the inf error.
+    """
     if eval_sets is None:
         return []
     if isinstance(eval_sets, (str, bytes, Mapping)) or not isinstance(eval_sets, Sequence):
@@ -96,7 +137,7 @@ def check_eval_sets(eval_sets: Any, n_features: int) -> list[EvalSet]:
         if name in seen:
             raise ValueError(f"{where} name {name!r} is used twice; eval set names must be unique")
         seen.add(name)
-        X = check_matrix(item[1], f"{where} X")
+        X = check_matrix(item[1], f"{where} X", feature_names)
         if X.shape[1] != n_features:
             raise ValueError(
                 f"{where} X has {X.shape[1]} features but the training X has {n_features}"
@@ -121,7 +162,10 @@ class TrainSpec:
     """Everything :func:`ltr.engines._loop.run_training` needs, validated.
 
     ``convention`` is the nDCG convention the recorder uses: the user's, or
-    the engine's own (``"lightgbm"``/``"xgboost"``) when none was given.
+    the engine's own (``"lightgbm"``/``"xgboost"``) when none was given --
+    unless the engine's convention refuses the eval labels (for example
+    fractional grades under ltr's objective, which the engine's nDCG cannot
+    score either): then ``None``, ltr's default convention.
     """
 
     engine: str
@@ -202,10 +246,12 @@ convention, random_state, n_jobs, progress, labels, feature_names
     """
     if not isinstance(engine, str) or engine not in ENGINES:
         raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
-    k = check_int(k, "k", minimum=1)
+    k = check_int(k, "k", minimum=1, maximum=INT32_MAX)
     if num_boost_round is not None:
-        num_boost_round = check_int(num_boost_round, "num_boost_round", minimum=1)
-    X = check_matrix(X, "X")
+        num_boost_round = check_int(
+            num_boost_round, "num_boost_round", minimum=1, maximum=INT32_MAX
+        )
+    X = check_matrix(X, "X", feature_names)
     n_rows = X.shape[0]
     offsets = check_offsets(offsets, "offsets", n_rows)
     native = isinstance(objective, str) and objective == "native"
@@ -214,6 +260,7 @@ convention, random_state, n_jobs, progress, labels, feature_names
     weight = (
         None if sample_weight is None else check_weights(sample_weight, "sample_weight", n_rows)
     )
+    warn_nothing_to_learn(y, offsets, label_cols)
     obj, sched = resolve_objective(
         objective, k=k, schedule=schedule, labels=label_cols, n_rows=n_rows
     )
@@ -232,11 +279,13 @@ convention, random_state, n_jobs, progress, labels, feature_names
     for key in params:
         if not isinstance(key, str):
             raise TypeError(f"params keys must be strings, got {key!r}")
-    evals = check_eval_sets(eval_sets, X.shape[1])
+    evals = check_eval_sets(eval_sets, X.shape[1], feature_names)
     names = check_feature_names(feature_names, X.shape[1])
     ks = check_eval_at(eval_at)
     if early_stopping_rounds is not None:
-        early_stopping_rounds = check_int(early_stopping_rounds, "early_stopping_rounds", minimum=1)
+        early_stopping_rounds = check_int(
+            early_stopping_rounds, "early_stopping_rounds", minimum=1, maximum=INT32_MAX
+        )
         if not evals:
             raise ValueError(
                 "early_stopping_rounds needs at least one eval set; "
@@ -252,6 +301,7 @@ convention, random_state, n_jobs, progress, labels, feature_names
         raise TypeError(f"resume must be a bool, got {short_repr(resume)}")
     if resume and stage_dir is None:
         raise ValueError("resume=True needs stage_dir (the folder holding the completed stages)")
+    user_convention = convention
     if convention is not None:
         from ltr.metrics import CONVENTIONS
 
@@ -264,18 +314,20 @@ convention, random_state, n_jobs, progress, labels, feature_names
     if evals:
         from ltr.metrics import ndcg
 
-        try:  # fail now, not after the first boosting round
-            ndcg(
-                evals[0].y,
-                np.zeros(len(evals[0].y)),
-                offsets=evals[0].offsets,
-                k=1,
-                convention=convention,
-            )
-        except (ValueError, TypeError) as exc:
-            raise ValueError(
-                f"convention={convention!r} cannot evaluate the eval sets: {exc}"
-            ) from exc
+        for ev in evals:
+            try:  # fail now, not after the first boosting round
+                ndcg(ev.y, np.zeros(len(ev.y)), offsets=ev.offsets, k=1, convention=convention)
+            except (ValueError, TypeError) as exc:
+                if user_convention is None and not native and convention is not None:
+                    # The engine's own nDCG refuses these labels (e.g. fractional grades
+                    # under our objective): the engine cannot score them either, so the
+                    # curves use ltr's default convention (TrainSpec.convention = None).
+                    convention = None
+                    ndcg(ev.y, np.zeros(len(ev.y)), offsets=ev.offsets, k=1)
+                    continue
+                raise ValueError(
+                    f"convention={convention!r} cannot evaluate the eval sets ({ev.name!r}): {exc}"
+                ) from exc
     seed = check_seed(random_state, "random_state")
     if seed is None:
         seed = 0
