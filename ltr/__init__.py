@@ -58,6 +58,11 @@ _EXPORTS: dict[str, str] = {
     "get_scorer": "ltr.scoring",
     "get_scorer_names": "ltr.scoring",
     "parse_metric_name": "ltr.metric_names",
+    "evaluate": "ltr.evaluation",
+    "EvaluationResult": "ltr.evaluation",
+    "read_qrels": "ltr.trec",
+    "read_run": "ltr.trec",
+    "write_run": "ltr.trec",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy names
@@ -66,6 +71,7 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
     from ltr.datasets import RankingData, from_frame, load_letor, read_table
     from ltr.engines import RankingModel, train
     from ltr.estimator import GroupedRanker, LambdaMARTRanker
+    from ltr.evaluation import EvaluationResult, evaluate
     from ltr.groups import QueryGroups, resolve_groups
     from ltr.inspection import PermutationImportance, permutation_importance
     from ltr.metric_names import parse_metric_name
@@ -83,6 +89,7 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
     from ltr.schedules import Constant, Linear, Steps, as_schedule, stages_of
     from ltr.scoring import NDCGScorer, get_scorer, get_scorer_names, make_ndcg_scorer
     from ltr.synthetic import make_ranking
+    from ltr.trec import read_qrels, read_run, write_run
 
 __all__ = sorted(_EXPORTS) + ["__version__"]  # noqa: PLE0605
 

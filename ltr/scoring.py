@@ -187,7 +187,7 @@ def get_scorer(name: str | NDCGScorer) -> NDCGScorer:
         return name
     parsed = parse_metric_name(name)
     options: dict[str, Any] = {} if parsed.convention is None else {"convention": parsed.convention}
-    return make_ndcg_scorer(parsed.k, **options)
+    return make_ndcg_scorer(10 if parsed.k is None else parsed.k, **options)
 
 
 # --------------------------------------------------------------------------- #

@@ -1,0 +1,526 @@
+"""Qrels/run evaluation with trec_eval's semantics (or ranx's), on millions of rows.
+
+:func:`evaluate` scores a *run* (scored documents per query) against *qrels*
+(judged documents per query) and returns an :class:`EvaluationResult` whose
+core is the per-query frame (one row per query, one column per metric).
+
+Semantics shared by every convention:
+
+* the ideal DCG, the number of relevant documents (recall, AP, R-precision)
+  count every judged document, retrieved or not; a retrieved document without
+  a judgment has relevance 0; an unretrieved one never counts as retrieved;
+* a score of ``-inf`` means "not ranked" (the row is dropped);
+* binary metrics call a document relevant when its relevance is >=
+  ``relevance_level`` (trec_eval's ``-l``); 0 and negative grades are allowed;
+* queries only in the run are ignored; queries of the qrels that the run
+  lacks are left out and listed in ``missing_queries`` (``missing="zero"``
+  scores them 0, trec_eval's ``-c``);
+* ``err`` (Chapelle et al., 2009) uses the largest grade in the qrels as its
+  maximum; ``hit_rate`` is 1 when a relevant document is in the top k.
+
+========== ========================= ====================================
+convention nDCG gain                 tied scores
+========== ========================= ====================================
+trec_eval  ``max(rel, 0)``           document id descending (as strings)
+ranx       ``rel`` if >= level else 0 numba quicksort of the input order
+========== ========================= ====================================
+
+Data flow: ids are factorized with pandas (``qid`` codes in qrels order), the
+run and the qrels are grouped by query with a counting sort, each query's run
+is ordered in :func:`ltr.kernels._rank.order_run` and every metric is computed
+in one numba pass (:func:`ltr.kernels._rank.judged_metrics`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ltr._io import to_jsonable, write_atomic
+from ltr._validation import check_real, short_repr
+from ltr.kernels import _dcg as D
+from ltr.kernels import _rank as K
+from ltr.metric_names import EVALUATION_METRICS, parse_metric_name
+from ltr.trec import line_of_row, read_qrels, read_run
+
+__all__ = ["CONVENTIONS", "EvaluationResult", "evaluate", "metric_codes"]
+
+#: Conventions of :func:`evaluate`; ``None`` means ``"trec_eval"``.
+CONVENTIONS: tuple[str, ...] = ("trec_eval", "ranx")
+
+_CODES = {
+    "ndcg": K.NDCG, "dcg": K.DCG, "map": K.AP, "mrr": K.RR, "precision": K.PRECISION,
+    "recall": K.RECALL, "r-precision": K.RPREC, "hit_rate": K.HIT_RATE, "err": K.ERR,
+}
+
+
+def metric_codes(metrics: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Parse metric names into ``(names, kernel codes, cut-offs)`` (cut-off 0: none).
+
+    Parameters
+    ----------
+    metrics : str or sequence of str
+        Names such as ``"ndcg@10"``, ``"map"``, ``"r-precision"``.
+
+    Returns
+    -------
+    names : list of str
+        The names as passed (duplicates removed).
+    codes, ks : ndarray of int64
+    """
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if not isinstance(metrics, Sequence) or len(metrics) == 0:
+        raise TypeError(
+            f"metrics must be a metric name or a non-empty list of names, got {short_repr(metrics)}"
+        )
+    names = list(dict.fromkeys(metrics))
+    codes, ks = [], []
+    for name in names:
+        parsed = parse_metric_name(name, metrics=EVALUATION_METRICS, k_optional=True)
+        if parsed.convention is not None:
+            raise ValueError(
+                f"metric name {name!r}: pass the convention to evaluate(convention=...), "
+                "not in the name"
+            )
+        codes.append(_CODES[parsed.metric])
+        ks.append(0 if parsed.k is None else parsed.k)
+    return names, np.asarray(codes, dtype=np.int64), np.asarray(ks, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- #
+# inputs                                                                       #
+# --------------------------------------------------------------------------- #
+
+
+@dataclass
+class _Table:
+    name: str  # "qrels" or "run"
+    qid: Any
+    doc: Any
+    value: np.ndarray
+    path: Path | None = None
+
+    def where(self, row: int) -> str:
+        if self.path is not None:
+            number, text = line_of_row(self.path, row)
+            return f"{self.name} file {str(self.path)!r}, line {number} ({text!r})"
+        return f"{self.name} row {row}"
+
+
+def _flatten(mapping: Mapping[Any, Any], name: str, value: str) -> _Table:
+    inner = list(mapping.values())
+    for q, docs in zip(mapping, inner):
+        if not isinstance(docs, Mapping):
+            raise TypeError(
+                f"{name}[{q!r}] must be a dict doc_id -> {value}, got {short_repr(docs)}"
+            )
+    sizes = np.fromiter((len(d) for d in inner), dtype=np.int64, count=len(inner))
+    keys = np.empty(len(mapping), dtype=object)
+    keys[:] = list(mapping)
+    qid = np.repeat(keys, sizes)
+    doc = np.empty(int(sizes.sum()), dtype=object)
+    doc[:] = list(chain.from_iterable(inner))
+    raw = list(chain.from_iterable(d.values() for d in inner))
+    try:
+        values = np.asarray(raw, dtype=np.float64)
+    except (TypeError, ValueError):
+        values = None
+    if values is None or values.ndim != 1 or values.shape[0] != len(raw):
+        for i, v in enumerate(raw):
+            try:
+                float(v)
+                ok = not isinstance(v, (str, bytes, bool))
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise TypeError(
+                    f"{name}[{qid[i]!r}][{doc[i]!r}] = {v!r}: {value} must be a number"
+                ) from None
+    return _Table(name, qid, doc, np.asarray(values, dtype=np.float64))
+
+
+def _from_frame(frame: pd.DataFrame, name: str, value: str) -> _Table:
+    missing = [c for c in ("qid", "doc_id", value) if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"{name} DataFrame lacks column(s) {missing!r}; it needs 'qid', 'doc_id' and "
+            f"{value!r}, its columns are {list(frame.columns)!r}"
+        )
+    col = frame[value]
+    if not (pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)):
+        numbers = pd.to_numeric(col, errors="coerce")
+        bad = numbers.isna().to_numpy() & col.notna().to_numpy()
+        if bad.any() or not pd.api.types.is_numeric_dtype(numbers):
+            i = int(np.flatnonzero(bad)[0]) if bad.any() else 0
+            raise TypeError(
+                f"{name} column {value!r} must be numeric; row {i} holds {col.iloc[i]!r}"
+            )
+        col = numbers
+    return _Table(name, frame["qid"].to_numpy() if not isinstance(frame["qid"].dtype,
+                                                                  pd.CategoricalDtype)
+                  else frame["qid"].array, frame["doc_id"].to_numpy()
+                  if not isinstance(frame["doc_id"].dtype, pd.CategoricalDtype)
+                  else frame["doc_id"].array, col.to_numpy(dtype=np.float64))
+
+
+def _table(obj: Any, name: str, value: str) -> _Table:
+    if isinstance(obj, (str, os.PathLike)):
+        frame = read_qrels(obj) if name == "qrels" else read_run(obj)
+        table = _from_frame(frame, name, value)
+        table.path = Path(obj)
+    elif isinstance(obj, pd.DataFrame):
+        table = _from_frame(obj, name, value)
+    elif isinstance(obj, Mapping):
+        table = _flatten(obj, name, value)
+    else:
+        raise TypeError(
+            f"{name} must be a pandas DataFrame (qid, doc_id, {value}), a dict "
+            f"{{qid: {{doc_id: {value}}}}} or a path to a TREC {name} file, got "
+            f"{type(obj).__name__}"
+        )
+    if table.value.shape[0] == 0:
+        raise ValueError(f"{name} is empty: at least one (qid, doc_id, {value}) row is required")
+    vals = table.value
+    bad = np.isnan(vals) if name == "run" else ~np.isfinite(vals)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{table.where(i)}: score must be a number or -inf (not ranked), got {float(vals[i])!r}"
+            if name == "run"
+            else f"{table.where(i)}: {value} must be finite, got {float(vals[i])!r}"
+        )
+    return table
+
+
+def _codes(values: Any) -> tuple[np.ndarray, Any]:
+    if isinstance(values, pd.Categorical):
+        cats = values.categories
+        return np.asarray(values.codes, dtype=np.int64), cats
+    codes, uniques = pd.factorize(values)
+    return codes.astype(np.int64, copy=False), uniques
+
+
+def _lookup(values: Any, uniques: Any) -> np.ndarray:
+    """Codes of *values* among *uniques* (-1 where absent)."""
+    if isinstance(values, pd.Categorical):
+        table = pd.Index(uniques).get_indexer(values.categories)
+        table = np.r_[table, -1].astype(np.int64)
+        return table[np.asarray(values.codes, dtype=np.int64)]
+    return pd.Index(uniques).get_indexer(values).astype(np.int64, copy=False)
+
+
+def _same_kind(a: Any, b: Any) -> tuple[Any, Any]:
+    """Make query ids comparable: numbers against strings compare as strings."""
+    def numeric(x: Any) -> bool:
+        dtype = x.categories.dtype if isinstance(x, pd.Categorical) else x.dtype
+        if dtype == object:
+            return len(x) > 0 and isinstance(x[0], (int, float, np.integer, np.floating))
+        return bool(pd.api.types.is_numeric_dtype(dtype))
+
+    if numeric(a) != numeric(b):
+        return np.asarray(a).astype(str), np.asarray(b).astype(str)
+    return a, b
+
+
+# --------------------------------------------------------------------------- #
+# the result                                                                   #
+# --------------------------------------------------------------------------- #
+
+
+def _t_quantile(n: int, level: float) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + level / 2.0, n - 1))
+
+
+@dataclass
+class EvaluationResult:
+    """Per-query metric values of one run against one set of judgments.
+
+    The per-query frame is the core: every summary derives from it, and
+    comparisons across runs pair queries by its index.
+
+    Attributes
+    ----------
+    per_query : DataFrame
+        One row per evaluated query (index ``qid``, ids as given: strings from
+        files), one column per metric, named exactly as passed.
+    metrics : list of str
+        The metric names, in the order passed.
+    missing_queries : list
+        Queries of the qrels without any row in the run (scored 0 and kept in
+        ``per_query`` when ``missing="zero"``, left out otherwise).
+    convention : str
+        ``"trec_eval"`` or ``"ranx"``.
+    relevance_level : float
+        Relevance threshold of the binary metrics.
+    missing : str
+        ``"skip"`` or ``"zero"``.
+    """
+
+    per_query: pd.DataFrame
+    metrics: list[str]
+    missing_queries: list[Any] = field(default_factory=list)
+    convention: str = "trec_eval"
+    relevance_level: float = 1.0
+    missing: str = "skip"
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries averaged."""
+        return int(self.per_query.shape[0])
+
+    @property
+    def mean(self) -> dict[str, float]:
+        """Mean over queries, per metric (NaN when no query was evaluated)."""
+        return {m: float(self.per_query[m].mean()) if self.n_queries else math.nan
+                for m in self.metrics}
+
+    def confidence_interval(self, level: float = 0.95) -> dict[str, tuple[float, float]]:
+        """Student-t interval of each mean: ``mean -+ t * std / sqrt(n)``.
+
+        Parameters
+        ----------
+        level : float, default=0.95
+            Coverage, in (0, 1).
+
+        Returns
+        -------
+        dict
+            Metric name -> ``(low, high)``; ``(nan, nan)`` with fewer than 2 queries.
+        """
+        level = check_real(level, "level", minimum=0.0, maximum=1.0, exclusive_minimum=True)
+        n = self.n_queries
+        out: dict[str, tuple[float, float]] = {}
+        for m in self.metrics:
+            if n < 2:
+                out[m] = (math.nan, math.nan)
+                continue
+            values = self.per_query[m].to_numpy()
+            half = _t_quantile(n, level) * float(values.std(ddof=1)) / math.sqrt(n)
+            mean = float(values.mean())
+            out[m] = (mean - half, mean + half)
+        return out
+
+    @property
+    def ci(self) -> dict[str, tuple[float, float]]:
+        """95 % confidence interval of each mean (see :meth:`confidence_interval`)."""
+        return self.confidence_interval(0.95)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return the per-query values (a copy): index ``qid``, one column per metric."""
+        return self.per_query.copy()
+
+    def summary(self, level: float = 0.95) -> pd.DataFrame:
+        """One row per metric: ``mean``, ``std``, ``ci_low``, ``ci_high``, ``n_queries``."""
+        ci = self.confidence_interval(level)
+        rows = {
+            m: {
+                "mean": self.mean[m],
+                "std": float(self.per_query[m].std(ddof=1)) if self.n_queries > 1 else math.nan,
+                "ci_low": ci[m][0],
+                "ci_high": ci[m][1],
+                "n_queries": self.n_queries,
+            }
+            for m in self.metrics
+        }
+        return pd.DataFrame.from_dict(rows, orient="index")
+
+    def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
+        """Return plain data: settings, means, intervals, missing queries, per-query values."""
+        out: dict[str, Any] = {
+            "convention": self.convention,
+            "relevance_level": self.relevance_level,
+            "missing": self.missing,
+            "n_queries": self.n_queries,
+            "metrics": list(self.metrics),
+            "mean": self.mean,
+            "ci95": {m: list(v) for m, v in self.ci.items()},
+            "missing_queries": list(self.missing_queries),
+        }
+        if per_query:
+            out["per_query"] = {
+                str(q): dict(zip(self.metrics, map(float, row)))
+                for q, row in zip(self.per_query.index, self.per_query.to_numpy())
+            }
+        return to_jsonable(out)
+
+    def to_json(self, *, per_query: bool = True, indent: int | None = 2) -> str:
+        """:meth:`to_dict` as JSON text."""
+        return json.dumps(self.to_dict(per_query=per_query), indent=indent)
+
+    def to_markdown(self, digits: int = 4) -> str:
+        """Return a markdown table: metric, mean, 95 % interval, number of queries."""
+        lines = ["| metric | mean | 95% CI | queries |", "|---|---:|---:|---:|"]
+        ci = self.ci
+        for m in self.metrics:
+            low, high = ci[m]
+            interval = "n/a" if math.isnan(low) else f"[{low:.{digits}f}, {high:.{digits}f}]"
+            lines.append(f"| {m} | {self.mean[m]:.{digits}f} | {interval} | {self.n_queries} |")
+        if self.missing_queries:
+            how = "scored 0" if self.missing == "zero" else "left out"
+            lines.append("")
+            lines.append(f"{len(self.missing_queries)} qrels queries missing from the run ({how}).")
+        return "\n".join(lines) + "\n"
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write :meth:`to_json` to *path* (atomically)."""
+        return write_atomic(path, self.to_json())
+
+
+# --------------------------------------------------------------------------- #
+# evaluate                                                                     #
+# --------------------------------------------------------------------------- #
+
+
+def evaluate(
+    qrels: Any,
+    run: Any,
+    metrics: str | Sequence[str],
+    *,
+    convention: str | None = None,
+    relevance_level: float = 1,
+    missing: str = "skip",
+    max_grade: float | None = None,
+) -> EvaluationResult:
+    """Evaluate a run against judgments, per query, with trec_eval's (or ranx's) semantics.
+
+    Parameters
+    ----------
+    qrels : DataFrame, dict or path
+        Judged documents: a DataFrame with columns ``qid``, ``doc_id``,
+        ``relevance``; a dict ``{qid: {doc_id: relevance}}``; or a TREC qrels
+        file (``qid 0 docid rel``).
+    run : DataFrame, dict or path
+        Scored documents: a DataFrame with ``qid``, ``doc_id``, ``score``; a
+        dict ``{qid: {doc_id: score}}``; or a TREC run file
+        (``qid Q0 docid rank score tag``).  ``-inf`` scores are not ranked.
+    metrics : str or list of str
+        Names from :data:`ltr.metric_names.EVALUATION_METRICS` with an
+        optional ``@K``: ``"ndcg"``, ``"ndcg@10"``, ``"dcg@10"``, ``"map"``,
+        ``"map@100"``, ``"mrr"``, ``"mrr@10"``, ``"precision@10"``,
+        ``"recall@100"``, ``"r-precision"``, ``"hit_rate@10"``, ``"err@10"``.
+    convention : {None, 'trec_eval', 'ranx'}, default=None
+        ``None`` is ``'trec_eval'``: every value equals pytrec_eval's (``ndcg``,
+        ``ndcg_cut_k``, ``map``, ``map_cut_k``, ``recip_rank``, ``P_k``,
+        ``recall_k``, ``Rprec``).  ``'ranx'`` equals ranx's metrics of the same
+        names (nDCG gain 0 below ``relevance_level``, ties in ranx's order).
+    relevance_level : float, default=1
+        Relevance from which a judged document is relevant (binary metrics).
+    missing : {'skip', 'zero'}, default='skip'
+        Queries of the qrels absent from the run: left out (listed in
+        ``missing_queries``) or scored 0 (trec_eval ``-c``).
+    max_grade : float, optional
+        ERR's maximum grade; default the largest relevance in the qrels.
+
+    Returns
+    -------
+    EvaluationResult
+
+    Raises
+    ------
+    ValueError
+        A duplicated ``(qid, doc_id)``, NaN relevance or score, a missing
+        column, empty input, a malformed file line (the message names the
+        input and the row or line), or a bad option.
+    TypeError
+        Non-numeric relevance or score, or an input of another type.
+
+    Examples
+    --------
+    >>> qrels = {"q1": {"a": 2, "b": 0, "c": 1}}
+    >>> run = {"q1": {"a": 0.9, "b": 0.8, "x": 0.7}}
+    >>> res = evaluate(qrels, run, ["precision@2", "map", "r-precision"])
+    >>> res.mean
+    {'precision@2': 0.5, 'map': 0.5, 'r-precision': 0.5}
+    """
+    conv = "trec_eval" if convention is None else convention
+    if conv not in CONVENTIONS:
+        raise ValueError(
+            f"convention must be None or one of {list(CONVENTIONS)!r}, got {convention!r}"
+        )
+    if missing not in ("skip", "zero"):
+        raise ValueError(f"missing must be 'skip' or 'zero', got {missing!r}")
+    level = check_real(relevance_level, "relevance_level")
+    names, codes, ks = metric_codes(metrics)
+    q = _table(qrels, "qrels", "relevance")
+    r = _table(run, "run", "score")
+
+    # Queries: codes in qrels order; run rows of other queries get -1 (ignored).
+    q.qid, r.qid = _same_kind(q.qid, r.qid)
+    q_code, q_ids = _codes(q.qid)
+    n_q = len(q_ids)
+    r_code = _lookup(r.qid, q_ids)
+    # Documents: codes over the run; judged documents never retrieved get -1.
+    r_doc, d_ids = _codes(r.doc)
+    q_doc = _lookup(q.doc, d_ids)
+
+    # Judgments grouped by query, sorted by document code; duplicates are errors.
+    j_rows, j_offsets = K.group_rows(q_code, n_q)
+    q_doc_own, _ = _codes(q.doc)
+    dup = K.first_duplicate(j_offsets, q_doc_own[j_rows])
+    if dup >= 0:
+        row = int(j_rows[dup])
+        raise ValueError(
+            f"{q.where(row)}: duplicated (qid, doc_id) = ({q.qid[row]!r}, {q.doc[row]!r})"
+        )
+    rel = q.value[j_rows]
+    j_doc = np.empty_like(j_rows)
+    j_rel = np.empty_like(rel)
+    ideal = np.empty_like(rel)
+    K.sort_judgments(j_offsets, q_doc[j_rows], rel, j_doc, j_rel, ideal)
+
+    # Run grouped by query (input order kept); duplicates are errors.
+    rows, r_offsets = K.group_rows(r_code, n_q)
+    g_doc = r_doc[rows]
+    dup = K.first_duplicate(r_offsets, g_doc)
+    if dup >= 0:
+        row = int(rows[dup])
+        raise ValueError(
+            f"{r.where(row)}: duplicated (qid, doc_id) = ({r.qid[row]!r}, {r.doc[row]!r})"
+        )
+    present = np.diff(r_offsets) > 0
+    g_score = r.value[rows]
+    ranked = g_score > -np.inf
+    if not ranked.all():
+        rows, g_doc, g_score = rows[ranked], g_doc[ranked], g_score[ranked]
+        counts = np.bincount(r_code[rows], minlength=n_q)
+        r_offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
+
+    # Order each query's run.
+    order = np.empty(rows.shape[0], dtype=np.int64)
+    tied = np.zeros(rows.shape[0], dtype=np.bool_)
+    none = np.empty(0)
+    n_tied = K.order_run(g_score, r_offsets, none, D.TIES_STABLE, conv == "ranx", order, tied)
+    if n_tied and conv == "trec_eval":
+        # trec_eval breaks ties by document id descending, compared as strings.
+        ids = np.asarray(d_ids[g_doc[tied]]).astype(str)
+        keys = np.zeros(rows.shape[0])
+        keys[tied] = np.unique(ids, return_inverse=True)[1].ravel()
+        K.order_run(g_score, r_offsets, keys, D.TIES_KEY_DESC, False, order, tied)
+
+    gmax = float(q.value.max()) if max_grade is None else check_real(max_grade, "max_grade")
+    err_scale = 2.0 ** -max(gmax, 0.0)
+    longest = max(int(np.diff(r_offsets).max(initial=0)), int(np.diff(j_offsets).max()), 1)
+    discount = 1.0 / np.log2(np.arange(2, longest + 2, dtype=np.float64))
+    gain_mode = K.GAIN_NONNEG if conv == "trec_eval" else K.GAIN_LEVEL
+    out = np.zeros((n_q, len(names)))
+    relevant = np.zeros(n_q, dtype=np.int64)
+    K.judged_metrics(order, r_offsets, g_doc, j_offsets, j_doc, j_rel, ideal, codes, ks,
+                     gain_mode, level, err_scale, discount, out, relevant)
+
+    keep = present if missing == "skip" else np.ones(n_q, dtype=bool)
+    index = pd.Index(np.asarray(q_ids)[keep], name="qid")
+    frame = pd.DataFrame(out[keep], index=index, columns=names)
+    missing_ids = list(np.asarray(q_ids)[~present])
+    return EvaluationResult(frame, names, to_jsonable(missing_ids), conv, level, missing)

@@ -1,0 +1,403 @@
+"""Rank-metric kernels: precision, recall, AP, RR, R-precision, hit rate, ERR, (n)DCG.
+
+Two entry points share one per-query function, :func:`query_metrics`, which
+reads a query's relevance values in ranked order (and, for nDCG, the judged
+relevance values sorted descending) and writes every requested metric:
+
+* :func:`rows_metrics` scores rows the caller holds (labels and scores per
+  row, ``int64`` query offsets): each query's rows are ordered with the
+  selection/merge sort of :mod:`ltr.kernels._dcg` in per-block buffers, so
+  nothing is allocated per query;
+* :func:`order_run` + :func:`judged_metrics` score a run against separate
+  judgments (``ltr.evaluation``): the run is ordered once per query, each ranked
+  document's relevance is found by binary search in the query's judgments
+  sorted by document code, and unretrieved judged documents still count in
+  the number of relevant documents and the ideal DCG.
+
+Metrics are small integer codes with one cut-off each (``k <= 0``: the whole
+list).  Nothing here validates input or imports from the rest of ``ltr``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from ltr.kernels._dcg import GAIN_LINEAR, TIES_STABLE, _select_top, _sort_rows
+
+# Metric codes.
+NDCG = 0
+DCG = 1
+AP = 2
+RR = 3
+PRECISION = 4
+RECALL = 5
+RPREC = 6
+HIT_RATE = 7
+ERR = 8
+
+# nDCG gain of a relevance value.
+GAIN_NONNEG = 0  # max(rel, 0): trec_eval
+GAIN_LEVEL = 1  # rel if rel >= level else 0: ranx (judgments below the level are dropped)
+GAIN_EXP2_LEVEL = 2  # 2**rel - 1 if rel >= level else 0: ranx's ndcg_burges
+
+_CHUNK = 64
+PARALLEL_MIN_ROWS = 200_000
+
+
+@njit(cache=True, inline="always")
+def _gain(rel, gain_mode, level):
+    if gain_mode == GAIN_NONNEG:
+        return max(0.0, rel)
+    if rel < level:
+        return 0.0
+    if gain_mode == GAIN_EXP2_LEVEL:
+        return 2.0**rel - 1.0
+    return rel
+
+
+@njit(cache=True)
+def query_metrics(ranked, n, ideal, n_judged, num_rel, codes, ks, gain_mode, level, err_scale,
+                  discount, out_row):
+    """Every metric of one query into ``out_row``.
+
+    ``ranked[:m]`` holds the relevance of the documents at ranks ``1..m`` for
+    every cut-off ``m = min(k, n)`` used (``n``: documents ranked);
+    ``ideal[:n_judged]`` the judged relevance values, descending (nDCG only);
+    ``num_rel`` the judged documents with relevance >= ``level``;
+    ``err_scale`` is ``2**-max_grade``; ``discount[i] = 1 / log2(i + 2)``.
+    """
+    for j in range(codes.shape[0]):
+        code = codes[j]
+        k = ks[j]
+        m = n if (k <= 0 or k > n) else k
+        val = 0.0
+        if code == DCG or code == NDCG:
+            d = 0.0
+            for i in range(m):
+                g = _gain(ranked[i], gain_mode, level)
+                if g != 0.0:
+                    d += g * discount[i]
+            if code == DCG:
+                val = d
+            else:
+                mi = n_judged if (k <= 0 or k > n_judged) else k
+                best = 0.0
+                for i in range(mi):
+                    g = _gain(ideal[i], gain_mode, level)
+                    if g != 0.0:
+                        best += g * discount[i]
+                val = d / best if best > 0.0 else 0.0
+        elif code == AP:
+            hits = 0
+            total = 0.0
+            for i in range(m):
+                if ranked[i] >= level:
+                    hits += 1
+                    total += hits / (i + 1.0)
+            val = total / num_rel if num_rel > 0 else 0.0
+        elif code == RR:
+            for i in range(m):
+                if ranked[i] >= level:
+                    val = 1.0 / (i + 1.0)
+                    break
+        elif code == PRECISION or code == RECALL or code == HIT_RATE:
+            hits = 0
+            for i in range(m):
+                if ranked[i] >= level:
+                    hits += 1
+            if code == PRECISION:
+                denom = k if k > 0 else n
+                val = hits / denom if denom > 0 else 0.0
+            elif code == RECALL:
+                val = hits / num_rel if num_rel > 0 else 0.0
+            else:
+                val = 1.0 if hits > 0 else 0.0
+        elif code == RPREC:
+            mr = min(n, num_rel)
+            hits = 0
+            for i in range(mr):
+                if ranked[i] >= level:
+                    hits += 1
+            val = hits / num_rel if num_rel > 0 else 0.0
+        elif code == ERR:
+            stop = 1.0
+            for i in range(m):
+                rel = ranked[i]
+                if rel > 0.0:
+                    r = (2.0**rel - 1.0) * err_scale
+                    val += stop * r / (i + 1.0)
+                    stop *= 1.0 - r
+        out_row[j] = val
+
+
+@njit(cache=True)
+def _depth(codes, ks, n, num_rel):
+    """How many top documents of a query of ``n`` the metrics read."""
+    depth = 0
+    for j in range(codes.shape[0]):
+        k = ks[j]
+        if codes[j] == RPREC:
+            d = num_rel
+        elif k <= 0:
+            d = n
+        else:
+            d = k
+        depth = max(depth, d)
+    return min(n, depth)
+
+
+# --------------------------------------------------------------------------- #
+# rows the caller holds                                                        #
+# --------------------------------------------------------------------------- #
+
+
+@njit(cache=True)
+def _rows_block(b, n_blocks, labels, scores, tie_keys, tie_mode, offsets, codes, ks, level,
+                err_scale, discount, out, relevant, buf_idx, buf_p, buf_tmp, sort_f, ranked):
+    n_q = offsets.shape[0] - 1
+    n_chunks = (n_q + _CHUNK - 1) // _CHUNK
+    empty = np.empty(0)
+    for c in range(b, n_chunks, n_blocks):
+        for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
+            start = offsets[q]
+            end = offsets[q + 1]
+            n = end - start
+            num_rel = 0
+            for i in range(start, end):
+                if labels[i] >= level:
+                    num_rel += 1
+            relevant[q] = num_rel
+            m = _depth(codes, ks, n, num_rel)
+            if m > 0:
+                _select_top(scores, labels, empty, GAIN_LINEAR, tie_keys, tie_mode, start, end,
+                            m, buf_idx, buf_p, buf_tmp, sort_f)
+            for i in range(m):
+                ranked[i] = labels[buf_idx[i]]
+            query_metrics(ranked, n, ranked, 0, num_rel, codes, ks, GAIN_NONNEG, level,
+                          err_scale, discount, out[q])
+
+
+@njit(cache=True)
+def _rows_buffers(n_blocks, offsets):
+    longest = 1
+    for q in range(offsets.shape[0] - 1):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    return (np.empty((n_blocks, longest), dtype=np.int64), np.empty((n_blocks, 49 + longest)),
+            np.empty((n_blocks, longest), dtype=np.int64), np.empty((n_blocks, 3, longest)),
+            np.empty((n_blocks, longest)))
+
+
+@njit(cache=True, parallel=True)
+def _rows_parallel(labels, scores, tie_keys, tie_mode, offsets, codes, ks, level, err_scale,
+                   discount, out, relevant, n_blocks):
+    n_chunks = (offsets.shape[0] - 1 + _CHUNK - 1) // _CHUNK
+    n_blocks = max(1, min(n_blocks, n_chunks))
+    buf_idx, buf_p, buf_tmp, sort_f, ranked = _rows_buffers(n_blocks, offsets)
+    for b in prange(n_blocks):
+        _rows_block(b, n_blocks, labels, scores, tie_keys, tie_mode, offsets, codes, ks, level,
+                    err_scale, discount, out, relevant, buf_idx[b], buf_p[b], buf_tmp[b],
+                    sort_f[b], ranked[b])
+
+
+@njit(cache=True)
+def _rows_serial(labels, scores, tie_keys, tie_mode, offsets, codes, ks, level, err_scale,
+                 discount, out, relevant):
+    buf_idx, buf_p, buf_tmp, sort_f, ranked = _rows_buffers(1, offsets)
+    _rows_block(0, 1, labels, scores, tie_keys, tie_mode, offsets, codes, ks, level, err_scale,
+                discount, out, relevant, buf_idx[0], buf_p[0], buf_tmp[0], sort_f[0], ranked[0])
+
+
+def rows_metrics(labels, scores, tie_keys, tie_mode, offsets, codes, ks, level, err_scale,
+                 discount, out, relevant):
+    """Metrics of rows held by the caller: ``out[q, j]`` for metric ``codes[j]`` at ``ks[j]``.
+
+    ``tie_mode`` is one of :mod:`ltr.kernels._dcg`'s ``TIES_*`` except
+    ``TIES_AVERAGE``; ``relevant[q]`` receives the query's number of rows with
+    label >= ``level``.  ``discount`` needs one entry per row of the longest query.
+    """
+    if labels.shape[0] >= PARALLEL_MIN_ROWS:
+        _rows_parallel(labels, scores, tie_keys, tie_mode, offsets, codes, ks, level, err_scale,
+                       discount, out, relevant, numba.get_num_threads())
+    else:
+        _rows_serial(labels, scores, tie_keys, tie_mode, offsets, codes, ks, level, err_scale,
+                     discount, out, relevant)
+
+
+# --------------------------------------------------------------------------- #
+# a run against judgments                                                      #
+# --------------------------------------------------------------------------- #
+
+
+@njit(cache=True)
+def group_rows(codes, n_groups):
+    """Stable counting sort: ``(rows grouped by code, offsets)``; codes < 0 are dropped."""
+    counts = np.zeros(n_groups + 1, dtype=np.int64)
+    for c in codes:
+        if c >= 0:
+            counts[c + 1] += 1
+    for g in range(n_groups):
+        counts[g + 1] += counts[g]
+    offsets = counts.copy()
+    fill = counts[:-1].copy()
+    rows = np.empty(offsets[-1], dtype=np.int64)
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        if c >= 0:
+            rows[fill[c]] = i
+            fill[c] += 1
+    return rows, offsets
+
+
+def order_run(scores, offsets, tie_keys, tie_mode, quicksort, order, tied):
+    """Order each query's rows of a grouped run by score descending, into ``order``.
+
+    ``scores``/``tie_keys`` are in grouped order; ``order[s:e]`` receives
+    positions ``s..e-1`` best first.  Equal scores follow ``tie_mode``
+    (``TIES_STABLE`` or ``TIES_KEY_DESC``), or with ``quicksort`` numba's
+    ``np.argsort`` of the negated scores (ranx).  ``tied[i]`` flags rows whose
+    score equals a neighbour's.  Returns the number of tied rows.
+    """
+    return _order_run(scores, offsets, tie_keys, tie_mode, quicksort, order, tied,
+                      numba.get_num_threads())
+
+
+@njit(cache=True, parallel=True)
+def _order_run(scores, offsets, tie_keys, tie_mode, quicksort, order, tied, n_threads):
+    n_q = offsets.shape[0] - 1
+    longest = 1
+    for q in range(n_q):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    n_blocks = max(1, min(n_threads, (n_q + _CHUNK - 1) // _CHUNK))
+    buf_idx = np.empty((n_blocks, longest), dtype=np.int64)
+    buf_tmp = np.empty((n_blocks, longest), dtype=np.int64)
+    sort_f = np.empty((n_blocks, 3, longest))
+    n_chunks = (n_q + _CHUNK - 1) // _CHUNK
+    counts = np.zeros(n_blocks, dtype=np.int64)
+    empty = np.empty(0)
+    for b in prange(n_blocks):
+        for c in range(b, n_chunks, n_blocks):
+            for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
+                start = offsets[q]
+                end = offsets[q + 1]
+                n = end - start
+                if n == 0:
+                    continue
+                if quicksort:
+                    perm = np.argsort(-scores[start:end])
+                    for j in range(n):
+                        order[start + j] = start + perm[j]
+                else:
+                    _sort_rows(scores, scores, empty, GAIN_LINEAR, tie_keys, tie_mode, start,
+                               end, n, buf_idx[b], buf_tmp[b], sort_f[b])
+                    for j in range(n):
+                        order[start + j] = buf_idx[b, j]
+                for j in range(n):
+                    s = scores[order[start + j]]
+                    t = (j > 0 and scores[order[start + j - 1]] == s) or (
+                        j + 1 < n and scores[order[start + j + 1]] == s)
+                    tied[order[start + j]] = t
+                    if t:
+                        counts[b] += 1
+    return counts.sum()
+
+
+@njit(cache=True)
+def sort_judgments(offsets, doc, rel, doc_out, rel_out, ideal_out):
+    """Per query: judgments by document code (``doc_out``/``rel_out``) and relevance descending.
+
+    Returns the position of the first duplicated document code (>= 0), or -1.
+    """
+    dup = -1
+    for q in range(offsets.shape[0] - 1):
+        start = offsets[q]
+        end = offsets[q + 1]
+        perm = np.argsort(doc[start:end], kind="mergesort")
+        for j in range(end - start):
+            doc_out[start + j] = doc[start + perm[j]]
+            rel_out[start + j] = rel[start + perm[j]]
+            if dup < 0 and j > 0 and doc_out[start + j] >= 0 and (
+                    doc_out[start + j] == doc_out[start + j - 1]):
+                dup = start + perm[j]
+        ranked = np.sort(rel[start:end])
+        for j in range(end - start):
+            ideal_out[start + j] = ranked[end - start - 1 - j]
+    return dup
+
+
+@njit(cache=True)
+def first_duplicate(offsets, doc):
+    """Position (grouped order) of the first repeated ``doc`` code inside a query, or -1."""
+    for q in range(offsets.shape[0] - 1):
+        start = offsets[q]
+        end = offsets[q + 1]
+        perm = np.argsort(doc[start:end], kind="mergesort")
+        for j in range(1, end - start):
+            if doc[start + perm[j]] == doc[start + perm[j - 1]]:
+                return start + perm[j]
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _lookup(doc_sorted, rel_sorted, lo, hi, code):
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        v = doc_sorted[mid]
+        if v < code:
+            lo = mid + 1
+        elif v > code:
+            hi = mid
+        else:
+            return rel_sorted[mid]
+    return 0.0
+
+
+def judged_metrics(order, run_offsets, run_doc, judged_offsets, judged_doc, judged_rel, ideal,
+                   codes, ks, gain_mode, level, err_scale, discount, out, relevant):
+    """Metrics of a grouped, ordered run against judgments aligned query by query.
+
+    Query ``q`` ranks ``run_doc[order[run_offsets[q]:run_offsets[q+1]]]``;
+    its judgments are ``judged_*[judged_offsets[q]:judged_offsets[q+1]]``
+    (sorted by document code, unjudged ranked documents have relevance 0) and
+    ``ideal`` the same relevance values sorted descending.
+    """
+    _judged_metrics(order, run_offsets, run_doc, judged_offsets, judged_doc, judged_rel, ideal,
+                    codes, ks, gain_mode, level, err_scale, discount, out, relevant,
+                    numba.get_num_threads())
+
+
+@njit(cache=True, parallel=True)
+def _judged_metrics(order, run_offsets, run_doc, judged_offsets, judged_doc, judged_rel, ideal,
+                    codes, ks, gain_mode, level, err_scale, discount, out, relevant, n_threads):
+    n_q = run_offsets.shape[0] - 1
+    longest = 1
+    for q in range(n_q):
+        longest = max(longest, run_offsets[q + 1] - run_offsets[q])
+    n_blocks = max(1, min(n_threads, (n_q + _CHUNK - 1) // _CHUNK))
+    ranked = np.empty((n_blocks, longest))
+    n_chunks = (n_q + _CHUNK - 1) // _CHUNK
+    for b in prange(n_blocks):
+        for c in range(b, n_chunks, n_blocks):
+            for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
+                rs = run_offsets[q]
+                n = run_offsets[q + 1] - rs
+                js = judged_offsets[q]
+                je = judged_offsets[q + 1]
+                num_rel = 0
+                for i in range(js, je):
+                    if judged_rel[i] >= level:
+                        num_rel += 1
+                relevant[q] = num_rel
+                m = _depth(codes, ks, n, num_rel)
+                for i in range(m):
+                    ranked[b, i] = _lookup(judged_doc, judged_rel, js, je, run_doc[order[rs + i]])
+                query_metrics(ranked[b], n, ideal[js:je], je - js, num_rel, codes, ks,
+                              gain_mode, level, err_scale, discount, out[q])
+
+
+__all__ = [
+    "AP", "DCG", "ERR", "HIT_RATE", "NDCG", "PRECISION", "RECALL", "RPREC", "RR",
+    "TIES_STABLE", "first_duplicate", "group_rows", "judged_metrics", "order_run",
+    "query_metrics", "rows_metrics", "sort_judgments",
+]
