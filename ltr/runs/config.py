@@ -40,8 +40,9 @@ from pydantic import (
 )
 
 from ltr._compat import import_yaml
+from ltr.runs.checks import check_consistency
 from ltr.runs.errors import ConfigError, RunError, RunInterrupted
-from ltr.runs.overrides import apply_overrides, fmt_loc, parse_override, yaml_reason
+from ltr.runs.overrides import apply_overrides, fmt_loc, got, parse_override, yaml_reason
 
 #: Largest count or cut-off a config may hold: the engines take 32-bit ints.
 _MAX_INT = 2**31 - 1
@@ -127,7 +128,7 @@ class ObjectiveColumnConfig(_Section):
             return None
         if not isinstance(value, (str, Mapping)):
             # pydantic turns only ValueError into a field error
-            raise ValueError(f"must be a preset name or a grade mapping, got {_got(value)}")  # noqa: TRY004
+            raise ValueError(f"must be a preset name or a grade mapping, got {got(value)}")  # noqa: TRY004
         from ltr.relevance import GradeMapping
 
         try:
@@ -439,13 +440,6 @@ class RunConfig(_Section):
 # --------------------------------------------------------------------------- errors
 
 
-def _got(value: Any) -> str:
-    text = repr(value)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return text
-
-
 def _unwrap(ann: Any) -> Any:
     origin = get_origin(ann)
     if origin is Union or origin is types.UnionType:
@@ -496,29 +490,29 @@ def _describe(error: Mapping[str, Any]) -> str:
     }
     if kind in bounds:
         limit = next(iter(ctx.values()), "?")
-        return f"must be {bounds[kind]} {limit}, got {_got(value)}"
+        return f"must be {bounds[kind]} {limit}, got {got(value)}"
     if kind == "literal_error":
-        return f"must be one of {ctx.get('expected', '?')}, got {_got(value)}"
+        return f"must be one of {ctx.get('expected', '?')}, got {got(value)}"
     if kind in ("int_type", "int_parsing", "int_from_float"):
-        return f"must be an integer, got {_got(value)}"
+        return f"must be an integer, got {got(value)}"
     if kind in ("float_type", "float_parsing", "finite_number"):
-        return f"must be a number, got {_got(value)}"
+        return f"must be a number, got {got(value)}"
     if kind in ("bool_type", "bool_parsing"):
-        return f"must be true or false, got {_got(value)}"
+        return f"must be true or false, got {got(value)}"
     if kind in ("string_type",):
-        return f"must be a string, got {_got(value)}"
+        return f"must be a string, got {got(value)}"
     if kind in ("list_type", "tuple_type"):
-        return f"must be a list, got {_got(value)}"
+        return f"must be a list, got {got(value)}"
     if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return f"must be a mapping of keys to values, got {_got(value)}"
+        return f"must be a mapping of keys to values, got {got(value)}"
     if kind == "too_short":
-        return f"must have at least {ctx.get('min_length', 1)} item(s), got {_got(value)}"
+        return f"must have at least {ctx.get('min_length', 1)} item(s), got {got(value)}"
     if kind == "too_long":
-        return f"must have at most {ctx.get('max_length', '?')} item(s), got {_got(value)}"
+        return f"must have at most {ctx.get('max_length', '?')} item(s), got {got(value)}"
     if kind == "value_error":
         msg = str(error.get("msg", "")).removeprefix("Value error, ")
         return msg.split(": ", 1)[1] if msg.startswith("@") and ": " in msg else msg
-    return f"{error.get('msg', kind)}, got {_got(value)}"
+    return f"{error.get('msg', kind)}, got {got(value)}"
 
 
 def format_validation_error(exc: ValidationError, source: str | None = None) -> str:
@@ -571,7 +565,7 @@ def parse_config(
         data = {}
     if not isinstance(data, Mapping):
         where = f"{label}: " if label else ""
-        raise ConfigError(f"{where}the config must be a mapping of sections, got {_got(data)}")
+        raise ConfigError(f"{where}the config must be a mapping of sections, got {got(data)}")
     try:
         raw = apply_overrides(dict(data), overrides)
     except ConfigError as exc:
@@ -582,7 +576,7 @@ def parse_config(
         raise ConfigError(format_validation_error(exc, label)) from None
     if source is not None:
         cfg._source = Path(source)
-    _check_consistency(cfg, label)
+    check_consistency(cfg, label)
     return cfg
 
 
@@ -643,106 +637,6 @@ def _strict_loader(yaml: Any) -> Any:
 
     StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
     return StrictLoader
-
-
-def _check_consistency(cfg: RunConfig, label: str | None) -> None:
-    """Run the checks that span sections (pydantic validators see one section at a time)."""
-    where = f"{label}: " if label else ""
-    obj, data = cfg.objective, cfg.data
-    if obj.type == "native":
-        if obj.sampling is not None:
-            raise ConfigError(
-                f"{where}objective.sampling: pair sampling needs objective.type 'lambdarank', "
-                "got 'native'"
-            )
-        if obj.composite:
-            raise ConfigError(
-                f"{where}objective.composite: the composite objective needs "
-                "objective.type 'lambdarank', got 'native'"
-            )
-        if obj.schedule is not None and obj.schedule.linear is not None:
-            raise ConfigError(
-                f"{where}objective.schedule.linear: a linear schedule changes k every round "
-                "and needs objective.type 'lambdarank'; use 'steps' with the native objective"
-            )
-    if obj.composite and not data.objectives:
-        raise ConfigError(
-            f"{where}objective.composite: true needs data.objectives (names, columns, weights)"
-        )
-    if (
-        obj.schedule is not None
-        and cfg.model.rounds is not None
-        and cfg.model.rounds != obj.schedule.n_rounds
-    ):
-        raise ConfigError(
-            f"{where}model.rounds: {cfg.model.rounds} disagrees with objective.schedule, "
-            f"which defines {obj.schedule.n_rounds} rounds (drop model.rounds or make them equal)"
-        )
-    if cfg.evaluation.per_segment and data.source in ("letor",):
-        raise ConfigError(f"{where}evaluation.per_segment: LETOR files have no segment column")
-    if cfg.evaluation.per_segment and data.source in ("parquet", "csv") and data.segment is None:
-        raise ConfigError(
-            f"{where}evaluation.per_segment: true needs data.segment (the segment column)"
-        )
-    if cfg.evaluation.per_segment and data.source == "synthetic" and data.synthetic.n_segments < 1:
-        raise ConfigError(
-            f"{where}evaluation.per_segment: true needs data.synthetic.n_segments >= 1"
-        )
-    if data.source == "synthetic" and data.objectives:
-        for name, oc in data.objectives.items():
-            for attr in ("column", "grades"):
-                if getattr(oc, attr) is not None:
-                    raise ConfigError(
-                        f"{where}data.objectives.{name}.{attr}: synthetic data grades each "
-                        f"objective itself; {attr} applies to tabular data (parquet/csv), "
-                        f"got {_got(getattr(oc, attr))}"
-                    )
-    if data.source == "letor" and data.objectives:
-        raise ConfigError(
-            f"{where}data.objectives: LETOR files hold one label; "
-            "objectives need parquet/csv or synthetic"
-        )
-    if data.source == "synthetic" and data.synthetic.max_docs < data.synthetic.mean_docs:
-        raise ConfigError(
-            f"{where}data.synthetic.max_docs: must be >= mean_docs ({data.synthetic.mean_docs}), "
-            f"got {data.synthetic.max_docs}"
-        )
-    if data.source == "synthetic":
-        _check_synthetic_size(cfg, where)
-        imp = cfg.importance
-        if imp.enabled:
-            known = {f"f{j + 1}" for j in range(data.synthetic.n_features)}
-            named = [("importance.features", f) for f in imp.features or []]
-            for g, cols in (imp.groups or {}).items():
-                named += [(f"importance.groups.{g}", f) for f in cols]
-            for key, feature in named:
-                if feature not in known:
-                    raise ConfigError(
-                        f"{where}{key}: unknown feature {feature!r}; synthetic data has "
-                        f"f1..f{data.synthetic.n_features}"
-                    )
-
-
-def _check_synthetic_size(cfg: RunConfig, where: str) -> None:
-    """Refuse a synthetic set that cannot fit in this machine's memory, before generating it."""
-    syn = cfg.data.synthetic
-    rows = syn.n_queries * syn.mean_docs
-    need = rows * (syn.n_features + 4) * 8  # float64 features plus labels, qid, scores
-    total = _physical_memory()
-    if total is not None and need > total // 2:
-        raise ConfigError(
-            f"{where}data.synthetic: about {rows:,} rows x {syn.n_features} features needs "
-            f"~{need / 2**30:.1f} GiB, more than half of this machine's "
-            f"{total / 2**30:.1f} GiB; lower n_queries, mean_docs or n_features"
-        )
-
-
-def _physical_memory() -> int | None:
-    """Bytes of physical memory, or None where the platform does not say."""
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, OSError, ValueError):
-        return None
 
 
 # --------------------------------------------------------------------------- paths
@@ -831,5 +725,5 @@ def diff_configs(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "") -
         if isinstance(va, Mapping) and isinstance(vb, Mapping):
             out += diff_configs(va, vb, path)
         elif va != vb:
-            out.append(f"{path}: {_got(va)} vs {_got(vb)}")
+            out.append(f"{path}: {got(va)} vs {got(vb)}")
     return out

@@ -10,7 +10,7 @@ from typing import Any
 from ltr._compat import import_yaml
 from ltr.runs.errors import ConfigError
 
-__all__ = ["apply_overrides", "fmt_loc", "parse_override", "yaml_reason"]
+__all__ = ["apply_overrides", "fmt_loc", "got", "parse_override", "yaml_reason"]
 
 
 def fmt_loc(loc: Sequence[Any]) -> str:
@@ -112,3 +112,11 @@ def yaml_reason(exc: Exception) -> str:
     return str(problem)
 
 
+
+
+def got(value: Any) -> str:
+    """Return a short ``repr`` of *value* for an error message."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return text

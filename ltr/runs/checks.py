@@ -1,0 +1,119 @@
+"""Checks of a whole config that span sections (pydantic validates one section at a time).
+
+Run by :func:`ltr.runs.config.parse_config` after the schema: every message
+names the config key, the value and the fix, so ``ltr validate`` reports what
+``ltr train`` would otherwise meet later.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ltr.runs.errors import ConfigError
+from ltr.runs.overrides import got
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ltr.runs.config import RunConfig
+
+__all__ = ["check_consistency"]
+
+
+def check_consistency(cfg: RunConfig, label: str | None) -> None:
+    """Run the checks that span sections (pydantic validators see one section at a time)."""
+    where = f"{label}: " if label else ""
+    obj, data = cfg.objective, cfg.data
+    if obj.type == "native":
+        if obj.sampling is not None:
+            raise ConfigError(
+                f"{where}objective.sampling: pair sampling needs objective.type 'lambdarank', "
+                "got 'native'"
+            )
+        if obj.composite:
+            raise ConfigError(
+                f"{where}objective.composite: the composite objective needs "
+                "objective.type 'lambdarank', got 'native'"
+            )
+        if obj.schedule is not None and obj.schedule.linear is not None:
+            raise ConfigError(
+                f"{where}objective.schedule.linear: a linear schedule changes k every round "
+                "and needs objective.type 'lambdarank'; use 'steps' with the native objective"
+            )
+    if obj.composite and not data.objectives:
+        raise ConfigError(
+            f"{where}objective.composite: true needs data.objectives (names, columns, weights)"
+        )
+    if (
+        obj.schedule is not None
+        and cfg.model.rounds is not None
+        and cfg.model.rounds != obj.schedule.n_rounds
+    ):
+        raise ConfigError(
+            f"{where}model.rounds: {cfg.model.rounds} disagrees with objective.schedule, "
+            f"which defines {obj.schedule.n_rounds} rounds (drop model.rounds or make them equal)"
+        )
+    if cfg.evaluation.per_segment and data.source in ("letor",):
+        raise ConfigError(f"{where}evaluation.per_segment: LETOR files have no segment column")
+    if cfg.evaluation.per_segment and data.source in ("parquet", "csv") and data.segment is None:
+        raise ConfigError(
+            f"{where}evaluation.per_segment: true needs data.segment (the segment column)"
+        )
+    if cfg.evaluation.per_segment and data.source == "synthetic" and data.synthetic.n_segments < 1:
+        raise ConfigError(
+            f"{where}evaluation.per_segment: true needs data.synthetic.n_segments >= 1"
+        )
+    if data.source == "synthetic" and data.objectives:
+        for name, oc in data.objectives.items():
+            for attr in ("column", "grades"):
+                if getattr(oc, attr) is not None:
+                    raise ConfigError(
+                        f"{where}data.objectives.{name}.{attr}: synthetic data grades each "
+                        f"objective itself; {attr} applies to tabular data (parquet/csv), "
+                        f"got {got(getattr(oc, attr))}"
+                    )
+    if data.source == "letor" and data.objectives:
+        raise ConfigError(
+            f"{where}data.objectives: LETOR files hold one label; "
+            "objectives need parquet/csv or synthetic"
+        )
+    if data.source == "synthetic" and data.synthetic.max_docs < data.synthetic.mean_docs:
+        raise ConfigError(
+            f"{where}data.synthetic.max_docs: must be >= mean_docs ({data.synthetic.mean_docs}), "
+            f"got {data.synthetic.max_docs}"
+        )
+    if data.source == "synthetic":
+        _check_synthetic_size(cfg, where)
+        imp = cfg.importance
+        if imp.enabled:
+            known = {f"f{j + 1}" for j in range(data.synthetic.n_features)}
+            named = [("importance.features", f) for f in imp.features or []]
+            for g, cols in (imp.groups or {}).items():
+                named += [(f"importance.groups.{g}", f) for f in cols]
+            for key, feature in named:
+                if feature not in known:
+                    raise ConfigError(
+                        f"{where}{key}: unknown feature {feature!r}; synthetic data has "
+                        f"f1..f{data.synthetic.n_features}"
+                    )
+
+
+def _check_synthetic_size(cfg: RunConfig, where: str) -> None:
+    """Refuse a synthetic set that cannot fit in this machine's memory, before generating it."""
+    syn = cfg.data.synthetic
+    rows = syn.n_queries * syn.mean_docs
+    need = rows * (syn.n_features + 4) * 8  # float64 features plus labels, qid, scores
+    total = _physical_memory()
+    if total is not None and need > total // 2:
+        raise ConfigError(
+            f"{where}data.synthetic: about {rows:,} rows x {syn.n_features} features needs "
+            f"~{need / 2**30:.1f} GiB, more than half of this machine's "
+            f"{total / 2**30:.1f} GiB; lower n_queries, mean_docs or n_features"
+        )
+
+
+def _physical_memory() -> int | None:
+    """Bytes of physical memory, or None where the platform does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
