@@ -58,6 +58,8 @@ _EXPORTS: dict[str, str] = {
     "get_scorer": "ltr.scoring",
     "get_scorer_names": "ltr.scoring",
     "parse_metric_name": "ltr.metric_names",
+    "compare": "ltr.compare",
+    "Comparison": "ltr.compare",
     "evaluate": "ltr.evaluation",
     "EvaluationResult": "ltr.evaluation",
     "read_qrels": "ltr.trec",
@@ -67,6 +69,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy names
     from ltr.build import TrainSettings, build_training
+    from ltr.compare import Comparison, compare
     from ltr.composite import composite_ndcg, ndcg_by_segment, smooth
     from ltr.datasets import RankingData, from_frame, load_letor, read_table
     from ltr.engines import RankingModel, train

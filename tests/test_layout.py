@@ -44,6 +44,8 @@ LAYERS: dict[str, int] = {
     "ltr.objectives": 2,
     "ltr.sampling": 2,
     "ltr.schedules": 2,
+    "ltr.compare": 2,
+    "ltr.monitoring": 2,
     "ltr.rank_metrics": 2,
     "ltr.trec": 2,
     "ltr.evaluation": 2,

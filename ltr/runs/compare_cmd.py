@@ -1,0 +1,134 @@
+"""``ltr compare``: compare two runs' per-query values (the library side of the command).
+
+Per-query file format
+---------------------
+A run folder holds ``per_query_test.csv`` (and ``per_query_valid.csv`` when it
+has a validation split): UTF-8 CSV with a header row and
+
+* ``qid``: the query id (read as a string), once per query;
+* ``segment`` (optional): the query's segment, constant per query;
+* then one numeric column per metric, named as the run's metric keys
+  (``ndcg@10``, ``map``, ...); an empty cell is a query without a value (for
+  instance an nDCG query with no relevant document under ``empty='skip'``).
+
+Example::
+
+    qid,segment,ndcg@5,ndcg@10
+    101,head,0.8123,0.8450
+    102,tail,0.0000,0.1931
+
+The two runs must hold the same queries (``align='intersect'`` relaxes that).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ltr._io import to_jsonable, write_atomic
+from ltr.compare import TESTS, Comparison, compare, read_per_query
+
+__all__ = ["CompareResult", "compare_runs"]
+
+
+@dataclass
+class CompareResult:
+    """What :func:`compare_runs` returns.
+
+    Attributes
+    ----------
+    comparison : Comparison
+        The statistics (``comparison.to_frame()``).
+    files : dict of str to Path
+        Files written (empty without ``out``).
+    """
+
+    comparison: Comparison
+    files: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def regressed(self) -> bool:
+        """Whether any metric x segment regressed significantly."""
+        return self.comparison.any_regression
+
+    def summary_lines(self) -> list[str]:
+        """Short lines a CLI can print: one per row, regressions marked."""
+        out = []
+        for r in self.comparison.to_frame().itertuples():
+            flag = "  REGRESSED" if r.regressed else ("  (too few queries)"
+                                                      if r.too_few_queries else "")
+            out.append(f"{r.metric:<12} {r.segment:<16} n={r.n:<6} delta={r.delta:+.4f} "
+                       f"CI=[{r.ci_low:+.4f}, {r.ci_high:+.4f}] p_adj={r.p_adjusted:.4g}{flag}")
+        return out
+
+
+def compare_runs(
+    run_a: str | os.PathLike[str] | Any,
+    run_b: str | os.PathLike[str] | Any,
+    *,
+    split: str = "test",
+    segments: str | os.PathLike[str] | pd.Series | None = None,
+    tests: Sequence[str] = TESTS,
+    n_resamples: int = 10_000,
+    alpha: float = 0.05,
+    random_state: int | None = 0,
+    min_queries: int = 20,
+    align: str = "error",
+    metrics: Sequence[str] | None = None,
+    out: str | os.PathLike[str] | None = None,
+) -> CompareResult:
+    """Compare two run folders (or per-query CSVs / result objects) and write a report.
+
+    Parameters
+    ----------
+    run_a, run_b : path-like or per-query values
+        Baseline and candidate: run folders (``per_query_<split>.csv``, format in
+        the module docstring), CSV files, or anything :func:`ltr.compare.compare` takes.
+    split : {'test', 'valid'}, default='test'
+    segments : path-like or pandas.Series, optional
+        A CSV with columns ``qid, segment``, or a Series qid -> segment;
+        default: the runs' own ``segment`` column.
+    tests, n_resamples, alpha, random_state, min_queries, align, metrics
+        As in :func:`ltr.compare.compare` (``random_state`` defaults to 0 here so
+        that a command is reproducible).
+    out : path-like, optional
+        Folder for ``report.md``, ``report.html``, ``forest.png``,
+        ``comparison.csv`` and ``comparison.json``.
+
+    Returns
+    -------
+    CompareResult
+    """
+    def load(x: Any) -> Any:
+        return read_per_query(x, split) if isinstance(x, (str, os.PathLike)) else x
+
+    seg: pd.Series | None
+    if isinstance(segments, (str, os.PathLike)):
+        table = pd.read_csv(segments, dtype=str)
+        missing = {"qid", "segment"} - set(table.columns)
+        if missing:
+            raise ValueError(f"segments file {str(segments)!r} lacks columns {sorted(missing)!r}")
+        seg = table.set_index("qid")["segment"]
+    else:
+        seg = segments
+    names = tuple(Path(x).name if isinstance(x, (str, os.PathLike)) else n
+                  for x, n in ((run_a, "a"), (run_b, "b")))
+    comparison = compare(
+        load(run_a), load(run_b), segments=seg, tests=tests, n_resamples=n_resamples,
+        alpha=alpha, random_state=random_state, min_queries=min_queries, align=align,
+        metrics=metrics, names=(names[0], names[1]),
+    )
+    files: dict[str, Path] = {}
+    if out is not None:
+        files = comparison.save(out)
+        files["json"] = write_atomic(
+            Path(out) / "comparison.json",
+            json.dumps(to_jsonable(comparison.to_dict()), indent=2) + "\n",
+        )
+    return CompareResult(comparison=comparison, files=files)
