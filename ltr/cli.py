@@ -32,7 +32,6 @@ from typing import Any
 from ltr.metric_names import CONVENTIONS as SCORER_CONVENTIONS
 from ltr.runs.commands import (
     RunResult,
-    evaluate_model,
     importance_run,
     render_report,
     train_run,
@@ -40,6 +39,7 @@ from ltr.runs.commands import (
     validate,
 )
 from ltr.runs.config import ConfigError, RunError, RunInterrupted, dump_config, load_config
+from ltr.runs.evaluate_cmd import evaluate_model, predict_run
 
 __all__ = [
     "EXIT_ALERT",
@@ -172,6 +172,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = sub.add_parser(
+        "predict",
+        help="write a model's scores for every document of a data file",
+        description="Score --data with the model of RUN_DIR (or a model file) and write the "
+        "scores as CSV/parquet (--out) and/or a TREC run file (--trec-run), ready for "
+        "ltr evaluate --qrels ... --ranking ....",
+    )
+    p.add_argument("model", metavar="RUN_DIR|MODEL", help="finished run folder or model file")
+    p.add_argument("--data", required=True, metavar="PATH", help="LETOR/LibSVM, CSV or parquet")
+    p.add_argument("--out", metavar="FILE", help="scores as CSV (.csv) or parquet (.parquet)")
+    p.add_argument("--trec-run", metavar="FILE", help="scores as a TREC run file")
+    p.add_argument("--tag", default="ltr", help="run tag of the TREC run file (default: ltr)")
+    p.add_argument(
+        "--format",
+        dest="fmt",
+        choices=("auto", "letor", "csv", "parquet"),
+        default="auto",
+        help="data format (default: by suffix)",
+    )
+    p.add_argument("--label", help="label column of tabular data (default: the run's)")
+    p.add_argument("--qid", help="query id column of tabular data (default: the run's)")
+    p.add_argument("--doc-id", help="document id column of tabular data (default: row number)")
+    p.add_argument("--n-features", type=int, metavar="N", help="LETOR: feature count")
+    _add_common(p)
+
+    p = sub.add_parser(
         "importance",
         help="permutation importance (ΔnDCG) of a run or a config",
         description="With a finished RUN_DIR: write importance.csv/.png into it and refresh "
@@ -266,6 +291,26 @@ def _dispatch(args: argparse.Namespace) -> int:
         )
         _print_metrics(metrics, args.json)
         return 0
+    if cmd == "predict":
+        if args.out is None and args.trec_run is None:
+            raise _UsageError(
+                "predict needs --out FILE and/or --trec-run FILE (see: ltr predict --help)"
+            )
+        frame = predict_run(
+            args.model,
+            args.data,
+            out=args.out,
+            trec_run=args.trec_run,
+            fmt=args.fmt,
+            label=args.label,
+            qid=args.qid,
+            doc_id=args.doc_id,
+            n_features=args.n_features,
+            tag=args.tag,
+        )
+        written = " and ".join(str(p) for p in (args.out, args.trec_run) if p is not None)
+        print(f"scored {len(frame)} documents of {frame['qid'].nunique()} queries: {written}")
+        return EXIT_OK
     if cmd == "importance":
         if args.repeats is not None and args.repeats < 1:
             raise RunError(f"--repeats: must be >= 1, got {args.repeats}")
@@ -310,7 +355,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             )
         return 0
     raise _UsageError(
-        "a command is required: train, evaluate, importance, tune, report or validate "
+        "a command is required: train, evaluate, predict, importance, tune, report or validate "
         "(see: ltr --help)"
     )
 

@@ -13,6 +13,7 @@ import json
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -281,3 +282,31 @@ def test_a_failed_write_names_its_path_and_leaves_no_temporary_file(tmp_path):
         write_atomic(target, "{}")
     assert not list(tmp_path.rglob("*.tmp"))
     assert not any(p.name.endswith(".tmp") for p in tmp_path.rglob("*"))
+
+
+def test_predict_writes_scores_that_evaluate_reproduces(tmp_path, finished, capsys):
+    import pandas as pd
+
+    from ltr.engines import RankingModel
+    from ltr.metrics import ndcg
+
+    rows = [f"{i % 3} qid:{i // 4} " + " ".join(f"{j}:{(i * j) % 7 / 7}" for j in range(1, 7))
+            for i in range(24)]
+    data = _write(tmp_path, "test.letor", "\n".join(rows) + "\n")
+    out = tmp_path / "scores.csv"
+    rc, text = _run(["predict", finished, "--data", data, "--out", out], capsys)
+    assert rc == 0 and "scored 24 documents of 6 queries" in text, text
+    table = pd.read_csv(out)
+    assert list(table.columns) == ["qid", "doc_id", "score"]
+    from ltr.datasets import load_letor
+
+    ds = load_letor(data)
+    model = RankingModel.load(finished / "model.json")
+    np.testing.assert_allclose(table["score"], model.predict(ds.X), rtol=0, atol=1e-12)
+    rc, text = _run(["evaluate", "--model", finished, "--data", data, "--json"], capsys)
+    ours = json.loads(text)["test.letor"]["ndcg@10"]
+    assert ours == pytest.approx(
+        float(ndcg(ds.y, table["score"], qid=ds.qid, k=10, convention="lightgbm")), abs=1e-12
+    )
+    rc, text = _run(["predict", finished, "--data", data], capsys)
+    assert rc == 2 and "predict needs --out FILE and/or --trec-run FILE" in text

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from ltr.runs.commands import (
     RunResult,
-    evaluate_model,
     importance_run,
     render_report,
     train_run,
@@ -16,6 +15,7 @@ from ltr.runs.commands import (
     validate,
 )
 from ltr.runs.config import ConfigError, RunConfig, RunError, RunInterrupted, load_config
+from ltr.runs.evaluate_cmd import evaluate_model, predict_run
 
 __all__ = [
     "ConfigError",
@@ -26,6 +26,7 @@ __all__ = [
     "evaluate_model",
     "importance_run",
     "load_config",
+    "predict_run",
     "render_report",
     "train_run",
     "tune_run",

@@ -21,10 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from ltr._io import to_jsonable, write_atomic
-from ltr._validation import check_eval_at, check_int
 from ltr.build import TrainSettings, build_training
 from ltr.runs.build import (
     check_engine_params,
@@ -33,7 +30,6 @@ from ltr.runs.build import (
     settings_from_config,
 )
 from ltr.runs.config import (
-    DataConfig,
     RunConfig,
     RunError,
     RunInterrupted,
@@ -47,7 +43,6 @@ from ltr.runs.evaluation import (
     importance_features,
     importance_set,
     importance_table,
-    set_metrics,
     write_curves,
 )
 from ltr.runs.folder import (
@@ -73,7 +68,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "RunResult",
-    "evaluate_model",
     "importance_run",
     "render_report",
     "train_run",
@@ -343,123 +337,6 @@ def render_report(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
             "finish it with: ltr train --resume " + str(run_dir)
         )
     return RunReport.from_run_dir(run_dir).save(run_dir)
-
-
-def evaluate_model(
-    model_path: str | os.PathLike[str],
-    data_path: str | os.PathLike[str] | None = None,
-    *,
-    fmt: str = "auto",
-    label: str | None = None,
-    qid: str | None = None,
-    eval_at: Sequence[int] | None = None,
-    convention: str | None = None,
-    n_features: int | None = None,
-) -> dict[str, dict[str, float]]:
-    """nDCG@k of a saved model on a data file (or on a run's own valid/test sets).
-
-    Parameters
-    ----------
-    model_path : path-like
-        A model file (``RankingModel.save``) or a finished run folder.
-    data_path : path-like, optional
-        LETOR/LibSVM, CSV or parquet file.  Without it *model_path* must be a
-        run folder, and its config's valid/test sets are evaluated.
-    fmt : {"auto", "letor", "csv", "parquet"}
-        File format; ``auto`` decides by suffix (``.csv``/``.tsv``,
-        ``.parquet``/``.pq``, anything else LETOR).
-    label, qid : str, optional
-        Tabular column names (default: the run's config, else ``label``/``qid``).
-    eval_at : sequence of int, optional
-        Cut-offs (default: the run's config, else 1, 3, 5, 10, 20).
-    convention : str, optional
-        nDCG convention of :func:`ltr.metrics.ndcg` (default: the run's, else
-        the model's engine's).
-    n_features : int, optional
-        LETOR files: the feature count when the file's last features are zero
-        in every row (LETOR omits zeros, so the file alone under-counts).
-
-    Returns
-    -------
-    dict
-        ``{set_name: {"ndcg@k": value}}``.
-    """
-    model, run_dir = load_run_model(Path(model_path))
-    if run_dir is not None:
-        base = load_run_config(run_dir)
-    else:  # a bare model file: evaluate under its engine's convention unless told otherwise
-        base = parse_config({"model": {"engine": model.engine}})
-    updates: dict[str, Any] = {}
-    if eval_at is not None:
-        try:
-            updates["eval_at"] = sorted(check_eval_at(list(eval_at), "--eval-at"))
-        except (TypeError, ValueError) as exc:
-            raise RunError(str(exc)) from exc
-    if convention is not None:
-        updates["convention"] = convention
-    if updates:
-        base = base.model_copy(update={"evaluation": base.evaluation.model_copy(update=updates)})
-    if data_path is None:
-        if run_dir is None:
-            raise RunError("--data is required when --model is a model file (not a run folder)")
-        sets = load_data(prepare_config(base))
-        check_same_data(run_dir, sets)
-        return {
-            n: set_metrics(base, ds, np.asarray(model.predict(ds.X), dtype=np.float64))
-            for n, ds in sets.items()
-            if n != "train"
-        }
-    p = Path(data_path)
-    if not p.exists():
-        raise RunError(f"--data: file not found: {str(p)!r}")
-    if fmt == "auto":
-        compressed = (".gz", ".bz2", ".xz", ".zip")
-        suffixes = [x.lower() for x in p.suffixes if x.lower() not in compressed]
-        last = suffixes[-1] if suffixes else ""
-        tabular = {
-            ".csv": "csv",
-            ".tsv": "csv",
-            ".tab": "csv",
-            ".parquet": "parquet",
-            ".pq": "parquet",
-        }
-        fmt = tabular.get(last, "letor")
-    n_model = model.n_features
-    if n_features is not None:
-        try:
-            check_int(n_features, "--n-features", minimum=1, maximum=2**31 - 1)
-        except (TypeError, ValueError) as exc:
-            raise RunError(str(exc)) from exc
-    data_cfg: dict[str, Any] = {
-        "source": fmt,
-        "train": str(p.resolve()),
-        "split": {"valid": 0.0, "test": 0.0},  # the whole file is one evaluation set
-    }
-    if fmt == "letor":
-        # the file's own feature count (never padded to the model's): a mismatch is refused below
-        data_cfg["n_features"] = n_features
-    else:
-        data_cfg.update(label=label or base.data.label, qid=qid or base.data.qid)
-        if base.data.source in ("csv", "parquet"):  # same columns as the run
-            data_cfg["features"] = base.data.features
-            if base.data.objectives:
-                data_cfg["objectives"] = {
-                    n: o.model_dump() for n, o in base.data.objectives.items()
-                }
-    cfg = base.model_copy(update={"data": DataConfig.model_validate(data_cfg)})
-    ds = load_data(cfg, keys={"train": "--data"})["train"]
-    if n_model is not None and ds.n_features != n_model:
-        hint = (
-            f"; if its last features are zero in every row (LETOR files omit zeros), pass "
-            f"--n-features {n_model}"
-            if fmt == "letor" and ds.n_features < n_model and n_features is None
-            else ""
-        )
-        raise RunError(
-            f"--data: {str(p)!r} has {ds.n_features} features but the model expects "
-            f"{n_model}; evaluate it on data with the model's features{hint}"
-        )
-    return {p.name: set_metrics(cfg, ds, np.asarray(model.predict(ds.X), dtype=np.float64))}
 
 
 def importance_run(
