@@ -31,15 +31,18 @@ from ltr._validation import (
     check_same_length,
     short_repr,
 )
-from ltr.groups import offsets_from_group, qid_from_offsets, resolve_groups
+from ltr.groups import SORT_HINT, offsets_from_group, qid_from_offsets, resolve_groups
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
 __all__ = [
+    "MAX_AUTO_FEATURES",
     "RankingData",
     "from_frame",
+    "letor_layout",
     "load_letor",
+    "load_letor_files",
     "read_table",
 ]
 
@@ -315,6 +318,241 @@ def _rows_of_queries(offsets: np.ndarray, idx: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
+#: Without an explicit ``n_features``, a feature index beyond this is refused
+#: (the dense matrix would be absurd: pass ``n_features`` to allow it).
+MAX_AUTO_FEATURES = 1 << 20
+
+
+@dataclass
+class _ParsedLetor:
+    """One LETOR file as parsed by scikit-learn (indices as written, 0-based storage)."""
+
+    path: Path
+    sparse: Any  # scipy CSR with column = the index written in the file
+    y: np.ndarray
+    qid: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.sparse.shape[0])
+
+    def min_index(self) -> int | None:
+        idx = self.sparse.indices
+        return int(idx.min()) if idx.size else None
+
+    def max_index(self) -> int | None:
+        idx = self.sparse.indices
+        return int(idx.max()) if idx.size else None
+
+    def row_of_entry(self, pos: int) -> int:
+        return int(np.searchsorted(self.sparse.indptr, pos, side="right") - 1)
+
+
+def _data_lines(path: Path) -> list[int]:
+    """1-based line number of each data row (blank and comment-only lines skipped).
+
+    The rule is scikit-learn's ``load_svmlight_file``: text after ``#`` is a
+    comment.  Only called on an error path (a pure-Python pass).
+    """
+    lines: list[int] = []
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if raw.split(b"#", 1)[0].split():
+                lines.append(number)
+    return lines
+
+
+class _LineOf:
+    """``row -> line`` of a LETOR file, read lazily (the file is scanned only when asked)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lines: list[int] | None = None
+
+    def __call__(self, row: int) -> int:
+        if self._lines is None:
+            self._lines = _data_lines(self.path)
+        return self._lines[row] if 0 <= row < len(self._lines) else row + 1
+
+
+def _bad_token(path: Path) -> str | None:
+    """``"line N: problem"`` for the first malformed line of a LETOR file, else None."""
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return f"line {number}: not UTF-8 text"
+            tokens = text.split("#", 1)[0].split()
+            if not tokens:
+                continue
+            try:
+                float(tokens[0])
+            except ValueError:
+                return f"line {number}: label {tokens[0]!r} is not a number"
+            last = -1
+            for token in tokens[1:]:
+                key, sep, value = token.partition(":")
+                if not sep or not key or not value:
+                    return f"line {number}: token {token!r} is not '<index>:<value>'"
+                if key == "qid":
+                    try:
+                        int(value)
+                    except ValueError:
+                        return f"line {number}: token {token!r}: qid must be an integer"
+                    continue
+                try:
+                    index = int(key)
+                except ValueError:
+                    return (
+                        f"line {number}: token {token!r}: feature index {key!r} is not an integer"
+                    )
+                if index < 0:
+                    return f"line {number}: token {token!r}: feature index must be >= 0"
+                try:
+                    float(value)
+                except ValueError:
+                    return f"line {number}: token {token!r}: value {value!r} is not a number"
+                if index <= last:
+                    return (
+                        f"line {number}: token {token!r}: feature indices must increase "
+                        f"along a line (index {index} after {last})"
+                    )
+                last = index
+    return None
+
+
+def _parse_letor(path: Path, dtype: np.dtype) -> _ParsedLetor:
+    """Parse one file with scikit-learn's fast parser; errors name the file and line."""
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        sparse, y, qid = load_svmlight_file(str(path), dtype=dtype, zero_based=True, query_id=True)
+    except (ValueError, UnicodeDecodeError, OverflowError) as exc:
+        where = _bad_token(path)
+        detail = where if where is not None else str(exc)
+        raise ValueError(
+            f"could not parse {str(path)!r} as a LibSVM/LETOR file: {detail}"
+        ) from exc
+    if sparse.shape[0] == 0:
+        raise ValueError(f"{str(path)!r} contains no data rows")
+    return _ParsedLetor(path, sparse, y, np.asarray(qid, dtype=np.int64))
+
+
+def _check_layout_args(zero_based: Any, n_features: Any, dtype: Any) -> tuple[Any, Any, Any]:
+    dtype = np.dtype(dtype)
+    if dtype not in _FLOAT_DTYPES:
+        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
+    if n_features is not None:
+        n_features = check_int(n_features, "n_features", minimum=1)
+    if isinstance(zero_based, (bool, np.bool_)):
+        zero_based = bool(zero_based)
+    elif not (isinstance(zero_based, str) and zero_based == "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    return zero_based, n_features, dtype
+
+
+def _decide_layout(
+    parsed: Sequence[_ParsedLetor], zero_based: bool | str, n_features: int | None
+) -> tuple[bool, int]:
+    """One feature base and count for every file of a run, checked against each file.
+
+    ``"auto"``: zero-based when any file uses index 0; the count is the widest
+    file's.  Errors name the file and the line of the offending entry.
+    """
+    mins = [p.min_index() for p in parsed]
+    uses_zero = [m == 0 for m in mins]
+    if zero_based == "auto":
+        zero = any(uses_zero)
+    else:
+        zero = bool(zero_based)
+        if not zero:
+            for p, z in zip(parsed, uses_zero):
+                if z:
+                    pos = int(np.flatnonzero(p.sparse.indices == 0)[0])
+                    row = p.row_of_entry(pos)
+                    raise ValueError(
+                        f"{str(p.path)!r} line {_LineOf(p.path)(row)} uses feature index 0 but "
+                        "zero_based=False; pass zero_based=True or 'auto'"
+                    )
+    first = 0 if zero else 1
+    limit = n_features if n_features is not None else MAX_AUTO_FEATURES
+    for p in parsed:
+        top = p.max_index()
+        if top is None or top - first < limit:
+            continue
+        pos = int(np.flatnonzero(p.sparse.indices - first >= limit)[0])
+        row = p.row_of_entry(pos)
+        index = int(p.sparse.indices[pos])
+        where = f"{str(p.path)!r} line {_LineOf(p.path)(row)}"
+        if n_features is not None:
+            raise ValueError(
+                f"{where} has feature index {index} but n_features={n_features} "
+                f"({'0' if zero else '1'}-based: indices {first}..{n_features - 1 + first}); "
+                "pass a larger n_features"
+            )
+        raise ValueError(
+            f"{where} has feature index {index}, beyond {MAX_AUTO_FEATURES} dense columns: "
+            "a malformed index? Fix the file, or pass n_features= to allow that many columns"
+        )
+    if n_features is None:
+        widths = [p.max_index() for p in parsed]
+        n_features = max((w - first + 1 for w in widths if w is not None), default=0)
+    return zero, n_features
+
+
+def _to_ranking_data(
+    p: _ParsedLetor,
+    zero: bool,
+    n_features: int,
+    dtype: np.dtype,
+    query_path: Path | None,
+    sort: bool,
+) -> RankingData:
+    from scipy.sparse import csr_matrix
+
+    first = 0 if zero else 1
+    n_rows = p.n_rows
+    sparse = p.sparse
+    dense = csr_matrix(
+        (sparse.data.astype(dtype, copy=False), sparse.indices - first, sparse.indptr),
+        shape=(n_rows, n_features),
+    ).toarray()
+    names = [f"f{j + first}" for j in range(n_features)]
+    data_path, file_qid = p.path, p.qid
+    if query_path is not None:
+        qid = qid_from_offsets(_read_query_file(query_path, n_rows, data_path))
+    elif len(file_qid) == n_rows:
+        qid = file_qid
+    elif len(file_qid) > 0:
+        raise ValueError(
+            f"only {len(file_qid)} of the {n_rows} rows of {str(data_path)!r} "
+            "carry a 'qid:' field; "
+            "give every row a qid, or none and put group sizes in a .query file"
+        )
+    else:
+        auto = Path(str(data_path) + ".query")
+        if not auto.is_file():
+            raise ValueError(
+                f"{str(data_path)!r} has no 'qid:' fields and no query file {str(auto)!r} exists; "
+                "pass query_file= with the group sizes (one per line, LightGBM layout) "
+                "or add 'qid:<id>' to every row"
+            )
+        qid = qid_from_offsets(_read_query_file(auto, n_rows, data_path))
+
+    groups = resolve_groups(
+        n_rows, qid=qid, sort=sort, sort_hint=SORT_HINT, source=repr(str(data_path)),
+        line_of=_LineOf(data_path),
+    )
+    y = p.y
+    if groups.order is not None:
+        dense, y, qid = dense[groups.order], y[groups.order], qid[groups.order]
+    try:
+        return RankingData(X=dense, y=y, qid=qid, feature_names=names)
+    except ValueError as exc:
+        raise ValueError(f"{str(data_path)!r}: {exc}") from exc
+
+
 def load_letor(
     path: str | os.PathLike[str],
     query_file: str | os.PathLike[str] | None = None,
@@ -332,6 +570,10 @@ def load_letor(
     * LightGBM: rows carry no ``qid:``; the query sizes (one integer per line,
       in row order) live in a side file, by default ``path + ".query"``.
 
+    For the files of one run (train, valid, test) use
+    :func:`load_letor_files`, which decides the feature base and count once
+    from all of them.
+
     Parameters
     ----------
     path : str or path-like
@@ -343,7 +585,7 @@ def load_letor(
     n_features : int, optional
         Number of feature columns; needed to align a test file whose largest
         feature index is smaller than the training file's.  Defaults to the
-        largest index found in the file.
+        largest index found in the file (at most :data:`MAX_AUTO_FEATURES`).
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Dtype of ``X``.
     zero_based : bool or "auto", default="auto"
@@ -353,7 +595,7 @@ def load_letor(
         zero-based file it is named ``f{j}``.
     sort : bool, default=False
         Stable-sort rows so that each ``qid`` is contiguous (otherwise a
-        non-contiguous ``qid`` is an error).
+        non-contiguous ``qid`` is an error naming the file and lines).
 
     Returns
     -------
@@ -365,9 +607,11 @@ def load_letor(
     FileNotFoundError
         If ``path`` or ``query_file`` does not exist.
     ValueError
-        If the file cannot be parsed, only some rows carry ``qid:``, the rows
-        carry no ``qid:`` and no query file exists, the group sizes do not sum
-        to the number of rows, or a feature index exceeds ``n_features``.
+        If the file cannot be parsed (the message names the line and token),
+        only some rows carry ``qid:``, the rows carry no ``qid:`` and no query
+        file exists, the group sizes do not sum to the number of rows, or a
+        feature index exceeds ``n_features`` (or, without it,
+        :data:`MAX_AUTO_FEATURES`; checked before the dense matrix is made).
 
     Examples
     --------
@@ -375,80 +619,129 @@ def load_letor(
     >>> data.n_queries, data.X.shape               # doctest: +SKIP
     (201, (3005, 300))
     """
-    from sklearn.datasets import load_svmlight_file
-
     data_path = _existing_file(path, "path")
-    dtype = np.dtype(dtype)
-    if dtype not in _FLOAT_DTYPES:
-        raise ValueError(f"dtype must be float32 or float64, got {dtype!r}")
-    if n_features is not None:
-        n_features = check_int(n_features, "n_features", minimum=1)
-    if zero_based not in (True, False, "auto"):
-        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    zero_based, n_features, dtype = _check_layout_args(zero_based, n_features, dtype)
     query_path = None if query_file is None else _existing_file(query_file, "query_file")
+    parsed = _parse_letor(data_path, dtype)
+    zero, width = _decide_layout([parsed], zero_based, n_features)
+    return _to_ranking_data(parsed, zero, width, dtype, query_path, sort)
 
-    try:
-        sparse, y, file_qid = load_svmlight_file(
-            str(data_path), dtype=dtype, zero_based=True, query_id=True
+
+def _path_items(paths: Any, name: str) -> tuple[list[Any], list[Any]]:
+    """``(keys, values)`` of a mapping, or ``(positions, values)`` of a sequence."""
+    if isinstance(paths, Mapping):
+        return list(paths.keys()), list(paths.values())
+    if isinstance(paths, (str, bytes, os.PathLike)) or not isinstance(paths, Sequence):
+        raise TypeError(
+            f"{name} must be a list of paths or a mapping set name -> path, got {short_repr(paths)}"
         )
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(
-            f"could not parse {str(data_path)!r} as a LibSVM/LETOR file: {exc}"
-        ) from exc
-    n_rows = sparse.shape[0]
-    if n_rows == 0:
-        raise ValueError(f"{str(data_path)!r} contains no data rows")
+    return list(range(len(paths))), list(paths)
 
-    indices = sparse.indices
-    uses_zero = bool(indices.size) and int(indices.min()) == 0
-    if zero_based == "auto":
-        zero_based = uses_zero
-    elif not zero_based and uses_zero:
-        raise ValueError(f"{str(data_path)!r} uses feature index 0 but zero_based=False")
-    first = 0 if zero_based else 1
-    width = max(sparse.shape[1] - first, 0)
-    if n_features is None:
-        n_features = width
-    elif indices.size and int(indices.max()) - first >= n_features:
-        raise ValueError(
-            f"{str(data_path)!r} has feature index {int(indices.max())} "
-            f"but n_features={n_features}; "
-            "pass a larger n_features"
-        )
-    from scipy.sparse import csr_matrix
 
-    dense = csr_matrix(
-        (sparse.data, indices - first, sparse.indptr), shape=(n_rows, n_features)
-    ).toarray()
-    names = [f"f{j + first}" for j in range(n_features)]
+def load_letor_files(
+    paths: Sequence[str | os.PathLike[str]] | Mapping[str, str | os.PathLike[str]],
+    query_files: Any = None,
+    *,
+    n_features: int | None = None,
+    dtype: Any = np.float64,
+    zero_based: bool | Literal["auto"] = "auto",
+    sort: bool = False,
+) -> Any:
+    """Load the LETOR files of one run with one feature base and one feature count.
 
-    if query_path is not None:
-        qid = qid_from_offsets(_read_query_file(query_path, n_rows, data_path))
-    elif len(file_qid) == n_rows:
-        qid = np.asarray(file_qid, dtype=np.int64)
-    elif len(file_qid) > 0:
-        raise ValueError(
-            f"only {len(file_qid)} of the {n_rows} rows of {str(data_path)!r} "
-            "carry a 'qid:' field; "
-            "give every row a qid, or none and put group sizes in a .query file"
-        )
+    Detecting the base and width per file would parse a 0-based training file
+    and a 1-based test file with shifted columns; here they are decided once
+    from all files (each is parsed once): zero-based when any file uses index
+    0, and as many columns as the widest file needs.
+
+    Parameters
+    ----------
+    paths : list of path, or mapping of str to path
+        The files, e.g. ``{"train": ..., "valid": ..., "test": ...}``.
+    query_files : list or mapping of path (or None entries), optional
+        Group-size files matching ``paths`` (same keys / length); see
+        :func:`load_letor`.
+    n_features, dtype, zero_based, sort
+        As in :func:`load_letor`; explicit values apply to every file.
+
+    Returns
+    -------
+    list of RankingData or dict of str to RankingData
+        In the order (or with the keys) of ``paths``.
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        As :func:`load_letor`; every message names the file (and line).
+
+    Examples
+    --------
+    >>> sets = load_letor_files({"train": "tr.txt", "test": "te.txt"})  # doctest: +SKIP
+    >>> sets["train"].n_features == sets["test"].n_features            # doctest: +SKIP
+    True
+    """
+    keys, values = _path_items(paths, "paths")
+    if not values:
+        raise ValueError("paths is empty: give at least one LETOR file")
+    files = [_existing_file(v, f"paths[{k!r}]") for k, v in zip(keys, values)]
+    zero_based, n_features, dtype = _check_layout_args(zero_based, n_features, dtype)
+    if query_files is None:
+        queries: list[Path | None] = [None] * len(files)
     else:
-        auto = Path(str(data_path) + ".query")
-        if not auto.is_file():
-            raise ValueError(
-                f"{str(data_path)!r} has no 'qid:' fields and no query file {str(auto)!r} exists; "
-                "pass query_file= with the group sizes (one per line, LightGBM layout) "
-                "or add 'qid:<id>' to every row"
-            )
-        qid = qid_from_offsets(_read_query_file(auto, n_rows, data_path))
+        if isinstance(paths, Mapping):
+            if not isinstance(query_files, Mapping):
+                raise TypeError("query_files must be a mapping like paths (set name -> path)")
+            unknown = sorted(map(str, set(query_files) - set(keys)))
+            if unknown:
+                raise ValueError(f"query_files has keys that paths lacks: {unknown}")
+            qvalues = [query_files.get(k) for k in keys]
+        else:
+            _, qvalues = _path_items(query_files, "query_files")
+            if len(qvalues) != len(files):
+                raise ValueError(
+                    f"query_files has {len(qvalues)} entries but paths has {len(files)}"
+                )
+        queries = [
+            None if q is None else _existing_file(q, f"query_files[{k!r}]")
+            for k, q in zip(keys, qvalues)
+        ]
+    parsed = [_parse_letor(f, dtype) for f in files]
+    zero, width = _decide_layout(parsed, zero_based, n_features)
+    out = [_to_ranking_data(p, zero, width, dtype, q, sort) for p, q in zip(parsed, queries)]
+    return dict(zip(keys, out)) if isinstance(paths, Mapping) else out
 
-    try:
-        groups = resolve_groups(n_rows, qid=qid, sort=sort)
-    except ValueError as exc:
-        raise ValueError(f"{str(data_path)!r}: {exc}") from exc
-    if groups.order is not None:
-        dense, y, qid = dense[groups.order], y[groups.order], qid[groups.order]
-    return RankingData(X=dense, y=y, qid=qid, feature_names=names)
+
+def letor_layout(
+    paths: Sequence[str | os.PathLike[str]] | Mapping[str, str | os.PathLike[str]],
+    *,
+    zero_based: bool | Literal["auto"] = "auto",
+    n_features: int | None = None,
+) -> tuple[bool, int]:
+    """Return ``(zero_based, n_features)`` decided from all LETOR files of a run.
+
+    Parses every file (prefer :func:`load_letor_files`, which parses once and
+    loads); pass the result to :func:`load_letor` for each file.
+
+    Parameters
+    ----------
+    paths : list of path, or mapping of str to path
+        The run's files.
+    zero_based, n_features
+        Explicit values are checked against every file and returned.
+
+    Returns
+    -------
+    tuple of (bool, int)
+    """
+    keys, values = _path_items(paths, "paths")
+    if not values:
+        raise ValueError("paths is empty: give at least one LETOR file")
+    zero_based, n_features, _ = _check_layout_args(zero_based, n_features, np.float64)
+    parsed = [
+        _parse_letor(_existing_file(v, f"paths[{k!r}]"), np.dtype(np.float64))
+        for k, v in zip(keys, values)
+    ]
+    return _decide_layout(parsed, zero_based, n_features)
 
 
 def _existing_file(path: Any, name: str) -> Path:
@@ -570,6 +863,7 @@ def from_frame(
     segment: Any = None,
     dtype: Any = np.float64,
     sort: bool = False,
+    source: str | os.PathLike[str] | None = None,
 ) -> RankingData:
     """Build :class:`RankingData` from a pandas DataFrame.
 
@@ -595,7 +889,14 @@ def from_frame(
         Dtype of ``X``.
     sort : bool, default=False
         Stable-sort rows so that each query is contiguous (queries keep the
-        order of their first row).  Otherwise non-contiguous ids are an error.
+        order of their first row).  Otherwise non-contiguous ids are an error
+        naming the rows where the query restarts: rows are never merged
+        silently.
+    source : str or path-like, optional
+        The file the frame was read from, named at the start of every error.
+        For a text table (``.csv``, ``.tsv``, ``.tab``, possibly compressed)
+        the errors also give the line of a row, ``row + 2`` (a header line
+        and no skipped lines, as :func:`read_table` reads it).
 
     Returns
     -------
@@ -610,6 +911,36 @@ def from_frame(
     TypeError
         If ``df`` is not a DataFrame or a feature/label column is not numeric.
     """
+    if source is None:
+        return _from_frame(df, label, qid, features, labels, segment, dtype, sort, None)
+    src = os.fspath(source)
+    try:
+        return _from_frame(df, label, qid, features, labels, segment, dtype, sort, _csv_lines(src))
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{src!r}: {exc}") from exc
+
+
+def _csv_lines(source: str) -> Any:
+    """``row -> line`` for a text table with one header line, else None."""
+    suffixes = [s.lower() for s in Path(source).suffixes]
+    if suffixes and suffixes[-1] in (".gz", ".bz2", ".xz", ".zip", ".zst"):
+        suffixes = suffixes[:-1]
+    if suffixes and suffixes[-1] in (".csv", ".tsv", ".tab"):
+        return lambda row: row + 2
+    return None
+
+
+def _from_frame(
+    df: Any,
+    label: Any,
+    qid: Any,
+    features: Any,
+    labels: Any,
+    segment: Any,
+    dtype: Any,
+    sort: bool,
+    line_of: Any,
+) -> RankingData:
     import pandas as pd
 
     if not isinstance(df, pd.DataFrame):
@@ -674,7 +1005,7 @@ def from_frame(
         raw_qid = qid_series.to_numpy()
         if raw_qid.dtype.kind == "f" and np.all(raw_qid == np.round(raw_qid)):
             raw_qid = raw_qid.astype(np.int64)  # whole-number ids read as float (csv)
-    groups = resolve_groups(len(df), qid=raw_qid, sort=sort)
+    groups = resolve_groups(len(df), qid=raw_qid, sort=sort, sort_hint=SORT_HINT, line_of=line_of)
     order = groups.order
     if raw_qid.dtype.kind in "iu":
         qid_values = raw_qid if order is None else raw_qid[order]

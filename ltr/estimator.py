@@ -31,7 +31,9 @@ from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOpt
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ltr._validation import (
+    INT32_MAX,
     check_eval_at,
+    check_no_inf,
     check_objective_weights,
     check_weights,
     short_repr,
@@ -94,6 +96,28 @@ def _check_qid_rows(qid: Any, n_rows: int, name: str = "qid") -> np.ndarray:
     arr = np.asarray(qid)
     _check_qid_length(arr, n_rows, name)
     return arr
+
+
+def _numeric_labels(y: Any, name: str) -> np.ndarray:
+    """*y* as float64, or a ``ValueError`` naming *name* and the first non-number."""
+    arr = np.asarray(y)
+    if arr.dtype.kind in "biuf":
+        return arr.astype(np.float64, copy=False)
+    try:
+        return arr.astype(np.float64)
+    except (TypeError, ValueError):
+        flat = arr.ravel()
+        for i, value in enumerate(flat):
+            try:
+                float(value)
+            except (TypeError, ValueError):
+                where = f"{name}[{i}]" if arr.ndim == 1 else f"{name} (flat index {i})"
+                raise ValueError(
+                    f"{name} must hold numeric relevance labels (graded, e.g. 0..4); "
+                    f"{where} = {value!r} is not a number. Map words to grades first, "
+                    "e.g. {'bad': 0, 'fair': 1, 'good': 2}"
+                ) from None
+        raise  # pragma: no cover - astype failed but every element converts
 
 
 def _take(a: Any, order: np.ndarray | None) -> Any:
@@ -193,25 +217,25 @@ class LambdaMARTRanker(BaseEstimator):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "engine": [StrOptions(set(ENGINES))],
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": [Interval(Integral, 1, INT32_MAX, closed="both")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "num_leaves": [Interval(Integral, 2, None, closed="left")],
+        "num_leaves": [Interval(Integral, 2, INT32_MAX, closed="both")],
         "max_depth": [
-            Interval(Integral, 1, None, closed="left"),
+            Interval(Integral, 1, INT32_MAX, closed="both"),
             Hidden(Interval(Integral, -1, 0, closed="both")),
         ],
-        "min_child_samples": [Interval(Integral, 0, None, closed="left")],
+        "min_child_samples": [Interval(Integral, 0, INT32_MAX, closed="both")],
         "objective": [None, StrOptions(set(OBJECTIVES))],
-        "k": [Interval(Integral, 1, None, closed="left")],
+        "k": [Interval(Integral, 1, INT32_MAX, closed="both")],
         "sigma": [Interval(Real, 0, None, closed="neither")],
         "sigmoid": [StrOptions({"exact", "lightgbm"})],
-        "schedule": [None, Interval(Integral, 1, None, closed="left"), list, tuple, callable],
+        "schedule": [None, Interval(Integral, 1, INT32_MAX, closed="both"), list, tuple, callable],
         "sampling": [None, object],
         "objectives": [None, dict],
-        "eval_at": [Interval(Integral, 1, None, closed="left"), list, tuple],
+        "eval_at": [Interval(Integral, 1, INT32_MAX, closed="both"), list, tuple],
         "qid_column": [None, str, Integral, tuple],
         "engine_params": [None, dict],
-        "early_stopping_rounds": [None, Interval(Integral, 1, None, closed="left")],
+        "early_stopping_rounds": [None, Interval(Integral, 1, INT32_MAX, closed="both")],
         "n_jobs": [None, Integral],
         "random_state": ["random_state"],
     }
@@ -368,16 +392,19 @@ class LambdaMARTRanker(BaseEstimator):
         X_in = X
         X, qid = _get_qid(owner, X, qid, self.qid_column, required=False)
         y_main, labels = self._split_labels(y, weights)
+        if labels is None:
+            y_main = _numeric_labels(y_main, "y")
         X, y_main = validate_data(
             self,
             X,
             y_main,
             accept_sparse="csr",
             dtype=[np.float64, np.float32],
-            ensure_all_finite="allow-nan",
+            ensure_all_finite=False,  # NaN is missing; inf: check_no_inf names the column
             y_numeric=True,
             reset=True,
         )
+        check_no_inf(X, "X", getattr(self, "feature_names_in_", None))
         n = X.shape[0]
         if qid is None and group is None:
             raise ValueError(_missing_qid_message(owner, self.qid_column, X_in))
@@ -450,10 +477,11 @@ class LambdaMARTRanker(BaseEstimator):
                 Xe,
                 accept_sparse="csr",
                 dtype=[np.float64, np.float32],
-                ensure_all_finite="allow-nan",
+                ensure_all_finite=False,
                 reset=False,
             )
-            ye = np.asarray(ye, dtype=np.float64)
+            check_no_inf(Xe, f"eval_set[{i}] X", getattr(self, "feature_names_in_", None))
+            ye = _numeric_labels(ye, f"eval_set[{i}] y")
             if ye.shape != (Xe.shape[0],):
                 raise ValueError(
                     f"eval_set[{i}] y has shape {ye.shape} but its X has {Xe.shape[0]} rows"
@@ -476,14 +504,16 @@ class LambdaMARTRanker(BaseEstimator):
     def _transform_X(self, X: Any) -> Any:
         check_is_fitted(self)
         X, _ = _take_qid_column(X, self.qid_column, drop=True)
-        return validate_data(
+        X = validate_data(
             self,
             X,
             accept_sparse="csr",
             dtype=[np.float64, np.float32],
-            ensure_all_finite="allow-nan",
+            ensure_all_finite=False,
             reset=False,
         )
+        check_no_inf(X, "X", getattr(self, "feature_names_in_", None))
+        return X
 
     def predict(self, X: Any) -> np.ndarray:
         """Relevance score of each row (row-wise: no query ids needed).
@@ -538,7 +568,7 @@ class LambdaMARTRanker(BaseEstimator):
                 k=k,
             )
             return float(result.total)
-        y = np.asarray(y, dtype=np.float64)
+        y = _numeric_labels(y, "y")
         if y.shape != (n,):
             raise ValueError(f"y must have shape ({n},) (one label per row), got {y.shape}")
         return float(

@@ -52,7 +52,14 @@ from ltr._tree_changes import (
     _is_lgb_booster,
     _is_xgb_booster,
 )
-from ltr._validation import check_int, check_n_jobs, check_progress, check_seed, short_repr
+from ltr._validation import (
+    INT64_MAX,
+    check_int,
+    check_n_jobs,
+    check_progress,
+    check_seed,
+    short_repr,
+)
 from ltr.engines._trees import find_booster
 from ltr.groups import resolve_groups
 
@@ -105,11 +112,13 @@ def _check_k(k: Any) -> tuple[tuple[int, ...], bool]:
     if isinstance(k, (list, tuple, np.ndarray)):
         if len(k) == 0:
             raise ValueError("k must be an int >= 1 or a non-empty list of them, got []")
-        ks = tuple(check_int(v, f"k[{i}]", minimum=1) for i, v in enumerate(k))
+        ks = tuple(
+            check_int(v, f"k[{i}]", minimum=1, maximum=INT64_MAX) for i, v in enumerate(k)
+        )
         if len(set(ks)) != len(ks):
             raise ValueError(f"k must not repeat a cut-off, got {list(ks)!r}")
         return ks, False
-    return (check_int(k, "k", minimum=1),), True
+    return (check_int(k, "k", minimum=1, maximum=INT64_MAX),), True
 
 
 def _check_X(X: Any, feature_names: Sequence[str] | None) -> tuple[bool, list[Any] | None,
@@ -153,7 +162,13 @@ def _check_max_queries(max_queries: Any, n_queries: int) -> int | None:
     if isinstance(max_queries, (bool, np.bool_)) or not isinstance(max_queries, Real):
         raise TypeError(f"max_queries must be an int or a float in (0, 1], got {max_queries!r}")
     if isinstance(max_queries, (Integral, np.integer)):
-        return check_int(max_queries, "max_queries", minimum=1)
+        count = check_int(max_queries, "max_queries", minimum=1)
+        if count > n_queries:  # as scikit-learn's max_samples
+            raise ValueError(
+                f"max_queries={count} is more than the {n_queries} queries in the data; "
+                f"pass max_queries <= {n_queries}, a fraction in (0, 1], or None for all"
+            )
+        return count
     if not 0.0 < float(max_queries) <= 1.0:
         raise ValueError(f"max_queries as a fraction must be in (0, 1], got {max_queries!r}")
     return max(1, int(float(max_queries) * n_queries))

@@ -456,7 +456,9 @@ def test_from_frame_sorts_non_contiguous_queries_on_request():
         {"qid": [5, 3, 5, 3, 8], "label": [1, 2, 3, 4, 0], "x": [0.1, 0.2, 0.3, 0.4, 0.5]}
     )
     with pytest.raises(
-        ValueError, match=r"qid is not contiguous: query 5 .*Sort the rows by qid first"
+        ValueError,
+        match=r"qid is not contiguous: query 5 .*sort your rows by qid \(stable\) first, "
+        r"or pass sort=True"
     ):
         from_frame(df)
     data = from_frame(df, sort=True)

@@ -326,7 +326,8 @@ convention, random_state, n_jobs, progress, labels, feature_names
                     ndcg(ev.y, np.zeros(len(ev.y)), offsets=ev.offsets, k=1)
                     continue
                 raise ValueError(
-                    f"convention={convention!r} cannot evaluate the eval sets ({ev.name!r}): {exc}"
+                    f"convention={convention!r} cannot evaluate the eval sets: {exc} "
+                    f"(eval set {ev.name!r})"
                 ) from exc
     seed = check_seed(random_state, "random_state")
     if seed is None:
