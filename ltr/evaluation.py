@@ -149,6 +149,13 @@ def _flatten(mapping: Mapping[Any, Any], name: str, value: str) -> _Table:
     return _Table(name, qid, doc, np.asarray(values, dtype=np.float64))
 
 
+def _ids(column: pd.Series) -> Any:
+    """The id column's own array: extension arrays (Arrow strings, categoricals) unconverted."""
+    if isinstance(column.dtype, pd.api.extensions.ExtensionDtype):
+        return column.array
+    return column.to_numpy()
+
+
 def _from_frame(frame: pd.DataFrame, name: str, value: str) -> _Table:
     missing = [c for c in ("qid", "doc_id", value) if c not in frame.columns]
     if missing:
@@ -166,11 +173,8 @@ def _from_frame(frame: pd.DataFrame, name: str, value: str) -> _Table:
                 f"{name} column {value!r} must be numeric; row {i} holds {col.iloc[i]!r}"
             )
         col = numbers
-    return _Table(name, frame["qid"].to_numpy() if not isinstance(frame["qid"].dtype,
-                                                                  pd.CategoricalDtype)
-                  else frame["qid"].array, frame["doc_id"].to_numpy()
-                  if not isinstance(frame["doc_id"].dtype, pd.CategoricalDtype)
-                  else frame["doc_id"].array, col.to_numpy(dtype=np.float64))
+    return _Table(name, _ids(frame["qid"]), _ids(frame["doc_id"]),
+                  col.to_numpy(dtype=np.float64))
 
 
 def _table(obj: Any, name: str, value: str) -> _Table:
@@ -202,25 +206,84 @@ def _table(obj: Any, name: str, value: str) -> _Table:
     return table
 
 
-def _codes(values: Any) -> tuple[np.ndarray, Any]:
-    if isinstance(values, pd.Categorical):
-        cats = values.categories
-        return np.asarray(values.codes, dtype=np.int64), cats
+def _codes(values: Any, name: str) -> tuple[np.ndarray, Any]:
     codes, uniques = pd.factorize(values)
+    if (codes < 0).any():
+        raise ValueError(f"{name} row {int(np.flatnonzero(codes < 0)[0])}: qid is missing")
     return codes.astype(np.int64, copy=False), uniques
 
 
-def _lookup(values: Any, uniques: Any) -> np.ndarray:
-    """Codes of *values* among *uniques* (-1 where absent)."""
-    if isinstance(values, pd.Categorical):
-        table = pd.Index(uniques).get_indexer(values.categories)
-        table = np.r_[table, -1].astype(np.int64)
-        return table[np.asarray(values.codes, dtype=np.int64)]
-    return pd.Index(uniques).get_indexer(values).astype(np.int64, copy=False)
+def _run_query_codes(values: Any, uniques: Any) -> np.ndarray:
+    """Codes of the run's query ids among the qrels' (-1: a query only in the run)."""
+    codes, run_uniques = _codes(values, "run")
+    table = pd.Index(uniques).get_indexer(pd.Index(run_uniques)).astype(np.int64)
+    return table[codes]
+
+
+def _is_integer(values: Any) -> bool:
+    dtype = getattr(values, "dtype", None)
+    return (dtype is not None and not isinstance(dtype, pd.CategoricalDtype)
+            and pd.api.types.is_integer_dtype(dtype))
+
+
+def _string_buffers(values: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """UTF-8 ``(offsets, bytes)`` of string ids (Arrow-backed columns are used in place)."""
+    n = len(values)
+    try:
+        import pyarrow as pa
+    except ImportError:  # pragma: no cover - pyarrow ships with the test extra
+        pa = None
+    if pa is not None:
+        try:
+            arr = pa.array(values, from_pandas=True)
+            if pa.types.is_dictionary(arr.type):
+                arr = arr.dictionary_decode()
+            arr = arr.cast(pa.large_string())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            arr = pa.array(np.asarray(values).astype(str), type=pa.large_string())
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        if arr.null_count:
+            row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+            raise ValueError(f"{name} row {row}: doc_id is missing")
+        bufs = arr.buffers()
+        offsets = np.frombuffer(bufs[1], dtype=np.int64)[arr.offset : arr.offset + n + 1]
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(
+            0, np.uint8)
+        return np.ascontiguousarray(offsets), data
+    objs = np.asarray(values, dtype=object)
+    nulls = pd.isna(objs)
+    if nulls.any():
+        raise ValueError(f"{name} row {int(np.flatnonzero(nulls)[0])}: doc_id is missing")
+    encoded = [str(v).encode() for v in objs]
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)
+
+
+_NO_STRINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
+
+
+def _doc_keys(values: Any, name: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """int64 key per row, and the id strings to confirm equal keys (none for integer ids)."""
+    if _is_integer(values):
+        return np.asarray(values, dtype=np.int64), _NO_STRINGS
+    strings = _string_buffers(values, name)
+    keys = np.empty(len(values), dtype=np.uint64)
+    K.hash_strings(strings[0], strings[1], keys)
+    return keys.view(np.int64), strings
+
+
+def _doc_text(row: int, doc: Any, strings: tuple[np.ndarray, np.ndarray]) -> bytes:
+    offsets, data = strings
+    if offsets.shape[0] == 0:
+        return str(doc[row]).encode()
+    return data[offsets[row] : offsets[row + 1]].tobytes()
 
 
 def _same_kind(a: Any, b: Any) -> tuple[Any, Any]:
-    """Make query ids comparable: numbers against strings compare as strings."""
+    """Make ids comparable: numbers against strings compare as strings."""
     def numeric(x: Any) -> bool:
         dtype = x.categories.dtype if isinstance(x, pd.Categorical) else x.dtype
         if dtype == object:
@@ -383,6 +446,16 @@ class EvaluationResult:
 # --------------------------------------------------------------------------- #
 
 
+def _check_unique(table: _Table, offsets: np.ndarray, rows: np.ndarray, keys: np.ndarray,
+                  strings: tuple[np.ndarray, np.ndarray]) -> None:
+    row = int(K.first_duplicate(offsets, rows, keys, strings[0], strings[1]))
+    if row >= 0:
+        raise ValueError(
+            f"{table.where(row)}: duplicated (qid, doc_id) = "
+            f"({table.qid[row]!r}, {table.doc[row]!r})"
+        )
+
+
 def evaluate(
     qrels: Any,
     run: Any,
@@ -458,42 +531,31 @@ def evaluate(
 
     # Queries: codes in qrels order; run rows of other queries get -1 (ignored).
     q.qid, r.qid = _same_kind(q.qid, r.qid)
-    q_code, q_ids = _codes(q.qid)
+    q_code, q_ids = _codes(q.qid, "qrels")
     n_q = len(q_ids)
-    r_code = _lookup(r.qid, q_ids)
-    # Documents: codes over the run; judged documents never retrieved get -1.
-    r_doc, d_ids = _codes(r.doc)
-    q_doc = _lookup(q.doc, d_ids)
+    r_code = _run_query_codes(r.qid, q_ids)
+    # Documents: 64-bit keys (hashes of the id strings, confirmed byte by byte).
+    q.doc, r.doc = _same_kind(q.doc, r.doc)
+    q_key, q_str = _doc_keys(q.doc, "qrels")
+    r_key, r_str = _doc_keys(r.doc, "run")
 
-    # Judgments grouped by query, sorted by document code; duplicates are errors.
+    # Judgments grouped by query, sorted by key; duplicates are errors.
     j_rows, j_offsets = K.group_rows(q_code, n_q)
-    q_doc_own, _ = _codes(q.doc)
-    dup = K.first_duplicate(j_offsets, q_doc_own[j_rows])
-    if dup >= 0:
-        row = int(j_rows[dup])
-        raise ValueError(
-            f"{q.where(row)}: duplicated (qid, doc_id) = ({q.qid[row]!r}, {q.doc[row]!r})"
-        )
-    rel = q.value[j_rows]
-    j_doc = np.empty_like(j_rows)
-    j_rel = np.empty_like(rel)
-    ideal = np.empty_like(rel)
-    K.sort_judgments(j_offsets, q_doc[j_rows], rel, j_doc, j_rel, ideal)
+    _check_unique(q, j_offsets, j_rows, q_key, q_str)
+    j_key = np.empty_like(j_rows)
+    j_row = np.empty_like(j_rows)
+    j_rel = np.empty(j_rows.shape[0])
+    ideal = np.empty(j_rows.shape[0])
+    K.sort_judgments(j_offsets, j_rows, q_key, q.value, j_key, j_row, j_rel, ideal)
 
-    # Run grouped by query (input order kept); duplicates are errors.
+    # Run grouped by query (input order kept); duplicates are errors; -inf is not ranked.
     rows, r_offsets = K.group_rows(r_code, n_q)
-    g_doc = r_doc[rows]
-    dup = K.first_duplicate(r_offsets, g_doc)
-    if dup >= 0:
-        row = int(rows[dup])
-        raise ValueError(
-            f"{r.where(row)}: duplicated (qid, doc_id) = ({r.qid[row]!r}, {r.doc[row]!r})"
-        )
+    _check_unique(r, r_offsets, rows, r_key, r_str)
     present = np.diff(r_offsets) > 0
     g_score = r.value[rows]
     ranked = g_score > -np.inf
     if not ranked.all():
-        rows, g_doc, g_score = rows[ranked], g_doc[ranked], g_score[ranked]
+        rows, g_score = rows[ranked], g_score[ranked]
         counts = np.bincount(r_code[rows], minlength=n_q)
         r_offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
 
@@ -503,10 +565,10 @@ def evaluate(
     none = np.empty(0)
     n_tied = K.order_run(g_score, r_offsets, none, D.TIES_STABLE, conv == "ranx", order, tied)
     if n_tied and conv == "trec_eval":
-        # trec_eval breaks ties by document id descending, compared as strings.
-        ids = np.asarray(d_ids[g_doc[tied]]).astype(str)
+        # trec_eval breaks ties by document id descending, compared as byte strings.
+        texts = [_doc_text(int(i), r.doc, r_str) for i in rows[tied]]
         keys = np.zeros(rows.shape[0])
-        keys[tied] = np.unique(ids, return_inverse=True)[1].ravel()
+        keys[tied] = np.unique(np.array(texts, dtype=object), return_inverse=True)[1].ravel()
         K.order_run(g_score, r_offsets, keys, D.TIES_KEY_DESC, False, order, tied)
 
     gmax = float(q.value.max()) if max_grade is None else check_real(max_grade, "max_grade")
@@ -516,8 +578,8 @@ def evaluate(
     gain_mode = K.GAIN_NONNEG if conv == "trec_eval" else K.GAIN_LEVEL
     out = np.zeros((n_q, len(names)))
     relevant = np.zeros(n_q, dtype=np.int64)
-    K.judged_metrics(order, r_offsets, g_doc, j_offsets, j_doc, j_rel, ideal, codes, ks,
-                     gain_mode, level, err_scale, discount, out, relevant)
+    K.judged_metrics(order, r_offsets, rows, r_key, j_offsets, j_key, j_row, j_rel, ideal, r_str,
+                     q_str, codes, ks, gain_mode, level, err_scale, discount, out, relevant)
 
     keep = present if missing == "skip" else np.ones(n_q, dtype=bool)
     index = pd.Index(np.asarray(q_ids)[keep], name="qid")

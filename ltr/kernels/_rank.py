@@ -304,72 +304,140 @@ def _order_run(scores, offsets, tie_keys, tie_mode, quicksort, order, tied, n_th
 
 
 @njit(cache=True)
-def sort_judgments(offsets, doc, rel, doc_out, rel_out, ideal_out):
-    """Per query: judgments by document code (``doc_out``/``rel_out``) and relevance descending.
+def hash_strings(offsets, data, out):
+    """64-bit FNV-1a hash of each string ``data[offsets[i]:offsets[i + 1]]`` into ``out``."""
+    prime = np.uint64(1099511628211)
+    for i in range(out.shape[0]):
+        h = np.uint64(14695981039346656037)
+        for j in range(offsets[i], offsets[i + 1]):
+            h = (h ^ np.uint64(data[j])) * prime
+        out[i] = h
 
-    Returns the position of the first duplicated document code (>= 0), or -1.
-    """
-    dup = -1
-    for q in range(offsets.shape[0] - 1):
-        start = offsets[q]
-        end = offsets[q + 1]
-        perm = np.argsort(doc[start:end], kind="mergesort")
-        for j in range(end - start):
-            doc_out[start + j] = doc[start + perm[j]]
-            rel_out[start + j] = rel[start + perm[j]]
-            if dup < 0 and j > 0 and doc_out[start + j] >= 0 and (
-                    doc_out[start + j] == doc_out[start + j - 1]):
-                dup = start + perm[j]
-        ranked = np.sort(rel[start:end])
-        for j in range(end - start):
-            ideal_out[start + j] = ranked[end - start - 1 - j]
-    return dup
+
+@njit(cache=True, inline="always")
+def _same(a, b, offs_a, data_a, offs_b, data_b):
+    """Whether string ``a`` of buffer A equals string ``b`` of buffer B (no buffers: True)."""
+    if offs_a.shape[0] == 0:
+        return True
+    la = offs_a[a + 1] - offs_a[a]
+    if la != offs_b[b + 1] - offs_b[b]:
+        return False
+    for j in range(la):
+        if data_a[offs_a[a] + j] != data_b[offs_b[b] + j]:
+            return False
+    return True
 
 
 @njit(cache=True)
-def first_duplicate(offsets, doc):
-    """Position (grouped order) of the first repeated ``doc`` code inside a query, or -1."""
+def sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_out):
+    """Per query: judgments by document key (``key_out``, ``row_out``, ``rel_out``), and
+    their relevance values descending (``ideal_out``)."""
     for q in range(offsets.shape[0] - 1):
         start = offsets[q]
         end = offsets[q + 1]
-        perm = np.argsort(doc[start:end], kind="mergesort")
+        perm = np.argsort(key[rows[start:end]], kind="mergesort")
+        for j in range(end - start):
+            r = rows[start + perm[j]]
+            key_out[start + j] = key[r]
+            row_out[start + j] = r
+            rel_out[start + j] = rel[r]
+        ranked = np.sort(rel_out[start:end])
+        for j in range(end - start):
+            ideal_out[start + j] = ranked[end - start - 1 - j]
+
+
+def first_duplicate(offsets, rows, key, str_offsets, data):
+    """Original row of the first document repeated inside a query (keys equal and, given
+    string buffers, bytes equal), or -1.  ``rows`` lists the rows grouped by query."""
+    found = _duplicate_queries(offsets, rows, key, numba.get_num_threads())
+    for q in np.flatnonzero(found):
+        row = _query_duplicate(offsets[q], offsets[q + 1], rows, key, str_offsets, data)
+        if row >= 0:
+            return row
+    return -1
+
+
+@njit(cache=True, parallel=True)
+def _duplicate_queries(offsets, rows, key, n_threads):
+    """Flag the queries holding two equal keys (sorted copies, one per query)."""
+    n_q = offsets.shape[0] - 1
+    found = np.zeros(n_q, dtype=np.bool_)
+    for q in prange(n_q):
+        start = offsets[q]
+        end = offsets[q + 1]
+        if end - start < 2:
+            continue
+        keys = np.empty(end - start, dtype=np.int64)
+        for j in range(end - start):
+            keys[j] = key[rows[start + j]]
+        keys.sort()
         for j in range(1, end - start):
-            if doc[start + perm[j]] == doc[start + perm[j - 1]]:
-                return start + perm[j]
+            if keys[j] == keys[j - 1]:
+                found[q] = True
+                break
+    return found
+
+
+@njit(cache=True)
+def _query_duplicate(start, end, rows, key, str_offsets, data):
+    perm = np.argsort(key[rows[start:end]], kind="mergesort")
+    for j in range(1, end - start):
+        b = rows[start + perm[j]]
+        i = j - 1
+        while i >= 0 and key[rows[start + perm[i]]] == key[b]:
+            if _same(rows[start + perm[i]], b, str_offsets, data, str_offsets, data):
+                return b
+            i -= 1
     return -1
 
 
 @njit(cache=True, inline="always")
-def _lookup(doc_sorted, rel_sorted, lo, hi, code):
+def _lookup(key_sorted, row_sorted, rel_sorted, lo, hi, key, row, offs_j, data_j, offs_r,
+            data_r):
     while lo < hi:
         mid = (lo + hi) >> 1
-        v = doc_sorted[mid]
-        if v < code:
+        v = key_sorted[mid]
+        if v < key:
             lo = mid + 1
-        elif v > code:
+        elif v > key:
             hi = mid
         else:
-            return rel_sorted[mid]
+            # equal keys: confirm the bytes (a hash collision is not a match)
+            first = mid
+            while first > lo and key_sorted[first - 1] == key:
+                first -= 1
+            i = first
+            while i < hi and key_sorted[i] == key:
+                if _same(row_sorted[i], row, offs_j, data_j, offs_r, data_r):
+                    return rel_sorted[i]
+                i += 1
+            return 0.0
     return 0.0
 
 
-def judged_metrics(order, run_offsets, run_doc, judged_offsets, judged_doc, judged_rel, ideal,
-                   codes, ks, gain_mode, level, err_scale, discount, out, relevant):
+def judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged_key, judged_row,
+                   judged_rel, ideal, run_strings, judged_strings, codes, ks, gain_mode, level,
+                   err_scale, discount, out, relevant):
     """Metrics of a grouped, ordered run against judgments aligned query by query.
 
-    Query ``q`` ranks ``run_doc[order[run_offsets[q]:run_offsets[q+1]]]``;
-    its judgments are ``judged_*[judged_offsets[q]:judged_offsets[q+1]]``
-    (sorted by document code, unjudged ranked documents have relevance 0) and
-    ``ideal`` the same relevance values sorted descending.
+    Query ``q`` ranks the run rows ``run_rows[order[run_offsets[q]:run_offsets[q+1]]]``
+    (document key ``run_key[row]``); its judgments are
+    ``judged_*[judged_offsets[q]:judged_offsets[q+1]]``, sorted by key
+    (``judged_row``: their rows in the qrels), and ``ideal`` the same relevance
+    values sorted descending.  ``*_strings`` are ``(offsets, bytes)`` of the
+    document ids, to confirm equal keys (empty arrays: keys are the ids).
+    Unjudged ranked documents have relevance 0.
     """
-    _judged_metrics(order, run_offsets, run_doc, judged_offsets, judged_doc, judged_rel, ideal,
-                    codes, ks, gain_mode, level, err_scale, discount, out, relevant,
-                    numba.get_num_threads())
+    _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged_key,
+                    judged_row, judged_rel, ideal, run_strings[0], run_strings[1],
+                    judged_strings[0], judged_strings[1], codes, ks, gain_mode, level, err_scale,
+                    discount, out, relevant, numba.get_num_threads())
 
 
 @njit(cache=True, parallel=True)
-def _judged_metrics(order, run_offsets, run_doc, judged_offsets, judged_doc, judged_rel, ideal,
-                    codes, ks, gain_mode, level, err_scale, discount, out, relevant, n_threads):
+def _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged_key,
+                    judged_row, judged_rel, ideal, offs_r, data_r, offs_j, data_j, codes, ks,
+                    gain_mode, level, err_scale, discount, out, relevant, n_threads):
     n_q = run_offsets.shape[0] - 1
     longest = 1
     for q in range(n_q):
@@ -391,13 +459,15 @@ def _judged_metrics(order, run_offsets, run_doc, judged_offsets, judged_doc, jud
                 relevant[q] = num_rel
                 m = _depth(codes, ks, n, num_rel)
                 for i in range(m):
-                    ranked[b, i] = _lookup(judged_doc, judged_rel, js, je, run_doc[order[rs + i]])
+                    row = run_rows[order[rs + i]]
+                    ranked[b, i] = _lookup(judged_key, judged_row, judged_rel, js, je,
+                                           run_key[row], row, offs_j, data_j, offs_r, data_r)
                 query_metrics(ranked[b], n, ideal[js:je], je - js, num_rel, codes, ks,
                               gain_mode, level, err_scale, discount, out[q])
 
 
 __all__ = [
     "AP", "DCG", "ERR", "HIT_RATE", "NDCG", "PRECISION", "RECALL", "RPREC", "RR",
-    "TIES_STABLE", "first_duplicate", "group_rows", "judged_metrics", "order_run",
+    "TIES_STABLE", "first_duplicate", "group_rows", "hash_strings", "judged_metrics", "order_run",
     "query_metrics", "rows_metrics", "sort_judgments",
 ]
