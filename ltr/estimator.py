@@ -99,10 +99,13 @@ def _check_qid_rows(qid: Any, n_rows: int, name: str = "qid") -> np.ndarray:
 
 
 def _numeric_labels(y: Any, name: str) -> np.ndarray:
-    """*y* as float64, or a ``ValueError`` naming *name* and the first non-number."""
+    """Text/object *y* as float64, or a ``ValueError`` naming *name* and the first non-number.
+
+    Numeric (and complex, refused later by ``validate_data``) arrays pass unchanged.
+    """
     arr = np.asarray(y)
-    if arr.dtype.kind in "biuf":
-        return arr.astype(np.float64, copy=False)
+    if arr.dtype.kind not in "OUS":  # numbers, or complex/other: validate_data's own errors
+        return arr
     try:
         return arr.astype(np.float64)
     except (TypeError, ValueError):
@@ -112,6 +115,7 @@ def _numeric_labels(y: Any, name: str) -> np.ndarray:
                 float(value)
             except (TypeError, ValueError):
                 where = f"{name}[{i}]" if arr.ndim == 1 else f"{name} (flat index {i})"
+                value = value.item() if isinstance(value, np.generic) else value
                 raise ValueError(
                     f"{name} must hold numeric relevance labels (graded, e.g. 0..4); "
                     f"{where} = {value!r} is not a number. Map words to grades first, "
