@@ -60,6 +60,8 @@ _EXPORTS: dict[str, str] = {
     "parse_metric_name": "ltr.metric_names",
     "compare": "ltr.compare",
     "Comparison": "ltr.compare",
+    "Monitor": "ltr.monitoring",
+    "Rule": "ltr.monitoring",
     "evaluate": "ltr.evaluation",
     "EvaluationResult": "ltr.evaluation",
     "read_qrels": "ltr.trec",
@@ -79,6 +81,7 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
     from ltr.inspection import PermutationImportance, permutation_importance
     from ltr.metric_names import parse_metric_name
     from ltr.metrics import dcg, idcg, ndcg
+    from ltr.monitoring import Monitor, Rule
     from ltr.objectives import CompositeLambdaRankObjective, LambdaRankObjective
     from ltr.relevance import (
         PRESETS,

@@ -316,6 +316,12 @@ def parse_timestamps(col: pd.Series, name: str, row_offset: int = 0) -> pd.Serie
         i = int(np.flatnonzero(missing)[0])
         raise ValueError(f"column {name!r}, row {i + row_offset}: timestamp is missing")
     text = col.astype(str).str.strip()
+    ts = pd.to_datetime(text, utc=True, format="ISO8601", errors="coerce")
+    bad = ts.isna().to_numpy()
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"column {name!r}, row {i + row_offset}: cannot parse "
+                         f"{text.iloc[i]!r} as an ISO-8601 timestamp")
     zone = text.str.extract(r"(Z|[+-]\d\d:?\d\d)$")[0].fillna("").str.replace(":", "")
     zone = zone.replace({"Z": "+0000", "-0000": "+0000"}).to_numpy()
     differs = zone != zone[0]
@@ -325,12 +331,6 @@ def parse_timestamps(col: pd.Series, name: str, row_offset: int = 0) -> pd.Serie
             f"column {name!r}: mixed time zones: row {row_offset} is {text.iloc[0]!r} but row "
             f"{i + row_offset} is {text.iloc[i]!r}; write every timestamp with the same UTC offset"
         )
-    ts = pd.to_datetime(text, utc=True, format="ISO8601", errors="coerce")
-    bad = ts.isna().to_numpy()
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"column {name!r}, row {i + row_offset}: cannot parse "
-                         f"{text.iloc[i]!r} as an ISO-8601 timestamp")
     return ts
 
 
