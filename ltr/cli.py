@@ -224,6 +224,54 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = sub.add_parser(
+        "compare",
+        help="compare two runs per query: deltas, significance, per-segment regressions",
+        description="Compare the per-query metrics of RUN_A and RUN_B (per_query_<set>.csv, or "
+        "such CSV files): paired t-test, Fisher randomization test, bootstrap interval, Holm "
+        "correction, per segment; writes report.md/report.html/forest.png with --out.",
+    )
+    p.add_argument("run_a", metavar="RUN_A", help="baseline run folder or per-query CSV")
+    p.add_argument("run_b", metavar="RUN_B", help="candidate run folder or per-query CSV")
+    p.add_argument("--on", dest="split", choices=("test", "valid"), default="test",
+                   help="which set's per-query values (default: test)")
+    p.add_argument("--segment-column", metavar="C",
+                   help="column of RUN_A's per-query file to segment by (default: 'segment' "
+                   "when present)")
+    p.add_argument("--segments", metavar="CSV", help="a qid,segment CSV to segment by")
+    p.add_argument("--metrics", nargs="+", metavar="M", help="metrics to compare (default: all)")
+    p.add_argument("--n-resamples", type=int, default=10_000, metavar="N")
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--min-queries", type=int, default=20, metavar="N",
+                   help="segments with fewer queries get no p-values (default 20)")
+    p.add_argument("--intersect", action="store_true",
+                   help="compare on the queries both runs have (default: differing query sets "
+                   "are an error)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of the resampling tests")
+    p.add_argument("--out", metavar="DIR", help="write the report files into DIR")
+    _add_common(p)
+
+    p = sub.add_parser(
+        "monitor",
+        help="check a log of impressions against health rules (exit 3 on alerts)",
+        description="Per-window metrics of LOG (parquet/CSV: timestamp, qid, doc_id, score, "
+        "label) against the rules of -c CONFIG, or one quick rule (--metric --window --min/--max). "
+        "Exit status 3 when any alert fires.",
+    )
+    p.add_argument("log", metavar="LOG")
+    p.add_argument("-c", "--config", metavar="YAML",
+                   help="the metric matrix (see configs/monitor.yaml)")
+    p.add_argument("--metric", help="quick rule: metric, e.g. ndcg@10")
+    p.add_argument("--window", help="quick rule: window, e.g. 1h, 1D, or a count of queries")
+    p.add_argument("--min", type=float, help="quick rule: alert below this value")
+    p.add_argument("--max", type=float, help="quick rule: alert above this value")
+    p.add_argument("--segment-column", metavar="C", help="check every segment of column C too")
+    p.add_argument("--min-queries", type=int, default=1, metavar="N",
+                   help="quick rule: fewer queries in a window means 'not enough data'")
+    p.add_argument("--out", metavar="DIR", help="write values.csv, alerts.csv/.json and plots")
+    p.add_argument("--state", metavar="FILE", help="incremental: compute only new windows")
+    _add_common(p)
+
+    p = sub.add_parser(
         "report",
         help="re-render report.md/report.html of a finished run",
         description="Re-render report.md and the self-contained report.html of RUN_DIR.",
@@ -332,6 +380,56 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"best {s['scoring']} = {s['best_score']:.4f} with {json.dumps(s['best_params'])}")
         _print_summary(result)
         return 0
+    if cmd == "compare":
+        from ltr.runs.compare_cmd import compare_runs, segments_from_column
+
+        segments: Any = args.segments
+        if args.segment_column is not None:
+            if segments is not None:
+                raise _UsageError("give --segments or --segment-column, not both")
+            segments = segments_from_column(args.run_a, args.split, args.segment_column)
+        comparison = compare_runs(
+            args.run_a,
+            args.run_b,
+            split=args.split,
+            segments=segments,
+            n_resamples=args.n_resamples,
+            alpha=args.alpha,
+            random_state=args.seed,
+            min_queries=args.min_queries,
+            align="intersect" if args.intersect else "error",
+            metrics=args.metrics,
+            out=args.out,
+        )
+        for line in comparison.summary_lines():
+            print(line)
+        return EXIT_OK
+    if cmd == "monitor":
+        from ltr.runs.monitor_cmd import monitor_log
+
+        quick = any(v is not None for v in (args.metric, args.window, args.min, args.max))
+        if args.config is None and not quick:
+            raise _UsageError(
+                "monitor needs -c CONFIG or a quick rule (--metric, --window, --min/--max)"
+            )
+        window: Any = args.window
+        if isinstance(window, str) and window.isdigit():
+            window = int(window)
+        res = monitor_log(
+            args.log,
+            args.config,
+            metric=args.metric,
+            window=window,
+            min=args.min,
+            max=args.max,
+            segment_column=args.segment_column,
+            min_queries=args.min_queries,
+            out=args.out,
+            state=args.state,
+        )
+        for line in res.summary_lines():
+            print(line)
+        return EXIT_ALERT if res.alerted else EXIT_OK
     if cmd == "report":
         md, page = render_report(args.run_dir)
         print(f"wrote {md} and {page}")
@@ -355,7 +453,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             )
         return 0
     raise _UsageError(
-        "a command is required: train, evaluate, predict, importance, tune, report or validate "
+        "a command is required: train, evaluate, predict, importance, tune, compare, monitor, "
+        "report or validate "
         "(see: ltr --help)"
     )
 

@@ -45,7 +45,7 @@ SMALL = [
     "model.n_jobs=1",
 ]
 
-COMMANDS = ("train", "evaluate", "predict", "importance", "tune", "report", "validate")
+COMMANDS = ("train", "evaluate", "predict", "importance", "tune", "compare", "monitor", "report", "validate")
 
 
 def run(argv, capsys):

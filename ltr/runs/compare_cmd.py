@@ -132,3 +132,19 @@ def compare_runs(
             json.dumps(to_jsonable(comparison.to_dict()), indent=2) + "\n",
         )
     return CompareResult(comparison=comparison, files=files)
+
+
+def segments_from_column(run: str | os.PathLike[str], split: str, column: str) -> pd.Series:
+    """Return the qid -> segment Series of column *column* of a run's per-query file."""
+    path = Path(run)
+    if path.is_dir():
+        path = path / f"per_query_{split}.csv"
+    if not path.is_file():
+        raise ValueError(f"--segment-column: {str(path)!r} not found (a run folder or a CSV)")
+    table = pd.read_csv(path, dtype={"qid": str})
+    if column not in table.columns:
+        raise ValueError(
+            f"--segment-column: column {column!r} not in {str(path)!r} "
+            f"(columns: {', '.join(map(str, table.columns))})"
+        )
+    return table.set_index("qid")[column]
