@@ -13,10 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from test_monitoring import make_log
 
 from ltr.cli import EXIT_ALERT, main
-
-from test_monitoring import make_log
 
 
 def _run(argv, capsys) -> tuple[int, str]:
