@@ -13,6 +13,9 @@ import pandas as pd
 import pytest
 
 import ltr.datasets
+import ltr.datasets._container
+import ltr.datasets._frame
+import ltr.datasets._letor
 import ltr.synthetic
 from ltr.datasets import RankingData, from_frame, load_letor, read_table
 from ltr.synthetic import make_ranking
@@ -662,7 +665,17 @@ def test_make_ranking_rejects_bad_arguments(kwargs, error, match):
         make_ranking(**kwargs)
 
 
-@pytest.mark.parametrize("module", [ltr.datasets, ltr.synthetic], ids=lambda m: m.__name__)
+@pytest.mark.parametrize(
+    "module",
+    [
+        ltr.datasets,
+        ltr.datasets._container,
+        ltr.datasets._letor,
+        ltr.datasets._frame,
+        ltr.synthetic,
+    ],
+    ids=lambda m: m.__name__,
+)
 def test_docstring_examples_run(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
