@@ -115,7 +115,7 @@ def main(argv=None):
     t_ltr, means = timed(run_ltr, qrels, run)
     t_ltr2, _ = timed(run_ltr, qrels, run)
     t_ltr = min(t_ltr, t_ltr2)
-    t_trec, (trec_means, per_query) = timed(run_pytrec, qrels, run)
+    t_trec, (_, per_query) = timed(run_pytrec, qrels, run)
     frame = evaluate(qrels, run, METRICS).to_frame()
     worst = 0.0
     for qid, values in list(per_query.items())[:5000]:

@@ -67,6 +67,14 @@ _EXPORTS: dict[str, str] = {
     "read_qrels": "ltr.trec",
     "read_run": "ltr.trec",
     "write_run": "ltr.trec",
+    "precision": "ltr.rank_metrics",
+    "recall": "ltr.rank_metrics",
+    "average_precision": "ltr.rank_metrics",
+    "reciprocal_rank": "ltr.rank_metrics",
+    "err": "ltr.rank_metrics",
+    "hit_rate": "ltr.rank_metrics",
+    "make_rank_scorer": "ltr.scoring",
+    "RankScorer": "ltr.scoring",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy names
@@ -83,6 +91,14 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
     from ltr.metrics import dcg, idcg, ndcg
     from ltr.monitoring import Monitor, Rule
     from ltr.objectives import CompositeLambdaRankObjective, LambdaRankObjective
+    from ltr.rank_metrics import (
+        average_precision,
+        err,
+        hit_rate,
+        precision,
+        recall,
+        reciprocal_rank,
+    )
     from ltr.relevance import (
         PRESETS,
         CategoricalGrades,
@@ -93,7 +109,14 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
     from ltr.runs.config import ConfigError, RunConfig, load_config
     from ltr.sampling import TopKPairSampling
     from ltr.schedules import Constant, Linear, Steps, as_schedule, stages_of
-    from ltr.scoring import NDCGScorer, get_scorer, get_scorer_names, make_ndcg_scorer
+    from ltr.scoring import (
+        NDCGScorer,
+        RankScorer,
+        get_scorer,
+        get_scorer_names,
+        make_ndcg_scorer,
+        make_rank_scorer,
+    )
     from ltr.synthetic import make_ranking
     from ltr.trec import read_qrels, read_run, write_run
 

@@ -150,7 +150,7 @@ def _flatten(mapping: Mapping[Any, Any], name: str, value: str) -> _Table:
 
 
 def _ids(column: pd.Series) -> Any:
-    """The id column's own array: extension arrays (Arrow strings, categoricals) unconverted."""
+    """Return the id column's own array (Arrow strings and categoricals unconverted)."""
     if isinstance(column.dtype, pd.api.extensions.ExtensionDtype):
         return column.array
     return column.to_numpy()

@@ -42,20 +42,41 @@ from sklearn.utils.metadata_routing import MetadataRequest, get_routing_for_obje
 
 from ltr._validation import check_int, short_repr
 from ltr.groups import find_split_query, offsets_from_qid
-from ltr.metric_names import CONVENTIONS, MetricName, format_metric_name, parse_metric_name
+from ltr.metric_names import (
+    CONVENTIONS,
+    RANK_SCORER_METRICS,
+    MetricName,
+    format_metric_name,
+    parse_metric_name,
+)
 
 __all__ = [
     "CONVENTIONS",
     "MetricName",
     "NDCGScorer",
+    "RankScorer",
     "get_scorer",
     "get_scorer_names",
     "make_ndcg_scorer",
+    "make_rank_scorer",
     "parse_metric_name",
 ]
 
 #: Options of :func:`ltr.metrics.ndcg` that a scorer passes through.
 NDCG_OPTIONS: tuple[str, ...] = ("gain", "discount", "ties", "empty", "convention")
+
+#: Options of the :mod:`ltr.rank_metrics` functions that a rank scorer passes through.
+RANK_OPTIONS: tuple[str, ...] = ("relevance_level", "ties", "empty", "convention", "max_grade")
+
+#: Metric name -> function of :mod:`ltr.rank_metrics`.
+RANK_FUNCTIONS: dict[str, str] = {
+    "map": "average_precision",
+    "mrr": "reciprocal_rank",
+    "precision": "precision",
+    "recall": "recall",
+    "err": "err",
+    "hit_rate": "hit_rate",
+}
 
 _REGISTERED_K: tuple[int, ...] = (1, 3, 5, 10, 20)
 
@@ -162,32 +183,58 @@ def _is_multilabel(y: Any) -> bool:
 # --------------------------------------------------------------------------- #
 
 
-def get_scorer_names() -> list[str]:
-    """Return the registered scorer names (``get_scorer`` also accepts any other ``K``)."""
+def get_scorer_names(metrics: str = "ndcg") -> list[str]:
+    """Return registered scorer names (``get_scorer`` also accepts any other ``K``).
+
+    Parameters
+    ----------
+    metrics : {'ndcg', 'all'}, default='ndcg'
+        ``'ndcg'``: the nDCG names (``"ndcg@10"``, ``"ndcg@5:sklearn"``...);
+        ``'all'``: also ``"map@10"``, ``"mrr@10"``, ``"precision@5"``,
+        ``"recall@10"``, ``"err@10"``, ``"hit_rate@10"`` and the other
+        :data:`ltr.metric_names.RANK_SCORER_METRICS` at each registered ``K``.
+
+    Returns
+    -------
+    list of str
+    """
+    if metrics not in ("ndcg", "all"):
+        raise ValueError(f"metrics must be 'ndcg' or 'all', got {metrics!r}")
     names = [format_metric_name("ndcg", k) for k in _REGISTERED_K]
     names += [
         format_metric_name("ndcg", k, convention=c) for k in _REGISTERED_K for c in CONVENTIONS
     ]
+    if metrics == "all":
+        names += [
+            format_metric_name(m, k, metrics=RANK_SCORER_METRICS)
+            for m in RANK_FUNCTIONS
+            for k in _REGISTERED_K
+        ]
     return names
 
 
 def get_scorer(name: str | NDCGScorer) -> NDCGScorer:
-    """Scorer for a metric name such as ``"ndcg@10"`` or ``"ndcg@5:sklearn"``.
+    """Scorer for a metric name such as ``"ndcg@10"``, ``"ndcg@5:sklearn"`` or ``"map@10"``.
 
     Parameters
     ----------
     name : str or NDCGScorer
-        A name accepted by :func:`parse_metric_name`; a scorer is returned as is.
+        A name of :data:`ltr.metric_names.RANK_SCORER_METRICS` with ``@K`` and
+        an optional ``:CONVENTION``; a scorer is returned as is.
 
     Returns
     -------
     NDCGScorer
+        A :class:`RankScorer` for the metrics other than nDCG.
     """
     if isinstance(name, NDCGScorer):
         return name
-    parsed = parse_metric_name(name)
+    parsed = parse_metric_name(name, metrics=RANK_SCORER_METRICS)
     options: dict[str, Any] = {} if parsed.convention is None else {"convention": parsed.convention}
-    return make_ndcg_scorer(10 if parsed.k is None else parsed.k, **options)
+    k = 10 if parsed.k is None else parsed.k
+    if parsed.metric == "ndcg":
+        return make_ndcg_scorer(k, **options)
+    return make_rank_scorer(parsed.metric, k, **options)
 
 
 # --------------------------------------------------------------------------- #
@@ -413,3 +460,89 @@ def make_ndcg_scorer(
             **ndcg_options,
         )
     return NDCGScorer(k, qid_column=qid_column, objectives=objectives, **ndcg_options)
+
+
+# --------------------------------------------------------------------------- #
+# Scorers of the other rank metrics                                            #
+# --------------------------------------------------------------------------- #
+
+
+def _rank_metric(metric: str, *args: Any, **kwargs: Any) -> Any:
+    from ltr import rank_metrics
+
+    return getattr(rank_metrics, RANK_FUNCTIONS[metric])(*args, **kwargs)
+
+
+class RankScorer(NDCGScorer):
+    """Mean precision, recall, AP, RR, ERR or hit rate at k; built by :func:`make_rank_scorer`.
+
+    Query ids reach it as for :class:`NDCGScorer` (``qid`` metadata or a
+    ``qid_column``); options go to the :mod:`ltr.rank_metrics` function.
+    """
+
+    def __init__(
+        self, metric: str = "map", k: int = 10, *, qid_column: Any = None, **options: Any
+    ) -> None:
+        super().__init__(k, qid_column=qid_column, **options)
+        self.metric = metric
+        self._score_func = partial(_rank_metric, metric)
+
+    def __repr__(self) -> str:
+        parts = [repr(self.metric), f"k={self.k!r}"]
+        if self.qid_column is not None:
+            parts.append(f"qid_column={self.qid_column!r}")
+        parts += [f"{key}={value!r}" for key, value in self._kwargs.items()]
+        return f"make_rank_scorer({', '.join(parts)})"
+
+    def _composite(
+        self, estimator: Any, y_true: Any, y_pred: np.ndarray, offsets: np.ndarray
+    ) -> float:
+        raise ValueError(
+            f"the {self.metric} scorer takes one label column; y has several (composite "
+            "labels are scored by the ndcg scorer with objectives=...)"
+        )
+
+
+def make_rank_scorer(
+    metric: str, k: int = 10, *, qid_column: Any = None, **options: Any
+) -> RankScorer:
+    """Build a scorer of ``map``, ``mrr``, ``precision``, ``recall``, ``err`` or ``hit_rate``.
+
+    Parameters
+    ----------
+    metric : str
+        One of :data:`RANK_FUNCTIONS` (``"map"`` is average precision,
+        ``"mrr"`` reciprocal rank).
+    k : int, default=10
+        Cut-off.
+    qid_column : hashable, optional
+        As in :func:`make_ndcg_scorer`.
+    **options
+        Passed to the :mod:`ltr.rank_metrics` function: ``relevance_level``,
+        ``ties``, ``empty``, ``convention``, ``max_grade`` (ERR).  Checked now.
+
+    Returns
+    -------
+    RankScorer
+        ``scorer(estimator, X, y, qid=None) -> float``; its ``repr`` rebuilds this call.
+
+    Examples
+    --------
+    >>> make_rank_scorer("map", 10, relevance_level=2)
+    make_rank_scorer('map', k=10, relevance_level=2)
+    """
+    if not isinstance(metric, str) or metric.lower() not in RANK_FUNCTIONS:
+        raise ValueError(f"unknown metric {metric!r}; expected one of {list(RANK_FUNCTIONS)!r}")
+    metric = metric.lower()
+    k = check_int(k, "k", minimum=1)
+    unknown = sorted(set(options) - set(RANK_OPTIONS))
+    if unknown:
+        raise TypeError(
+            f"make_rank_scorer got unknown option(s) {unknown!r}; valid options are "
+            f"{list(RANK_OPTIONS)!r} (query ids come as qid metadata or qid_column)"
+        )
+    if metric != "err" and "max_grade" in options:
+        raise TypeError(f"max_grade is an option of the err scorer only, not of {metric!r}")
+    _rank_metric(metric, np.array([1.0, 0.0]), np.array([0.5, 0.1]),
+                 offsets=np.array([0, 2], dtype=np.int64), k=k, **options)
+    return RankScorer(metric, k, qid_column=qid_column, **options)

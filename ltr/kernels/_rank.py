@@ -328,27 +328,63 @@ def _same(a, b, offs_a, data_a, offs_b, data_b):
     return True
 
 
-@njit(cache=True)
 def sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_out):
-    """Per query: judgments by document key (``key_out``, ``row_out``, ``rel_out``), and
-    their relevance values descending (``ideal_out``)."""
-    for q in range(offsets.shape[0] - 1):
-        start = offsets[q]
-        end = offsets[q + 1]
-        perm = np.argsort(key[rows[start:end]], kind="mergesort")
-        for j in range(end - start):
-            r = rows[start + perm[j]]
-            key_out[start + j] = key[r]
-            row_out[start + j] = r
-            rel_out[start + j] = rel[r]
-        ranked = np.sort(rel_out[start:end])
-        for j in range(end - start):
-            ideal_out[start + j] = ranked[end - start - 1 - j]
+    """Sort each query's judgments by document key, and their relevance descending.
+
+    Writes ``key_out``, ``row_out``, ``rel_out`` (by key) and ``ideal_out``.
+    """
+    _sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_out,
+                    numba.get_num_threads())
+
+
+@njit(cache=True, parallel=True)
+def _sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_out, n_threads):
+    n_q = offsets.shape[0] - 1
+    n_blocks = max(1, min(n_threads, (n_q + _CHUNK - 1) // _CHUNK))
+    n_chunks = (n_q + _CHUNK - 1) // _CHUNK
+    for b in prange(n_blocks):
+        for c in range(b, n_chunks, n_blocks):
+            for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
+                start = offsets[q]
+                end = offsets[q + 1]
+                if end - start > 64:
+                    perm = np.argsort(key[rows[start:end]], kind="mergesort")
+                    for j in range(end - start):
+                        r = rows[start + perm[j]]
+                        key_out[start + j] = key[r]
+                        row_out[start + j] = r
+                        rel_out[start + j] = rel[r]
+                    ranked = np.sort(rel_out[start:end])
+                    for j in range(end - start):
+                        ideal_out[start + j] = ranked[end - start - 1 - j]
+                    continue
+                # short queries: insertion sorts in place, nothing allocated
+                for j in range(start, end):
+                    r = rows[j]
+                    kr = key[r]
+                    lr = rel[r]
+                    i = j
+                    while i > start and key_out[i - 1] > kr:
+                        key_out[i] = key_out[i - 1]
+                        row_out[i] = row_out[i - 1]
+                        rel_out[i] = rel_out[i - 1]
+                        i -= 1
+                    key_out[i] = kr
+                    row_out[i] = r
+                    rel_out[i] = lr
+                    i = j
+                    while i > start and ideal_out[i - 1] < lr:
+                        ideal_out[i] = ideal_out[i - 1]
+                        i -= 1
+                    ideal_out[i] = lr
 
 
 def first_duplicate(offsets, rows, key, str_offsets, data):
-    """Original row of the first document repeated inside a query (keys equal and, given
-    string buffers, bytes equal), or -1.  ``rows`` lists the rows grouped by query."""
+    """Return the row of the first document repeated inside a query, or -1.
+
+    Repeated: equal keys and, given string buffers, equal bytes.  ``rows``
+    lists the rows grouped by query.
+    """
     found = _duplicate_queries(offsets, rows, key, numba.get_num_threads())
     for q in np.flatnonzero(found):
         row = _query_duplicate(offsets[q], offsets[q + 1], rows, key, str_offsets, data)
@@ -359,22 +395,36 @@ def first_duplicate(offsets, rows, key, str_offsets, data):
 
 @njit(cache=True, parallel=True)
 def _duplicate_queries(offsets, rows, key, n_threads):
-    """Flag the queries holding two equal keys (sorted copies, one per query)."""
+    """Flag the queries holding two equal keys (an open-addressing set per block)."""
     n_q = offsets.shape[0] - 1
+    longest = 1
+    for q in range(n_q):
+        longest = max(longest, offsets[q + 1] - offsets[q])
+    size = 4
+    while size < 2 * longest:
+        size *= 2
+    mask = np.uint64(size - 1)
+    n_blocks = max(1, min(n_threads, (n_q + _CHUNK - 1) // _CHUNK))
+    n_chunks = (n_q + _CHUNK - 1) // _CHUNK
+    table = np.empty((n_blocks, size), dtype=np.int64)
+    stamp = np.full((n_blocks, size), -1, dtype=np.int64)
     found = np.zeros(n_q, dtype=np.bool_)
-    for q in prange(n_q):
-        start = offsets[q]
-        end = offsets[q + 1]
-        if end - start < 2:
-            continue
-        keys = np.empty(end - start, dtype=np.int64)
-        for j in range(end - start):
-            keys[j] = key[rows[start + j]]
-        keys.sort()
-        for j in range(1, end - start):
-            if keys[j] == keys[j - 1]:
-                found[q] = True
-                break
+    mix = np.uint64(0x9E3779B97F4A7C15)
+    for b in prange(n_blocks):
+        for c in range(b, n_chunks, n_blocks):
+            for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
+                for j in range(offsets[q], offsets[q + 1]):
+                    v = key[rows[j]]
+                    slot = np.int64(((np.uint64(v) * mix) >> np.uint64(32)) & mask)
+                    while stamp[b, slot] == q:
+                        if table[b, slot] == v:
+                            found[q] = True
+                            break
+                        slot = (slot + 1) & (size - 1)
+                    if found[q]:
+                        break
+                    stamp[b, slot] = q
+                    table[b, slot] = v
     return found
 
 
