@@ -24,9 +24,9 @@ Definitions (:math:`r_i`: label at rank :math:`i`, :math:`R`: rows with
 A query without relevant rows (ERR: without a positive label) takes
 ``empty`` (``'skip'``: left out of the mean, NaN per query); trec_eval,
 ranx and scikit-learn score it 0, LightGBM and XGBoost 1.  Ties among
-equal scores follow ``ties``: ``'stable'`` (input order; LightGBM, XGBoost, ranx), ``'doc_id_desc'`` (trec_eval, needs
-``doc_ids``), ``'pessimistic'`` or ``'optimistic'``; averaging over tie
-orders is not defined for these metrics, so the ``sklearn`` convention and
+equal scores follow ``ties``: ``'stable'`` (input order; LightGBM,
+XGBoost, ranx), ``'doc_id_desc'`` (trec_eval, needs ``doc_ids``),
+``'pessimistic'`` or ``'optimistic'``; averaging over tie orders is not defined for these metrics, so the ``sklearn`` convention and
 ``ties='average'`` are refused.
 """
 
