@@ -26,7 +26,8 @@ A query without relevant rows (ERR: without a positive label) takes
 ranx and scikit-learn score it 0, LightGBM and XGBoost 1.  Ties among
 equal scores follow ``ties``: ``'stable'`` (input order; LightGBM,
 XGBoost, ranx), ``'doc_id_desc'`` (trec_eval, needs ``doc_ids``),
-``'pessimistic'`` or ``'optimistic'``; averaging over tie orders is not defined for these metrics, so the ``sklearn`` convention and
+``'pessimistic'`` or ``'optimistic'``; averaging over tie orders is not
+defined for these metrics, so the ``sklearn`` convention and
 ``ties='average'`` are refused.
 """
 
