@@ -56,8 +56,10 @@ def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str) -> pd.
     n = len(fields)
     layout = " ".join(fields)
     try:
-        frame = pd.read_csv(path, sep=r"\s+", header=None, names=list(range(n)), dtype=str,
-                            engine="c", na_filter=False, skip_blank_lines=True, quoting=3)
+        # one spare column catches lines with too many fields
+        frame = pd.read_csv(path, sep=r"\s+", header=None, names=list(range(n + 1)), dtype=str,
+                            engine="c", na_filter=False, skip_blank_lines=True, quoting=3,
+                            index_col=False)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{kind} file {str(path)!r} is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -66,7 +68,7 @@ def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str) -> pd.
         ) from None
     if frame.empty:
         raise ValueError(f"{kind} file {str(path)!r} is empty")
-    short = (frame[n - 1] == "").to_numpy()
+    short = (frame[n - 1] == "").to_numpy() | (frame[n] != "").to_numpy()
     if short.any():
         raise _bad_line(path, kind, int(np.flatnonzero(short)[0]),
                         f"expected {n} whitespace-separated fields ({layout})")
@@ -139,7 +141,7 @@ def _id_strings(values: Any, name: str, n: int) -> np.ndarray:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{name}[{i}] = {out[i]!r}: TREC ids must be non-empty and contain no whitespace"
+            f"{name}[{i}] = {str(out[i])!r}: TREC ids must be non-empty and contain no whitespace"
         )
     return out
 
@@ -188,7 +190,7 @@ def write_run(
     n = scores.shape[0]
     if np.isnan(scores).any() or np.isposinf(scores).any():
         i = int(np.flatnonzero(np.isnan(scores) | np.isposinf(scores))[0])
-        raise ValueError(f"score must be finite or -inf; score[{i}] = {scores[i]!r}")
+        raise ValueError(f"score must be finite or -inf; score[{i}] = {float(scores[i])!r}")
     if not isinstance(tag, str) or not tag or any(c.isspace() for c in tag):
         raise ValueError(
             f"tag must be a non-empty string without whitespace, got {short_repr(tag)}"
