@@ -67,6 +67,7 @@ _EXPORTS: dict[str, str] = {
     "read_qrels": "ltr.trec",
     "read_run": "ltr.trec",
     "write_run": "ltr.trec",
+    "write_qrels": "ltr.trec",
     "precision": "ltr.rank_metrics",
     "recall": "ltr.rank_metrics",
     "average_precision": "ltr.rank_metrics",
@@ -118,7 +119,7 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
         make_rank_scorer,
     )
     from ltr.synthetic import make_ranking
-    from ltr.trec import read_qrels, read_run, write_run
+    from ltr.trec import read_qrels, read_run, write_qrels, write_run
 
 __all__ = sorted(_EXPORTS) + ["__version__"]  # noqa: PLE0605
 

@@ -563,7 +563,9 @@ def evaluate(
     order = np.empty(rows.shape[0], dtype=np.int64)
     tied = np.zeros(rows.shape[0], dtype=np.bool_)
     none = np.empty(0)
-    n_tied = K.order_run(g_score, r_offsets, none, D.TIES_STABLE, conv == "ranx", order, tied)
+    # ranx sorts with numba's quicksort; for trec_eval any first order will do, as
+    # tied scores are then re-ordered by document id.
+    n_tied = K.order_run(g_score, r_offsets, none, D.TIES_STABLE, True, order, tied)
     if n_tied and conv == "trec_eval":
         # trec_eval breaks ties by document id descending, compared as byte strings.
         texts = [_doc_text(int(i), r.doc, r_str) for i in rows[tied]]

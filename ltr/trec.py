@@ -24,7 +24,7 @@ import pandas as pd
 from ltr._io import write_atomic
 from ltr._validation import check_1d_float, short_repr
 
-__all__ = ["read_qrels", "read_run", "write_run"]
+__all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
 
 PathLike = str | os.PathLike[str]
 
@@ -146,6 +146,60 @@ def _id_strings(values: Any, name: str, n: int) -> np.ndarray:
     return out
 
 
+def _position_ids(qid: np.ndarray) -> np.ndarray:
+    """Each row's 0-based position among the rows of its query, as strings."""
+    codes, _ = pd.factorize(qid)
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    pos = np.empty(len(codes), dtype=np.int64)
+    pos[order] = np.arange(len(codes)) - np.repeat(starts, sizes)
+    return pos.astype(str)
+
+
+def write_qrels(path: PathLike, qid: Any, doc_id: Any, relevance: Any) -> Path:
+    """Write judgments as a TREC qrels file (``qid 0 docid relevance``), atomically.
+
+    Parameters
+    ----------
+    path : path-like
+        Target file; its folder must exist.
+    qid : array-like of shape (n_rows,)
+        Query id per row.
+    doc_id : array-like of shape (n_rows,) or None
+        Document id per row; ``None`` numbers the rows of each query 0, 1, ...
+        in input order (what :func:`write_run` does with ``doc_id=None`` for
+        the same rows, so a labelled LETOR file gives a matching qrels and run).
+    relevance : array-like of shape (n_rows,)
+        Finite relevance grades (integers are written without a decimal point).
+
+    Returns
+    -------
+    Path
+        *path*.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> out = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> _ = write_qrels(out, ["q1", "q1"], None, [2, 0])
+    >>> print(open(out).read(), end="")
+    q1 0 0 2
+    q1 0 1 0
+    """
+    rel = check_1d_float(relevance, "relevance")
+    if not np.isfinite(rel).all():
+        i = int(np.flatnonzero(~np.isfinite(rel))[0])
+        raise ValueError(f"relevance must be finite; relevance[{i}] = {float(rel[i])!r}")
+    n = rel.shape[0]
+    q = _id_strings(qid, "qid", n)
+    d = _position_ids(q) if doc_id is None else _id_strings(doc_id, "doc_id", n)
+    grades: Any = rel.astype(np.int64) if (rel == np.round(rel)).all() else rel
+    frame = pd.DataFrame({"q": q, "iter": 0, "d": d, "rel": grades})
+    return write_atomic(path, frame.to_csv(sep=" ", header=False, index=False,
+                                           lineterminator="\n"))
+
+
 def write_run(
     path: PathLike,
     qid: Any,
@@ -165,8 +219,11 @@ def write_run(
     ----------
     path : path-like
         Target file; its folder must exist.
-    qid, doc_id : array-like of shape (n_rows,)
-        Query and document id per row (written as strings without whitespace).
+    qid : array-like of shape (n_rows,)
+        Query id per row (written as a string without whitespace).
+    doc_id : array-like of shape (n_rows,) or None
+        Document id per row; ``None`` numbers the rows of each query 0, 1, ...
+        in input order (as :func:`write_qrels` does).
     score : array-like of shape (n_rows,)
         Scores, higher first; finite or ``-inf``.
     tag : str, default='ltr'
@@ -196,7 +253,7 @@ def write_run(
             f"tag must be a non-empty string without whitespace, got {short_repr(tag)}"
         )
     q = _id_strings(qid, "qid", n)
-    d = _id_strings(doc_id, "doc_id", n)
+    d = _position_ids(q) if doc_id is None else _id_strings(doc_id, "doc_id", n)
     keep = scores > -np.inf
     q, d, scores = q[keep], d[keep], scores[keep]
     qcode, _ = pd.factorize(q)

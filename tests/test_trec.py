@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from ltr.trec import read_qrels, read_run, write_run
+from ltr.evaluation import evaluate
+from ltr.trec import read_qrels, read_run, write_qrels, write_run
 
 
 def test_read_qrels_and_run(tmp_path):
@@ -26,8 +27,8 @@ def test_read_qrels_and_run(tmp_path):
 @pytest.mark.parametrize(
     "text, match",
     [
-        ("1 0 d1 2\n1 0 d2\n", r"qrels file '.*', line 2: expected 4 whitespace-separated fields"
-                               r" \(qid iter doc_id relevance\): '1 0 d2'"),
+        ("1 0 d1 2\n1 0 d2\n", (r"qrels file '.*', line 2: expected 4 whitespace-separated "
+                                r"fields \(qid iter doc_id relevance\): '1 0 d2'")),
         ("1 0 d1 2\n\n1 0 d2 high\n", r"line 3: relevance 'high' is not a number"),
         ("1 0 d1 2 extra\n", r"line 1: expected 4 whitespace-separated fields"),
         ("1 0 d1 2\n1 0 d1 2 3 4 5 6\n", r"not in TREC qrels format"),
@@ -75,3 +76,19 @@ def test_write_run_rejects_bad_ids_and_scores(tmp_path):
     with pytest.raises(ValueError, match=r"qid must hold one id per row \(1\)"):
         write_run(path, ["q", "r"], ["a"], [1.0])
     assert not path.exists()
+
+
+def test_write_qrels_and_run_without_doc_ids_evaluate_rows_you_hold(tmp_path):
+    from ltr.rank_metrics import average_precision
+
+    qid = np.array([3, 3, 3, 1, 1])
+    y = np.array([0, 2, 1, 1, 0])
+    s = np.array([0.2, 0.1, 0.9, 0.3, 0.4])
+    write_qrels(tmp_path / "qrels", qid, None, y)
+    write_run(tmp_path / "run", qid, None, s, tag="m")
+    assert (tmp_path / "qrels").read_text().splitlines()[:2] == ["3 0 0 0", "3 0 1 2"]
+    res = evaluate(tmp_path / "qrels", tmp_path / "run", ["map"])
+    expected = average_precision(y, s, qid=qid, k=None, empty=0.0, reduce=None)
+    assert res.to_frame()["map"].tolist() == pytest.approx(list(expected), abs=1e-15)
+    with pytest.raises(ValueError, match=r"relevance must be finite; relevance\[0\] = nan"):
+        write_qrels(tmp_path / "q2", ["q"], ["a"], [np.nan])
