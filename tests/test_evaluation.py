@@ -273,3 +273,24 @@ def test_duplicate_in_a_run_file_names_the_line(tmp_path):
     path.write_text("q Q0 a 1 2.0 t\n\nq Q0 a 2 1.0 t\n")
     with pytest.raises(ValueError, match=r"run file '.*run.txt', line 3 .*duplicated"):
         evaluate({"q": {"a": 1}}, path, ["map"])
+
+
+def test_metric_names_are_parsed_by_the_one_parser():
+    import ltr
+    from ltr.evaluation import metric_codes
+    from ltr.metric_names import EVALUATION_METRICS, parse_metric_name
+
+    names, codes, ks = metric_codes(["MAP", "ndcg@10", "r-precision", "MAP"])
+    assert names == ["MAP", "ndcg@10", "r-precision"] and ks.tolist() == [0, 10, 0]
+    assert str(parse_metric_name("hit_rate@10", metrics=EVALUATION_METRICS)) == "hit_rate@10"
+    with pytest.raises(ValueError, match="pass the convention to evaluate"):
+        metric_codes(["ndcg@10:sklearn"])
+    assert ltr.evaluate is evaluate
+    res = ltr.evaluate({"q": {"a": 1}}, {"q": {"a": 1.0}}, "MAP")
+    assert list(res.to_frame().columns) == ["MAP"] and res.mean == {"MAP": 1.0}
+
+
+def test_a_query_whose_scores_are_all_minus_inf_is_evaluated_with_nothing_ranked():
+    res = evaluate({"q": {"a": 1}, "r": {"b": 1}}, {"q": {"a": -math.inf}, "r": {"b": 1.0}},
+                   ["ndcg", "precision@1"])
+    assert res.to_frame().loc["q"].tolist() == [0.0, 0.0] and res.missing_queries == []
