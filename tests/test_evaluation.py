@@ -280,7 +280,7 @@ def test_metric_names_are_parsed_by_the_one_parser():
     from ltr.evaluation import metric_codes
     from ltr.metric_names import EVALUATION_METRICS, parse_metric_name
 
-    names, codes, ks = metric_codes(["MAP", "ndcg@10", "r-precision", "MAP"])
+    names, _, ks = metric_codes(["MAP", "ndcg@10", "r-precision", "MAP"])
     assert names == ["MAP", "ndcg@10", "r-precision"] and ks.tolist() == [0, 10, 0]
     assert str(parse_metric_name("hit_rate@10", metrics=EVALUATION_METRICS)) == "hit_rate@10"
     with pytest.raises(ValueError, match="pass the convention to evaluate"):
