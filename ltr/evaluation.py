@@ -207,6 +207,15 @@ def _table(obj: Any, name: str, value: str) -> _Table:
 
 
 def _codes(values: Any, name: str) -> tuple[np.ndarray, Any]:
+    """Codes in order of first appearance; string ids hash only where the id changes."""
+    n = len(values)
+    if n > 10_000 and not _is_integer(values) and not isinstance(values, pd.Categorical):
+        starts = K.run_starts(*_string_buffers(values, name, what="qid"))
+        if starts.shape[0] < n // 2:  # ids come in runs (a run file is grouped by query)
+            firsts = values.take(starts) if hasattr(values, "take") else values[starts]
+            run_codes, uniques = pd.factorize(firsts)
+            sizes = np.diff(np.r_[starts, n])
+            return np.repeat(run_codes.astype(np.int64), sizes), uniques
     codes, uniques = pd.factorize(values)
     if (codes < 0).any():
         raise ValueError(f"{name} row {int(np.flatnonzero(codes < 0)[0])}: qid is missing")
@@ -226,7 +235,9 @@ def _is_integer(values: Any) -> bool:
             and pd.api.types.is_integer_dtype(dtype))
 
 
-def _string_buffers(values: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _string_buffers(
+    values: Any, name: str, what: str = "doc_id"
+) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 ``(offsets, bytes)`` of string ids (Arrow-backed columns are used in place)."""
     n = len(values)
     try:
@@ -245,7 +256,7 @@ def _string_buffers(values: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
             arr = arr.combine_chunks()
         if arr.null_count:
             row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
-            raise ValueError(f"{name} row {row}: doc_id is missing")
+            raise ValueError(f"{name} row {row}: {what} is missing")
         bufs = arr.buffers()
         offsets = np.frombuffer(bufs[1], dtype=np.int64)[arr.offset : arr.offset + n + 1]
         data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(
@@ -254,7 +265,7 @@ def _string_buffers(values: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
     objs = np.asarray(values, dtype=object)
     nulls = pd.isna(objs)
     if nulls.any():
-        raise ValueError(f"{name} row {int(np.flatnonzero(nulls)[0])}: doc_id is missing")
+        raise ValueError(f"{name} row {int(np.flatnonzero(nulls)[0])}: {what} is missing")
     encoded = [str(v).encode() for v in objs]
     lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=n)
     offsets = np.zeros(n + 1, dtype=np.int64)
@@ -552,10 +563,8 @@ def evaluate(
     rows, r_offsets = K.group_rows(r_code, n_q)
     _check_unique(r, r_offsets, rows, r_key, r_str)
     present = np.diff(r_offsets) > 0
-    g_score = r.value[rows]
-    ranked = g_score > -np.inf
-    if not ranked.all():
-        rows, g_score = rows[ranked], g_score[ranked]
+    if r.value.min() == -np.inf:
+        rows = rows[r.value[rows] > -np.inf]
         counts = np.bincount(r_code[rows], minlength=n_q)
         r_offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
 
@@ -565,13 +574,13 @@ def evaluate(
     none = np.empty(0)
     # ranx sorts with numba's quicksort; for trec_eval any first order will do, as
     # tied scores are then re-ordered by document id.
-    n_tied = K.order_run(g_score, r_offsets, none, D.TIES_STABLE, True, order, tied)
+    n_tied = K.order_run(r.value, rows, r_offsets, none, D.TIES_STABLE, True, order, tied)
     if n_tied and conv == "trec_eval":
         # trec_eval breaks ties by document id descending, compared as byte strings.
         texts = [_doc_text(int(i), r.doc, r_str) for i in rows[tied]]
         keys = np.zeros(rows.shape[0])
         keys[tied] = np.unique(np.array(texts, dtype=object), return_inverse=True)[1].ravel()
-        K.order_run(g_score, r_offsets, keys, D.TIES_KEY_DESC, False, order, tied)
+        K.order_run(r.value, rows, r_offsets, keys, D.TIES_KEY_DESC, False, order, tied)
 
     gmax = float(q.value.max()) if max_grade is None else check_real(max_grade, "max_grade")
     err_scale = 2.0 ** -max(gmax, 0.0)

@@ -250,21 +250,22 @@ def group_rows(codes, n_groups):
     return rows, offsets
 
 
-def order_run(scores, offsets, tie_keys, tie_mode, quicksort, order, tied):
+def order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied):
     """Order each query's rows of a grouped run by score descending, into ``order``.
 
-    ``scores``/``tie_keys`` are in grouped order; ``order[s:e]`` receives
-    positions ``s..e-1`` best first.  Equal scores follow ``tie_mode``
+    Query ``q`` holds the rows ``rows[offsets[q]:offsets[q + 1]]`` (scores
+    ``scores[rows[...]]``; ``tie_keys`` in grouped order); ``order[s:e]``
+    receives positions ``s..e-1`` best first.  Equal scores follow ``tie_mode``
     (``TIES_STABLE`` or ``TIES_KEY_DESC``), or with ``quicksort`` numba's
     ``np.argsort`` of the negated scores (ranx).  ``tied[i]`` flags rows whose
     score equals a neighbour's.  Returns the number of tied rows.
     """
-    return _order_run(scores, offsets, tie_keys, tie_mode, quicksort, order, tied,
+    return _order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied,
                       numba.get_num_threads())
 
 
 @njit(cache=True, parallel=True)
-def _order_run(scores, offsets, tie_keys, tie_mode, quicksort, order, tied, n_threads):
+def _order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied, n_threads):
     n_q = offsets.shape[0] - 1
     longest = 1
     for q in range(n_q):
@@ -273,10 +274,15 @@ def _order_run(scores, offsets, tie_keys, tie_mode, quicksort, order, tied, n_th
     buf_idx = np.empty((n_blocks, longest), dtype=np.int64)
     buf_tmp = np.empty((n_blocks, longest), dtype=np.int64)
     sort_f = np.empty((n_blocks, 3, longest))
+    local_s = np.empty((n_blocks, longest))
+    use_keys = tie_keys.shape[0] > 0
+    local_k = np.empty((n_blocks, longest if use_keys else 0))
     n_chunks = (n_q + _CHUNK - 1) // _CHUNK
     counts = np.zeros(n_blocks, dtype=np.int64)
     empty = np.empty(0)
     for b in prange(n_blocks):
+        sc = local_s[b]
+        kb = local_k[b]
         for c in range(b, n_chunks, n_blocks):
             for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
                 start = offsets[q]
@@ -285,18 +291,27 @@ def _order_run(scores, offsets, tie_keys, tie_mode, quicksort, order, tied, n_th
                 if n == 0:
                     continue
                 if quicksort:
-                    perm = np.argsort(-scores[start:end])
+                    # numba's np.argsort of the negated scores in input order: ranx's order
+                    for j in range(n):
+                        sc[j] = -scores[rows[start + j]]
+                    perm = np.argsort(sc[:n])
                     for j in range(n):
                         order[start + j] = start + perm[j]
+                        sc[j] = -sc[j]
                 else:
-                    _sort_rows(scores, scores, empty, GAIN_LINEAR, tie_keys, tie_mode, start,
-                               end, n, buf_idx[b], buf_tmp[b], sort_f[b])
                     for j in range(n):
-                        order[start + j] = buf_idx[b, j]
+                        sc[j] = scores[rows[start + j]]
+                    if use_keys:
+                        for j in range(n):
+                            kb[j] = tie_keys[start + j]
+                    _sort_rows(sc, sc, empty, GAIN_LINEAR, kb, tie_mode, 0, n, n, buf_idx[b],
+                               buf_tmp[b], sort_f[b])
+                    for j in range(n):
+                        order[start + j] = start + buf_idx[b, j]
                 for j in range(n):
-                    s = scores[order[start + j]]
-                    t = (j > 0 and scores[order[start + j - 1]] == s) or (
-                        j + 1 < n and scores[order[start + j + 1]] == s)
+                    s = sc[order[start + j] - start]
+                    t = (j > 0 and sc[order[start + j - 1] - start] == s) or (
+                        j + 1 < n and sc[order[start + j + 1] - start] == s)
                     tied[order[start + j]] = t
                     if t:
                         counts[b] += 1
@@ -312,6 +327,19 @@ def hash_strings(offsets, data, out):
         for j in range(offsets[i], offsets[i + 1]):
             h = (h ^ np.uint64(data[j])) * prime
         out[i] = h
+
+
+@njit(cache=True)
+def run_starts(offsets, data):
+    """Rows whose string differs from the previous row's (row 0 included)."""
+    n = offsets.shape[0] - 1
+    out = np.empty(n, dtype=np.int64)
+    count = 0
+    for i in range(n):
+        if i == 0 or not _same(i, i - 1, offsets, data, offsets, data):
+            out[count] = i
+            count += 1
+    return out[:count]
 
 
 @njit(cache=True, inline="always")
