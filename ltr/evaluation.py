@@ -210,7 +210,10 @@ def _codes(values: Any, name: str) -> tuple[np.ndarray, Any]:
     """Codes in order of first appearance; string ids hash only where the id changes."""
     n = len(values)
     if n > 10_000 and not _is_integer(values) and not isinstance(values, pd.Categorical):
-        starts = K.run_starts(*_string_buffers(values, name, what="qid"))
+        if isinstance(values, np.ndarray):  # Python objects: compare neighbours in place
+            starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+        else:
+            starts = K.run_starts(*_string_buffers(values, name, what="qid"))
         if starts.shape[0] < n // 2:  # ids come in runs (a run file is grouped by query)
             firsts = values.take(starts) if hasattr(values, "take") else values[starts]
             run_codes, uniques = pd.factorize(firsts)
@@ -568,20 +571,6 @@ def evaluate(
         counts = np.bincount(r_code[rows], minlength=n_q)
         r_offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
 
-    # Order each query's run.
-    order = np.empty(rows.shape[0], dtype=np.int64)
-    tied = np.zeros(rows.shape[0], dtype=np.bool_)
-    none = np.empty(0)
-    # ranx sorts with numba's quicksort; for trec_eval any first order will do, as
-    # tied scores are then re-ordered by document id.
-    n_tied = K.order_run(r.value, rows, r_offsets, none, D.TIES_STABLE, True, order, tied)
-    if n_tied and conv == "trec_eval":
-        # trec_eval breaks ties by document id descending, compared as byte strings.
-        texts = [_doc_text(int(i), r.doc, r_str) for i in rows[tied]]
-        keys = np.zeros(rows.shape[0])
-        keys[tied] = np.unique(np.array(texts, dtype=object), return_inverse=True)[1].ravel()
-        K.order_run(r.value, rows, r_offsets, keys, D.TIES_KEY_DESC, False, order, tied)
-
     gmax = float(q.value.max()) if max_grade is None else check_real(max_grade, "max_grade")
     err_scale = 2.0 ** -max(gmax, 0.0)
     longest = max(int(np.diff(r_offsets).max(initial=0)), int(np.diff(j_offsets).max()), 1)
@@ -589,8 +578,29 @@ def evaluate(
     gain_mode = K.GAIN_NONNEG if conv == "trec_eval" else K.GAIN_LEVEL
     out = np.zeros((n_q, len(names)))
     relevant = np.zeros(n_q, dtype=np.int64)
-    K.judged_metrics(order, r_offsets, rows, r_key, j_offsets, j_key, j_row, j_rel, ideal, r_str,
-                     q_str, codes, ks, gain_mode, level, err_scale, discount, out, relevant)
+    # Queries where no judged document ties another need no sort of their run.
+    flagged = np.zeros(n_q, dtype=np.bool_)
+    n_flagged = K.judged_metrics_fast(r.value, r_offsets, rows, r_key, j_offsets, j_key, j_row,
+                                      j_rel, ideal, r_str, q_str, codes, ks, gain_mode, level,
+                                      err_scale, discount, out, relevant, flagged)
+    if n_flagged:
+        # ranx sorts with numba's quicksort; for trec_eval any first order will do, as
+        # tied scores are then re-ordered by document id.
+        order = np.empty(rows.shape[0], dtype=np.int64)
+        tied = np.zeros(rows.shape[0], dtype=np.bool_)
+        none = np.empty(0)
+        n_tied = K.order_run(r.value, rows, r_offsets, none, D.TIES_STABLE, True, order, tied,
+                             flagged)
+        if n_tied and conv == "trec_eval":
+            # trec_eval breaks ties by document id descending, compared as byte strings.
+            texts = [_doc_text(int(i), r.doc, r_str) for i in rows[tied]]
+            keys = np.zeros(rows.shape[0])
+            keys[tied] = np.unique(np.array(texts, dtype=object), return_inverse=True)[1].ravel()
+            K.order_run(r.value, rows, r_offsets, keys, D.TIES_KEY_DESC, False, order, tied,
+                        flagged)
+        K.judged_metrics(order, r_offsets, rows, r_key, j_offsets, j_key, j_row, j_rel, ideal,
+                         r_str, q_str, codes, ks, gain_mode, level, err_scale, discount, out,
+                         relevant, flagged)
 
     keep = present if missing == "skip" else np.ones(n_q, dtype=bool)
     index = pd.Index(np.asarray(q_ids)[keep], name="qid")

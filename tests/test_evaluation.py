@@ -53,10 +53,11 @@ def _peer_trec(qrels, run, level=1):
     return ev.evaluate(run)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
 @pytest.mark.parametrize("level", [1, 2])
 def test_trec_eval_convention_equals_pytrec_eval_per_query(seed, level):
-    qrels, run = random_collection(seed, negative=seed == 2)
+    # seed 3: distinct scores (no query needs the tie-aware sort)
+    qrels, run = random_collection(seed, negative=seed == 2, tie_levels=0 if seed == 3 else 4)
     run["q0"] = {}  # a query without retrieved documents is missing
     del run["q1"]
     run["extra"] = {"d1": 1.0}  # queries only in the run are ignored
@@ -118,10 +119,11 @@ RANX = ["ndcg", "ndcg@5", "map", "map@5", "mrr", "mrr@3", "precision@5", "recall
         "r-precision", "hit_rate@5", "hit_rate"]
 
 
-@pytest.mark.parametrize("seed, max_docs", [(0, 12), (1, 40), (2, 60)])
-def test_ranx_convention_equals_ranx_per_query(seed, max_docs):
+@pytest.mark.parametrize("seed, max_docs, tie_levels", [(0, 12, 5), (1, 40, 5), (2, 60, 5),
+                                                        (3, 40, 0)])
+def test_ranx_convention_equals_ranx_per_query(seed, max_docs, tie_levels):
     ranx = pytest.importorskip("ranx")
-    qrels, run = random_collection(seed, max_docs=max_docs, tie_levels=5)
+    qrels, run = random_collection(seed, max_docs=max_docs, tie_levels=tie_levels)
     rq, rr = ranx.Qrels(qrels), ranx.Run(run)
     ranx.evaluate(rq, rr, RANX, return_mean=False)
     frame = evaluate(qrels, run, RANX, convention="ranx").to_frame()

@@ -42,6 +42,9 @@ GAIN_NONNEG = 0  # max(rel, 0): trec_eval
 GAIN_LEVEL = 1  # rel if rel >= level else 0: ranx (judgments below the level are dropped)
 GAIN_EXP2_LEVEL = 2  # 2**rel - 1 if rel >= level else 0: ranx's ndcg_burges
 
+# Relevance of a retrieved document without a judgment: below every level, no gain.
+UNJUDGED = -np.inf
+
 _CHUNK = 64
 PARALLEL_MIN_ROWS = 200_000
 
@@ -250,7 +253,7 @@ def group_rows(codes, n_groups):
     return rows, offsets
 
 
-def order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied):
+def order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied, select):
     """Order each query's rows of a grouped run by score descending, into ``order``.
 
     Query ``q`` holds the rows ``rows[offsets[q]:offsets[q + 1]]`` (scores
@@ -258,14 +261,16 @@ def order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied)
     receives positions ``s..e-1`` best first.  Equal scores follow ``tie_mode``
     (``TIES_STABLE`` or ``TIES_KEY_DESC``), or with ``quicksort`` numba's
     ``np.argsort`` of the negated scores (ranx).  ``tied[i]`` flags rows whose
-    score equals a neighbour's.  Returns the number of tied rows.
+    score equals a neighbour's.  Only the queries with ``select[q]`` are
+    ordered.  Returns the number of tied rows.
     """
-    return _order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied,
+    return _order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied, select,
                       numba.get_num_threads())
 
 
 @njit(cache=True, parallel=True)
-def _order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied, n_threads):
+def _order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied, select,
+               n_threads):
     n_q = offsets.shape[0] - 1
     longest = 1
     for q in range(n_q):
@@ -288,7 +293,7 @@ def _order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied
                 start = offsets[q]
                 end = offsets[q + 1]
                 n = end - start
-                if n == 0:
+                if n == 0 or not select[q]:
                     continue
                 if quicksort:
                     # numba's np.argsort of the negated scores in input order: ranx's order
@@ -489,13 +494,13 @@ def _lookup(key_sorted, row_sorted, rel_sorted, lo, hi, key, row, offs_j, data_j
                 if _same(row_sorted[i], row, offs_j, data_j, offs_r, data_r):
                     return rel_sorted[i]
                 i += 1
-            return 0.0
-    return 0.0
+            return UNJUDGED
+    return UNJUDGED
 
 
 def judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged_key, judged_row,
                    judged_rel, ideal, run_strings, judged_strings, codes, ks, gain_mode, level,
-                   err_scale, discount, out, relevant):
+                   err_scale, discount, out, relevant, select):
     """Metrics of a grouped, ordered run against judgments aligned query by query.
 
     Query ``q`` ranks the run rows ``run_rows[order[run_offsets[q]:run_offsets[q+1]]]``
@@ -504,18 +509,19 @@ def judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged
     (``judged_row``: their rows in the qrels), and ``ideal`` the same relevance
     values sorted descending.  ``*_strings`` are ``(offsets, bytes)`` of the
     document ids, to confirm equal keys (empty arrays: keys are the ids).
-    Unjudged ranked documents have relevance 0.
+    Unjudged ranked documents have relevance :data:`UNJUDGED`.  Only the
+    queries with ``select[q]`` are computed.
     """
     _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged_key,
                     judged_row, judged_rel, ideal, run_strings[0], run_strings[1],
                     judged_strings[0], judged_strings[1], codes, ks, gain_mode, level, err_scale,
-                    discount, out, relevant, numba.get_num_threads())
+                    discount, out, relevant, select, numba.get_num_threads())
 
 
 @njit(cache=True, parallel=True)
 def _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged_key,
                     judged_row, judged_rel, ideal, offs_r, data_r, offs_j, data_j, codes, ks,
-                    gain_mode, level, err_scale, discount, out, relevant, n_threads):
+                    gain_mode, level, err_scale, discount, out, relevant, select, n_threads):
     n_q = run_offsets.shape[0] - 1
     longest = 1
     for q in range(n_q):
@@ -526,6 +532,8 @@ def _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judge
     for b in prange(n_blocks):
         for c in range(b, n_chunks, n_blocks):
             for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
+                if not select[q]:
+                    continue
                 rs = run_offsets[q]
                 n = run_offsets[q + 1] - rs
                 js = judged_offsets[q]
@@ -544,8 +552,117 @@ def _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judge
                               gain_mode, level, err_scale, discount, out[q])
 
 
+def judged_metrics_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key,
+                        judged_row, judged_rel, ideal, run_strings, judged_strings, codes, ks,
+                        gain_mode, level, err_scale, discount, out, relevant, tied):
+    """Metrics without sorting the run: only the ranks of judged documents are found.
+
+    A document that is unjudged (or judged with relevance that is neither
+    >= ``level`` nor positive) adds nothing to any metric, so the order among
+    such documents is irrelevant.  Each query's "active" judged documents are
+    sorted by score and every ranked document's score is binary-searched
+    among them, which gives each active document's rank.  A query where an
+    active document's score equals another document's is flagged in
+    ``tied[q]`` and left for the tie-aware path (:func:`order_run` +
+    :func:`judged_metrics`).  Returns the number of flagged queries.
+    """
+    return _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key,
+                        judged_row, judged_rel, ideal, run_strings[0], run_strings[1],
+                        judged_strings[0], judged_strings[1], codes, ks, gain_mode, level,
+                        err_scale, discount, out, relevant, tied, numba.get_num_threads())
+
+
+@njit(cache=True, parallel=True)
+def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key, judged_row,
+                 judged_rel, ideal, offs_r, data_r, offs_j, data_j, codes, ks, gain_mode, level,
+                 err_scale, discount, out, relevant, tied, n_threads):
+    n_q = run_offsets.shape[0] - 1
+    longest = 1
+    for q in range(n_q):
+        longest = max(longest, run_offsets[q + 1] - run_offsets[q])
+    n_blocks = max(1, min(n_threads, (n_q + _CHUNK - 1) // _CHUNK))
+    ranked = np.empty((n_blocks, longest))
+    act_s = np.empty((n_blocks, longest))  # active documents: scores (descending)
+    act_r = np.empty((n_blocks, longest))  # ... their relevance
+    above = np.empty((n_blocks, longest + 1), dtype=np.int64)
+    same = np.empty((n_blocks, longest + 1), dtype=np.int64)
+    n_chunks = (n_q + _CHUNK - 1) // _CHUNK
+    flagged = np.zeros(n_blocks, dtype=np.int64)
+    for b in prange(n_blocks):
+        for c in range(b, n_chunks, n_blocks):
+            for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
+                rs = run_offsets[q]
+                n = run_offsets[q + 1] - rs
+                js = judged_offsets[q]
+                je = judged_offsets[q + 1]
+                num_rel = 0
+                for i in range(js, je):
+                    if judged_rel[i] >= level:
+                        num_rel += 1
+                relevant[q] = num_rel
+                # active documents, insertion-sorted by score descending
+                na = 0
+                for j in range(n):
+                    row = run_rows[rs + j]
+                    rel = _lookup(judged_key, judged_row, judged_rel, js, je, run_key[row], row,
+                                  offs_j, data_j, offs_r, data_r)
+                    if not (rel > 0.0 or rel >= level):
+                        continue
+                    sc = scores[row]
+                    i = na
+                    while i > 0 and act_s[b, i - 1] < sc:
+                        act_s[b, i] = act_s[b, i - 1]
+                        act_r[b, i] = act_r[b, i - 1]
+                        i -= 1
+                    act_s[b, i] = sc
+                    act_r[b, i] = rel
+                    na += 1
+                # every document above an active one pushes it down one rank
+                for i in range(na + 1):
+                    above[b, i] = 0
+                    same[b, i] = 0
+                for j in range(n):
+                    sc = scores[run_rows[rs + j]]
+                    lo = 0
+                    hi = na
+                    while lo < hi:  # first active position with a score <= sc
+                        mid = (lo + hi) >> 1
+                        if act_s[b, mid] > sc:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    if lo < na and act_s[b, lo] == sc:
+                        same[b, lo] += 1
+                        e = lo + 1
+                        while e < na and act_s[b, e] == sc:
+                            e += 1
+                        above[b, e] += 1
+                    else:
+                        above[b, lo] += 1
+                tie = False
+                for i in range(na):
+                    if same[b, i] > 1:
+                        tie = True
+                if tie:
+                    tied[q] = True
+                    flagged[b] += 1
+                    continue
+                m = _depth(codes, ks, n, num_rel)
+                for i in range(m):
+                    ranked[b, i] = UNJUDGED
+                count = 0
+                for i in range(na):
+                    count += above[b, i]
+                    if count < m:
+                        ranked[b, count] = act_r[b, i]
+                query_metrics(ranked[b], n, ideal[js:je], je - js, num_rel, codes, ks,
+                              gain_mode, level, err_scale, discount, out[q])
+    return flagged.sum()
+
+
 __all__ = [
     "AP", "DCG", "ERR", "HIT_RATE", "NDCG", "PRECISION", "RECALL", "RPREC", "RR",
-    "TIES_STABLE", "first_duplicate", "group_rows", "hash_strings", "judged_metrics", "order_run",
+    "TIES_STABLE", "UNJUDGED", "first_duplicate", "group_rows", "hash_strings", "judged_metrics",
+    "judged_metrics_fast", "order_run",
     "query_metrics", "rows_metrics", "sort_judgments",
 ]
