@@ -6,11 +6,16 @@ those frames to the mean of five metrics:
 
 * ``ltr.evaluate`` (trec_eval convention): ``ndcg@10, map, mrr, precision@10, recall@100``;
 * pytrec_eval: the same measures (``ndcg_cut_10, map, recip_rank, P_10,
-  recall_100``), dict-of-dicts building included (the usual ``zip`` loop);
+  recall_100``), dict-of-dicts building included: the usual ``zip`` loop over
+  the columns, and the faster loop over ``.tolist()`` copies of them;
 * ranx's public path: ``Qrels.from_df`` + ``Run.from_df`` + ``evaluate`` (all
   queries by default; ``--ranx-queries N`` times a slice and scales it to the
   full row count, which underestimates ranx: 18 s scaled from 10,000 queries
   against 28 s measured on 100,000).
+
+The id columns have pandas' default string dtype (``str``, Arrow-backed, in
+pandas >= 3).  ``--object`` adds the same comparison on ``object`` columns
+(pandas 2's default), where ltr must first copy the Python strings.
 
 Every tool runs once on a small warm-up set first (numba compilation).  The
 per-query values are checked to agree with pytrec_eval before timing counts.
@@ -19,6 +24,7 @@ Usage::
 
     python experiments/bench_evaluate.py            # 100,000 queries x 100 docs
     python experiments/bench_evaluate.py --quick    # 10,000 x 100
+    python experiments/bench_evaluate.py --object   # also object-dtype id columns
 """
 
 from __future__ import annotations
@@ -66,14 +72,17 @@ def run_ltr(qrels, run):
     return evaluate(qrels, run, METRICS).mean
 
 
-def run_pytrec(qrels, run):
+def run_pytrec(qrels, run, tolist=False):
     import pytrec_eval
 
+    def columns(frame, names):
+        return [frame[n].tolist() if tolist else frame[n] for n in names]
+
     q = defaultdict(dict)
-    for a, b, c in zip(qrels["qid"], qrels["doc_id"], qrels["relevance"]):
+    for a, b, c in zip(*columns(qrels, ["qid", "doc_id", "relevance"])):
         q[a][b] = int(c)
     r = defaultdict(dict)
-    for a, b, c in zip(run["qid"], run["doc_id"], run["score"]):
+    for a, b, c in zip(*columns(run, ["qid", "doc_id", "score"])):
         r[a][b] = float(c)
     per_query = pytrec_eval.RelevanceEvaluator(q, set(TREC)).evaluate(r)
     return {m: float(np.mean([v[m] for v in per_query.values()])) for m in TREC}, per_query
@@ -99,6 +108,8 @@ def timed(fn, *args):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10,000 queries instead of 100,000")
+    parser.add_argument("--object", action="store_true",
+                        help="also time ltr and pytrec_eval (.tolist()) on object-dtype ids")
     parser.add_argument("--ranx-queries", type=int, default=0,
                         help="queries given to ranx, its time scaled to the full size "
                              "(default 0: all; scaling a slice underestimates ranx by ~1/3)")
@@ -118,6 +129,7 @@ def main(argv=None):
     t_ltr2, _ = timed(run_ltr, qrels, run)
     t_ltr = min(t_ltr, t_ltr2)
     t_trec, (_, per_query) = timed(run_pytrec, qrels, run)
+    t_trec_list, _ = timed(run_pytrec, qrels, run, True)
     frame = evaluate(qrels, run, METRICS).to_frame()
     worst = 0.0
     for qid, values in list(per_query.items())[:5000]:
@@ -133,10 +145,20 @@ def main(argv=None):
     print("\n| tool | seconds | ltr / tool |")
     print("|---|---:|---:|")
     print(f"| ltr.evaluate | {t_ltr:.2f} | 1 |")
-    print(f"| pytrec_eval (dicts + evaluate) | {t_trec:.2f} | {t_ltr / t_trec:.3f} |")
+    print(f"| pytrec_eval (zip over columns + evaluate) | {t_trec:.2f} | {t_ltr / t_trec:.3f} |")
+    print(f"| pytrec_eval (zip over .tolist() + evaluate) | {t_trec_list:.2f} | "
+          f"{t_ltr / t_trec_list:.3f} |")
     scaled = "" if n_ranx == n_queries else f" ({n_ranx:,} queries: {t_ranx:.2f} s, scaled)"
     print(f"| ranx (from_df + evaluate){scaled} | {t_ranx_full:.2f} | "
           f"{t_ltr / t_ranx_full:.3f} |")
+    if args.object:
+        qo = qrels.astype({"qid": object, "doc_id": object})
+        ro = run.astype({"qid": object, "doc_id": object})
+        run_ltr(qo.iloc[:3000], ro.iloc[:10000])
+        t_lo, _ = timed(run_ltr, qo, ro)
+        t_to, _ = timed(run_pytrec, qo, ro, True)
+        print(f"| ltr.evaluate, object ids | {t_lo:.2f} | 1 |")
+        print(f"| pytrec_eval (.tolist()), object ids | {t_to:.2f} | {t_lo / t_to:.3f} |")
     print(f"\nmeans: {', '.join(f'{k}={v:.4f}' for k, v in means.items())}")
     print(f"load average {os.getloadavg()[0]:.2f} at end")
 
