@@ -572,23 +572,41 @@ def judged_metrics_fast(scores, run_offsets, run_rows, run_key, judged_offsets, 
                         err_scale, discount, out, relevant, tied, numba.get_num_threads())
 
 
+@njit(cache=True, inline="always")
+def _slot(key, mask):
+    return np.int64(((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(32)) & mask)
+
+
 @njit(cache=True, parallel=True)
 def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key, judged_row,
                  judged_rel, ideal, offs_r, data_r, offs_j, data_j, codes, ks, gain_mode, level,
                  err_scale, discount, out, relevant, tied, n_threads):
     n_q = run_offsets.shape[0] - 1
     longest = 1
+    longest_j = 1
     for q in range(n_q):
         longest = max(longest, run_offsets[q + 1] - run_offsets[q])
+        longest_j = max(longest_j, judged_offsets[q + 1] - judged_offsets[q])
+    size = 8
+    while size < 2 * longest_j:
+        size *= 2
+    mask = np.uint64(size - 1)
     n_blocks = max(1, min(n_threads, (n_q + _CHUNK - 1) // _CHUNK))
     ranked = np.empty((n_blocks, longest))
-    act_s = np.empty((n_blocks, longest))  # active documents: scores (descending)
-    act_r = np.empty((n_blocks, longest))  # ... their relevance
-    above = np.empty((n_blocks, longest + 1), dtype=np.int64)
-    same = np.empty((n_blocks, longest + 1), dtype=np.int64)
+    run_s = np.empty((n_blocks, longest))  # the query's scores, input order
+    act_s = np.empty((n_blocks, longest))  # active documents: scores
+    act_r = np.empty((n_blocks, longest))  # ... and relevance
+    table = np.empty((n_blocks, size), dtype=np.int64)  # judged position per slot
+    stamp = np.full((n_blocks, size), -1, dtype=np.int64)  # query owning the slot
     n_chunks = (n_q + _CHUNK - 1) // _CHUNK
     flagged = np.zeros(n_blocks, dtype=np.int64)
     for b in prange(n_blocks):
+        rk = ranked[b]
+        sc_b = run_s[b]
+        as_b = act_s[b]
+        ar_b = act_r[b]
+        tb = table[b]
+        st = stamp[b]
         for c in range(b, n_chunks, n_blocks):
             for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
                 rs = run_offsets[q]
@@ -599,64 +617,55 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
                 for i in range(js, je):
                     if judged_rel[i] >= level:
                         num_rel += 1
+                    slot = _slot(judged_key[i], mask)
+                    while st[slot] == q:
+                        slot = (slot + 1) & (size - 1)
+                    st[slot] = q
+                    tb[slot] = i
                 relevant[q] = num_rel
-                # active documents, insertion-sorted by score descending
+                # the active documents: judged, and relevant or with a positive grade
                 na = 0
                 for j in range(n):
                     row = run_rows[rs + j]
-                    rel = _lookup(judged_key, judged_row, judged_rel, js, je, run_key[row], row,
-                                  offs_j, data_j, offs_r, data_r)
-                    if not (rel > 0.0 or rel >= level):
-                        continue
                     sc = scores[row]
-                    i = na
-                    while i > 0 and act_s[b, i - 1] < sc:
-                        act_s[b, i] = act_s[b, i - 1]
-                        act_r[b, i] = act_r[b, i - 1]
-                        i -= 1
-                    act_s[b, i] = sc
-                    act_r[b, i] = rel
-                    na += 1
-                # every document above an active one pushes it down one rank
-                for i in range(na + 1):
-                    above[b, i] = 0
-                    same[b, i] = 0
-                for j in range(n):
-                    sc = scores[run_rows[rs + j]]
-                    lo = 0
-                    hi = na
-                    while lo < hi:  # first active position with a score <= sc
-                        mid = (lo + hi) >> 1
-                        if act_s[b, mid] > sc:
-                            lo = mid + 1
-                        else:
-                            hi = mid
-                    if lo < na and act_s[b, lo] == sc:
-                        same[b, lo] += 1
-                        e = lo + 1
-                        while e < na and act_s[b, e] == sc:
-                            e += 1
-                        above[b, e] += 1
-                    else:
-                        above[b, lo] += 1
+                    sc_b[j] = sc
+                    key = run_key[row]
+                    slot = _slot(key, mask)
+                    rel = UNJUDGED
+                    while st[slot] == q:
+                        i = tb[slot]
+                        if judged_key[i] == key and _same(judged_row[i], row, offs_j, data_j,
+                                                          offs_r, data_r):
+                            rel = judged_rel[i]
+                            break
+                        slot = (slot + 1) & (size - 1)
+                    if rel > 0.0 or rel >= level:
+                        as_b[na] = sc
+                        ar_b[na] = rel
+                        na += 1
+                m = _depth(codes, ks, n, num_rel)
+                for i in range(m):
+                    rk[i] = UNJUDGED
+                # rank of an active document: the documents scored above it
                 tie = False
                 for i in range(na):
-                    if same[b, i] > 1:
+                    a = as_b[i]
+                    above = 0
+                    same = 0
+                    for j in range(n):
+                        above += sc_b[j] > a
+                        same += sc_b[j] == a
+                    if same > 1:
                         tie = True
+                        break
+                    if above < m:
+                        rk[above] = ar_b[i]
                 if tie:
                     tied[q] = True
                     flagged[b] += 1
                     continue
-                m = _depth(codes, ks, n, num_rel)
-                for i in range(m):
-                    ranked[b, i] = UNJUDGED
-                count = 0
-                for i in range(na):
-                    count += above[b, i]
-                    if count < m:
-                        ranked[b, count] = act_r[b, i]
-                query_metrics(ranked[b], n, ideal[js:je], je - js, num_rel, codes, ks,
-                              gain_mode, level, err_scale, discount, out[q])
+                query_metrics(rk, n, ideal[js:je], je - js, num_rel, codes, ks, gain_mode, level,
+                              err_scale, discount, out[q])
     return flagged.sum()
 
 
