@@ -13,6 +13,8 @@ from types import ModuleType
 from typing import Any
 
 __all__ = [
+    "import_dask",
+    "import_distributed",
     "import_matplotlib_figure",
     "import_matplotlib_pyplot",
     "import_tqdm",
@@ -30,6 +32,8 @@ _PROVIDERS: dict[str, tuple[str, str | None]] = {
     "tqdm": ("tqdm", None),
     "pyarrow": ("pyarrow", "test"),
     "pydantic": ("pydantic", None),
+    "dask": ("'dask[dataframe,distributed]'", "dask"),
+    "distributed": ("'dask[dataframe,distributed]'", "dask"),
 }
 
 
@@ -89,3 +93,16 @@ def import_matplotlib_figure() -> ModuleType:
 def import_tqdm() -> Any:
     """Return ``tqdm.auto.tqdm``, the progress bar class."""
     return optional_import("tqdm.auto", purpose="progress bars").tqdm
+
+
+def import_dask() -> ModuleType:
+    """Return the ``dask`` module with ``dask.dataframe`` loaded (extra ``ltr[dask]``)."""
+    dask = optional_import("dask", purpose="distributed training (ltr.dask)")
+    optional_import("dask.dataframe", purpose="distributed training (ltr.dask)")
+    return dask
+
+
+def import_distributed() -> ModuleType:
+    """Return the ``distributed`` module, Dask's cluster scheduler (extra ``ltr[dask]``)."""
+    import_dask()
+    return optional_import("distributed", purpose="distributed training (ltr.dask)")
