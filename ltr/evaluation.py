@@ -25,10 +25,15 @@ trec_eval  ``max(rel, 0)``           document id descending (as strings)
 ranx       ``rel`` if >= level else 0 numba quicksort of the input order
 ========== ========================= ====================================
 
-Data flow: ids are factorized with pandas (``qid`` codes in qrels order), the
-run and the qrels are grouped by query with a counting sort, each query's run
-is ordered in :func:`ltr.kernels._rank.order_run` and every metric is computed
-in one numba pass (:func:`ltr.kernels._rank.judged_metrics`).
+Data flow: query ids are factorized with pandas where they change (a run is
+grouped by query), document ids become 64-bit hashes of their UTF-8 bytes
+(Arrow buffers are read in place; equal hashes are confirmed byte by byte),
+the run and the qrels are grouped by query with a counting sort, and one
+numba pass (:func:`ltr.kernels._rank.judged_metrics_fast`) finds each
+query's judged documents through a small hash table, ranks them by counting
+the documents scored above them, and computes every metric.  Only queries
+where a judged document's score ties another document's are sorted in full,
+in the convention's tie order (:func:`ltr.kernels._rank.order_run`).
 """
 
 from __future__ import annotations

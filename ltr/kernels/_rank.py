@@ -8,11 +8,13 @@ relevance values sorted descending) and writes every requested metric:
   row, ``int64`` query offsets): each query's rows are ordered with the
   selection/merge sort of :mod:`ltr.kernels._dcg` in per-block buffers, so
   nothing is allocated per query;
-* :func:`order_run` + :func:`judged_metrics` score a run against separate
-  judgments (``ltr.evaluation``): the run is ordered once per query, each ranked
-  document's relevance is found by binary search in the query's judgments
-  sorted by document code, and unretrieved judged documents still count in
-  the number of relevant documents and the ideal DCG.
+* :func:`judged_metrics_fast` scores a run against separate judgments
+  (``ltr.evaluation``) without sorting it: only the ranks of the judged
+  documents matter, found by counting the documents scored above each;
+  queries where a judged document ties go through :func:`order_run` (a full
+  sort in the convention's tie order) + :func:`judged_metrics`.  Unretrieved
+  judged documents still count in the number of relevant documents and the
+  ideal DCG.
 
 Metrics are small integer codes with one cut-off each (``k <= 0``: the whole
 list).  Nothing here validates input or imports from the rest of ``ltr``.
