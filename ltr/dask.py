@@ -53,6 +53,7 @@ yet (evaluate afterwards with :func:`evaluate`).
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -617,7 +618,10 @@ def _train_lightgbm(
         callbacks.append(_LightGBMRound(token))
     group = frame.map_partitions(_group_part, qid, meta=pd.Series(dtype=np.int64, name="group"))
     model = lgb_dask.DaskLGBMRanker(client=client, n_estimators=num_boost_round, **p)
-    model.fit(frame[feats], frame[label], group=group, callbacks=callbacks or None)
+    with warnings.catch_warnings():
+        # the sklearn wrapper's n_jobs default: lightgbm.dask sets the threads per worker itself
+        warnings.filterwarnings("ignore", message="Parameter n_jobs will be ignored")
+        model.fit(frame[feats], frame[label], group=group, callbacks=callbacks or None)
     return model.booster_
 
 
