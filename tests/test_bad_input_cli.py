@@ -310,3 +310,32 @@ def test_predict_writes_scores_that_evaluate_reproduces(tmp_path, finished, caps
     )
     rc, text = _run(["predict", finished, "--data", data], capsys)
     assert rc == 2 and "predict needs --out FILE and/or --trec-run FILE" in text
+
+
+def test_tabular_qid_that_restarts_is_refused_with_file_and_line(tmp_path, capsys):
+    csv = _write(tmp_path, "d.csv",
+                 "qid,label,f1\n1,0,0.5\n1,1,0.2\n2,0,0.1\n2,2,0.3\n1,1,0.9\n1,0,0.4\n")
+    path = _config(tmp_path, data={"source": "csv", "train": str(csv),
+                                   "split": {"valid": 0.0, "test": 0.0}})
+    for argv in (["validate", path, "--load-data"], ["train", path]):
+        rc, out = _run(argv, capsys)
+        assert rc == 1 and "d.csv" in out and "line 6" in out, out
+        assert "sort=True" not in out  # no Python argument advice at the command line
+    _nothing_written(tmp_path)
+
+
+def test_letor_files_of_one_run_share_one_feature_base(tmp_path, capsys):
+    # the training file uses index 0, the test file only 1..3: one base for both
+    train = _write(tmp_path, "tr.letor", "".join(
+        f"{i % 3} qid:{i // 4} 0:{i} 1:0.5 2:{i % 5} 3:1\n" for i in range(40)))
+    test = _write(tmp_path, "te.letor", "".join(
+        f"{i % 2} qid:{i // 4} 1:0.5 2:{i % 5} 3:1\n" for i in range(12)))
+    path = _config(tmp_path, data={"source": "letor", "train": str(train), "test": str(test),
+                                   "split": {"valid": 0.2, "test": 0.0}})
+    from ltr.runs.config import load_config, resolve_data_paths
+    from ltr.runs.data import load_data
+
+    sets = load_data(resolve_data_paths(load_config(path)))
+    assert sets["train"].n_features == sets["test"].n_features == 4
+    np.testing.assert_array_equal(sets["test"].X[:, 0], 0.0)  # no feature 0 in the test file
+    np.testing.assert_array_equal(sets["test"].X[:, 1], 0.5)

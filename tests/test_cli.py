@@ -763,6 +763,8 @@ def test_report_is_rerendered_identically(finished_run, capsys):
 def test_validate_accepts_every_shipped_config(capsys, monkeypatch):
     monkeypatch.chdir(REPO)
     for path in sorted(CONFIGS.glob("*.yaml")):
+        if path.name == "monitor.yaml":  # a monitoring rule set: ltr monitor -c, not a run
+            continue
         if (
             path.name == "letor.yaml"
             and not (REPO.parent / "shared" / "data" / "lightgbm-lambdarank").exists()

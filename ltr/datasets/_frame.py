@@ -97,6 +97,7 @@ def from_frame(
     dtype: Any = np.float64,
     sort: bool = False,
     source: str | os.PathLike[str] | None = None,
+    sort_hint: str | None = SORT_HINT,
 ) -> RankingData:
     """Build :class:`RankingData` from a pandas DataFrame.
 
@@ -130,6 +131,9 @@ def from_frame(
         For a text table (``.csv``, ``.tsv``, ``.tab``, possibly compressed)
         the errors also give the line of a row, ``row + 2`` (a header line
         and no skipped lines, as :func:`read_table` reads it).
+    sort_hint : str or None, default=SORT_HINT
+        The advice a non-contiguous qid error ends with (``None``: sort the
+        rows by qid first; the command line passes None, having no ``sort=``).
 
     Returns
     -------
@@ -145,10 +149,14 @@ def from_frame(
         If ``df`` is not a DataFrame or a feature/label column is not numeric.
     """
     if source is None:
-        return _from_frame(df, label, qid, features, labels, segment, dtype, sort, None)
+        return _from_frame(
+            df, label, qid, features, labels, segment, dtype, sort, None, sort_hint
+        )
     src = os.fspath(source)
     try:
-        return _from_frame(df, label, qid, features, labels, segment, dtype, sort, _csv_lines(src))
+        return _from_frame(
+            df, label, qid, features, labels, segment, dtype, sort, _csv_lines(src), sort_hint
+        )
     except (TypeError, ValueError) as exc:
         kind = TypeError if isinstance(exc, TypeError) else ValueError
         raise kind(f"{src!r}: {exc}") from exc
@@ -174,6 +182,7 @@ def _from_frame(
     dtype: Any,
     sort: bool,
     line_of: Any,
+    sort_hint: str | None,
 ) -> RankingData:
     import pandas as pd
 
@@ -239,7 +248,9 @@ def _from_frame(
         raw_qid = qid_series.to_numpy()
         if raw_qid.dtype.kind == "f" and np.all(raw_qid == np.round(raw_qid)):
             raw_qid = raw_qid.astype(np.int64)  # whole-number ids read as float (csv)
-    groups = resolve_groups(len(df), qid=raw_qid, sort=sort, sort_hint=SORT_HINT, line_of=line_of)
+    groups = resolve_groups(
+        len(df), qid=raw_qid, sort=sort, sort_hint=sort_hint, line_of=line_of
+    )
     order = groups.order
     if raw_qid.dtype.kind in "iu":
         qid_values = raw_qid if order is None else raw_qid[order]

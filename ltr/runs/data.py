@@ -107,19 +107,27 @@ def _read_tabular(cfg: RunConfig, path: str, key: str) -> RankingData:
             features=features,
             labels=labels,
             segment=data.segment,
-            sort=True,
+            sort=False,  # a qid that restarts is an error naming the file and line, never merged
+            source=path,
+            sort_hint=None,
         )
     except (TypeError, ValueError) as exc:
         raise _wrap_data_error(label, exc) from exc
 
 
-def _read_letor(cfg: RunConfig, path: str, key: str, n_features: int | None) -> RankingData:
-    from ltr.datasets import load_letor
+def _read_letor_files(
+    paths: Mapping[str, str], keys: Mapping[str, str], n_features: int | None
+) -> dict[str, RankingData]:
+    """All LETOR files of a run with one feature-index base and one feature count."""
+    from ltr.datasets import load_letor_files
 
     try:
-        return load_letor(path, n_features=n_features)
+        loaded = load_letor_files(dict(paths), n_features=n_features)
     except Exception as exc:
-        raise _wrap_data_error(f"{key} ({path})", exc) from exc
+        text = str(exc)
+        name = next((n for n, p in paths.items() if str(p) in text), next(iter(paths)))
+        raise _wrap_data_error(f"{keys[name]} ({paths[name]})", exc) from exc
+    return dict(loaded)
 
 
 def load_data(cfg: RunConfig, *, keys: Mapping[str, str] | None = None) -> dict[str, RankingData]:
@@ -164,13 +172,12 @@ def load_data(cfg: RunConfig, *, keys: Mapping[str, str] | None = None) -> dict[
         sets["train"] = full
     else:
         paths = {name: getattr(data, name) for name in SETS if getattr(data, name) is not None}
-        for name, path in paths.items():
-            if data.source == "letor":
-                n_feat = data.n_features
-                if n_feat is None and name != "train":
-                    n_feat = sets["train"].n_features  # align later files with the training file
-                sets[name] = _read_letor(cfg, path, key_of(name), n_feat)
-            else:
+        if data.source == "letor":
+            # one feature base and one feature count for all files of the run
+            keys_used = {name: key_of(name) for name in paths}
+            sets.update(_read_letor_files(paths, keys_used, data.n_features))
+        else:
+            for name, path in paths.items():
                 sets[name] = _read_tabular(cfg, path, key_of(name))
     train = sets["train"]
     if data.max_queries is not None and train.n_queries > data.max_queries:
