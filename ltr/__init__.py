@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "smooth": "ltr.composite",
     "RankingData": "ltr.datasets",
     "load_letor": "ltr.datasets",
+    "load_letor_files": "ltr.datasets",
     "from_frame": "ltr.datasets",
     "make_ranking": "ltr.synthetic",
     "read_table": "ltr.datasets",
@@ -82,7 +83,7 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
     from ltr.build import TrainSettings, build_training
     from ltr.compare import Comparison, compare
     from ltr.composite import composite_ndcg, ndcg_by_segment, smooth
-    from ltr.datasets import RankingData, from_frame, load_letor, read_table
+    from ltr.datasets import RankingData, from_frame, load_letor, load_letor_files, read_table
     from ltr.engines import RankingModel, train
     from ltr.estimator import GroupedRanker, LambdaMARTRanker
     from ltr.evaluation import EvaluationResult, evaluate
