@@ -132,6 +132,17 @@ def test_ranx_convention_equals_ranx_per_query(seed, max_docs, tie_levels):
             assert frame.loc[qid, name] == pytest.approx(value, abs=1e-12), (qid, name)
 
 
+def test_ranx_convention_with_a_relevance_level():
+    ranx = pytest.importorskip("ranx")
+    qrels, run = random_collection(5, max_docs=30, tie_levels=5)
+    rr = ranx.Run(run)
+    ranx.evaluate(ranx.Qrels(qrels), rr, [f"{n}-l2" for n in RANX], return_mean=False)
+    frame = evaluate(qrels, run, RANX, convention="ranx", relevance_level=2).to_frame()
+    for name in RANX:
+        for qid, value in rr.scores[f"{name}-l2"].items():
+            assert frame.loc[qid, name] == pytest.approx(value, abs=1e-12), (qid, name)
+
+
 # --------------------------------------------------------------------------- #
 # naive reference (ERR, hit rate, dcg)                                         #
 # --------------------------------------------------------------------------- #
