@@ -307,3 +307,14 @@ def test_a_query_whose_scores_are_all_minus_inf_is_evaluated_with_nothing_ranked
     res = evaluate({"q": {"a": 1}, "r": {"b": 1}}, {"q": {"a": -math.inf}, "r": {"b": 1.0}},
                    ["ndcg", "precision@1"])
     assert res.to_frame().loc["q"].tolist() == [0.0, 0.0] and res.missing_queries == []
+
+
+def test_long_fully_judged_queries_take_the_sorting_path_and_still_agree():
+    rng = np.random.default_rng(8)
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(150)} for i in range(3)}
+    run = {q: {d: float(rng.normal()) for d in docs} for q, docs in qrels.items()}
+    peer = _peer_trec(qrels, run)
+    frame = evaluate(qrels, run, list(TREC)).to_frame()
+    for qid, values in peer.items():
+        for ours, theirs in TREC.items():
+            assert frame.loc[qid, ours] == pytest.approx(values[theirs], abs=1e-12)

@@ -48,6 +48,7 @@ GAIN_EXP2_LEVEL = 2  # 2**rel - 1 if rel >= level else 0: ranx's ndcg_burges
 UNJUDGED = -np.inf
 
 _CHUNK = 64
+_COUNT_MAX = 64  # more active (judged) documents than this: rank by a full sort
 PARALLEL_MIN_ROWS = 200_000
 
 
@@ -562,11 +563,12 @@ def judged_metrics_fast(scores, run_offsets, run_rows, run_key, judged_offsets, 
     A document that is unjudged (or judged with relevance that is neither
     >= ``level`` nor positive) adds nothing to any metric, so the order among
     such documents is irrelevant.  Each query's "active" judged documents are
-    sorted by score and every ranked document's score is binary-searched
-    among them, which gives each active document's rank.  A query where an
-    active document's score equals another document's is flagged in
-    ``tied[q]`` and left for the tie-aware path (:func:`order_run` +
-    :func:`judged_metrics`).  Returns the number of flagged queries.
+    found through a per-query hash table of the judgments and ranked by
+    counting the documents scored above it.  A query where an active
+    document's score equals another document's, or with more than
+    ``_COUNT_MAX`` active documents, is flagged in ``tied[q]`` and left for the
+    sorting path (:func:`order_run` + :func:`judged_metrics`).  Returns the
+    number of flagged queries.
     """
     return _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key,
                         judged_row, judged_rel, ideal, run_strings[0], run_strings[1],
@@ -645,6 +647,10 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
                         as_b[na] = sc
                         ar_b[na] = rel
                         na += 1
+                if na > _COUNT_MAX:  # counting costs na * n: sort this query instead
+                    tied[q] = True
+                    flagged[b] += 1
+                    continue
                 m = _depth(codes, ks, n, num_rel)
                 for i in range(m):
                     rk[i] = UNJUDGED
