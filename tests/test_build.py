@@ -250,3 +250,33 @@ def test_run_folder_holds_per_query_values_whose_means_are_the_final_metrics(tmp
         np.testing.assert_array_equal(table["qid"].to_numpy(), qids)
         for key, value in run.final[name].items():
             assert table[key].mean() == pytest.approx(value, abs=1e-12, rel=0)
+
+
+def test_evaluation_metrics_matrix_reaches_metrics_json_and_per_query_files(tmp_path):
+    import pandas as pd
+
+    from ltr import rank_metrics
+
+    path = _config(tmp_path, "lightgbm", {"type": "native", "k": 5},
+                   evaluation={"eval_at": [10], "metrics": ["map@10", "mrr", "precision@5",
+                                                            "recall@10", "err@10", "hit_rate@3"]})
+    cfg = load_config(path)
+    run = train_run(cfg, out=tmp_path / "m")
+    sets = load_data(cfg)
+    test = sets["test"]
+    scores = RankingModel.load(run.run_dir / "model.json").predict(test.X)
+    expected = {
+        "map@10": rank_metrics.average_precision(test.y, scores, offsets=test.offsets, k=10,
+                                                 convention="lightgbm"),
+        "mrr": rank_metrics.reciprocal_rank(test.y, scores, offsets=test.offsets, k=None,
+                                            convention="lightgbm"),
+        "precision@5": rank_metrics.precision(test.y, scores, offsets=test.offsets, k=5,
+                                              convention="lightgbm"),
+    }
+    for key, value in expected.items():
+        assert run.final["test"][key] == pytest.approx(float(value), abs=1e-12, rel=0)
+    table = pd.read_csv(run.run_dir / "per_query_test.csv")
+    assert {"ndcg@10", "map@10", "mrr", "precision@5", "recall@10", "err@10",
+            "hit_rate@3"} <= set(table.columns)
+    with pytest.raises(Exception, match=r"evaluation.metrics\[0\]"):
+        load_config(path, ["evaluation.metrics=[mapp@10]"])

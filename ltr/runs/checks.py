@@ -81,6 +81,12 @@ def check_consistency(cfg: RunConfig, label: str | None) -> None:
             f"{where}data.synthetic.max_docs: must be >= mean_docs ({data.synthetic.mean_docs}), "
             f"got {data.synthetic.max_docs}"
         )
+    ranked = [m for m in cfg.evaluation.metrics if not m.startswith("ndcg")]
+    if ranked and cfg.evaluation.convention == "sklearn":
+        raise ConfigError(
+            f"{where}evaluation.metrics: {ranked[0]} is not defined under the sklearn convention "
+            "(it averages over tied orders); use lightgbm or xgboost, or drop it"
+        )
     if data.source == "synthetic":
         _check_synthetic_size(cfg, where)
         imp = cfg.importance

@@ -323,6 +323,26 @@ class EvaluationConfig(_Section):
     smoothing: float = Field(
         0.0, ge=0, description="per-segment smoothing strength (pseudo-queries)"
     )
+    metrics: list[str] = Field(
+        default_factory=list,
+        description="more metrics of the final model, e.g. [map@10, mrr@10, precision@5, "
+        "recall@20, err@10, hit_rate@10] (eval_at keeps meaning nDCG at those cut-offs)",
+    )
+
+    @model_validator(mode="after")
+    def _metric_names(self) -> EvaluationConfig:
+        from ltr.metric_names import RANK_SCORER_METRICS, parse_metric_name
+
+        seen: list[str] = []
+        for i, name in enumerate(self.metrics):
+            try:
+                parse_metric_name(name, metrics=RANK_SCORER_METRICS, k_optional=True)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"@metrics[{i}]: {exc}") from None
+            if name in seen:
+                raise ValueError(f"@metrics[{i}]: {name!r} is listed twice")
+            seen.append(name)
+        return self
 
     @model_validator(mode="after")
     def _positive_ks(self) -> EvaluationConfig:

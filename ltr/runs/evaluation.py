@@ -54,7 +54,30 @@ def set_metrics(
 
     ks = list(cfg.evaluation.eval_at if eval_at is None else eval_at)
     values = ndcg(ds.y, scores, offsets=ds.offsets, k=ks, **_ndcg_options(cfg))
-    return {format_metric_name("ndcg", k): float(values[k]) for k in ks}
+    out = {format_metric_name("ndcg", k): float(values[k]) for k in ks}
+    for name in cfg.evaluation.metrics:
+        out[name] = float(_extra_metric(cfg, name, ds, scores, reduce="mean"))
+    return out
+
+
+def _extra_metric(
+    cfg: RunConfig, name: str, ds: RankingData, scores: np.ndarray, *, reduce: str | None
+) -> Any:
+    """One ``evaluation.metrics`` entry (``map@10``, ``mrr``, ...) under the run's convention."""
+    from ltr import rank_metrics
+    from ltr.metric_names import RANK_SCORER_METRICS, parse_metric_name
+    from ltr.metrics import ndcg
+    from ltr.scoring import RANK_FUNCTIONS
+
+    parsed = parse_metric_name(name, metrics=RANK_SCORER_METRICS, k_optional=True)
+    fn: Any = ndcg if parsed.metric == "ndcg" else getattr(
+        rank_metrics, RANK_FUNCTIONS[parsed.metric]
+    )
+    try:
+        return fn(ds.y, scores, offsets=ds.offsets, k=parsed.k, reduce=reduce,
+                  **_ndcg_options(cfg))
+    except (TypeError, ValueError) as exc:
+        raise RunError(f"evaluation.metrics: {name}: {exc}") from exc
 
 
 def stage_metrics(model: Any, run_dir: Path) -> list[dict[str, Any]]:
@@ -102,6 +125,11 @@ def per_query_table(cfg: RunConfig, ds: RankingData, scores: np.ndarray) -> Any:
         columns["segment"] = np.asarray(ds.segments)[starts]
     for k in ks:
         columns[format_metric_name("ndcg", k)] = np.asarray(values[k], dtype=np.float64)
+    for name in cfg.evaluation.metrics:
+        if name not in columns:
+            columns[name] = np.asarray(
+                _extra_metric(cfg, name, ds, scores, reduce=None), dtype=np.float64
+            )
     if cfg.data.objectives:
         # the weighted sum of each objective's per-query nDCG (weights normalised to 1), the
         # per-query form of composite_ndcg's total
