@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from ltr.evaluation import CONVENTIONS as QRELS_CONVENTIONS
 from ltr.metric_names import CONVENTIONS as SCORER_CONVENTIONS
 from ltr.runs.commands import (
     RunResult,
@@ -133,13 +134,37 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "evaluate",
-        help="nDCG@k of a saved model on a data file",
-        description="Evaluate a model file or a finished run folder on a data file "
-        "(LETOR/LibSVM, CSV or parquet), or on the run's own valid/test sets.",
+        help="metrics of a saved model on a data file, or of a ranking against qrels",
+        description="With --model: nDCG@k (and the run's metric matrix) of a model file or a "
+        "finished run folder on a data file (LETOR/LibSVM, CSV or parquet), or on the run's own "
+        "valid/test sets.  With --qrels and --ranking: trec_eval-style evaluation of a TREC run "
+        "file against judgments (judged documents that were not retrieved count in the ideal "
+        "DCG), with --metrics such as ndcg@10 map mrr@10 precision@10 recall@100 err@10.",
+    )
+    p.add_argument("--model", metavar="PATH", help="model file or finished run folder")
+    p.add_argument("--qrels", metavar="FILE", help="TREC qrels file (qid 0 doc relevance)")
+    p.add_argument(
+        "--ranking", metavar="FILE", help="TREC run file (qid Q0 doc rank score tag) to evaluate"
     )
     p.add_argument(
-        "--model", required=True, metavar="PATH", help="model file or finished run folder"
+        "--metrics",
+        nargs="+",
+        metavar="M",
+        help="with --qrels: metric names (default: ndcg ndcg@10 map mrr precision@10 recall@100)",
     )
+    p.add_argument(
+        "--relevance-level",
+        type=float,
+        default=1,
+        help="with --qrels: least relevance a binary metric counts as relevant (trec_eval -l)",
+    )
+    p.add_argument(
+        "--complete",
+        action="store_true",
+        help="with --qrels: score queries missing from the ranking as 0 (trec_eval -c)",
+    )
+    p.add_argument("--out", metavar="FILE", help="with --qrels: write per-query values (.csv) "
+                   "or the whole result (.json)")
     p.add_argument(
         "--data", metavar="PATH", help="data file (default with a run folder: its valid/test sets)"
     )
@@ -159,8 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--convention",
-        choices=SCORER_CONVENTIONS,
-        help="nDCG convention (see ltr.metrics.ndcg)",
+        choices=SCORER_CONVENTIONS + QRELS_CONVENTIONS,
+        help="with --model: nDCG convention (lightgbm, xgboost, sklearn; default: the run's); "
+        "with --qrels: trec_eval (default) or ranx",
     )
     p.add_argument(
         "--n-features",
@@ -182,6 +208,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", required=True, metavar="PATH", help="LETOR/LibSVM, CSV or parquet")
     p.add_argument("--out", metavar="FILE", help="scores as CSV (.csv) or parquet (.parquet)")
     p.add_argument("--trec-run", metavar="FILE", help="scores as a TREC run file")
+    p.add_argument("--trec-qrels", metavar="FILE",
+                   help="the file's labels as TREC qrels with the same document ids")
     p.add_argument("--tag", default="ltr", help="run tag of the TREC run file (default: ltr)")
     p.add_argument(
         "--format",
@@ -327,6 +355,18 @@ def _dispatch(args: argparse.Namespace) -> int:
         _print_summary(result)
         return 0
     if cmd == "evaluate":
+        if args.qrels is not None or args.ranking is not None:
+            return _evaluate_ranking(args)
+        if args.model is None:
+            raise _UsageError(
+                "evaluate needs --model PATH, or --qrels FILE with --ranking FILE "
+                "(see: ltr evaluate --help)"
+            )
+        if args.convention in QRELS_CONVENTIONS:
+            raise _UsageError(
+                f"--convention {args.convention} applies to --qrels/--ranking; with --model use "
+                f"{', '.join(SCORER_CONVENTIONS)}"
+            )
         metrics = evaluate_model(
             args.model,
             args.data,
@@ -340,7 +380,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         _print_metrics(metrics, args.json)
         return 0
     if cmd == "predict":
-        if args.out is None and args.trec_run is None:
+        if args.out is None and args.trec_run is None and args.trec_qrels is None:
             raise _UsageError(
                 "predict needs --out FILE and/or --trec-run FILE (see: ltr predict --help)"
             )
@@ -349,6 +389,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             args.data,
             out=args.out,
             trec_run=args.trec_run,
+            trec_qrels=args.trec_qrels,
             fmt=args.fmt,
             label=args.label,
             qid=args.qid,
@@ -356,7 +397,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             n_features=args.n_features,
             tag=args.tag,
         )
-        written = " and ".join(str(p) for p in (args.out, args.trec_run) if p is not None)
+        files = (args.out, args.trec_run, args.trec_qrels)
+        written = ", ".join(str(p) for p in files if p is not None)
         print(f"scored {len(frame)} documents of {frame['qid'].nunique()} queries: {written}")
         return EXIT_OK
     if cmd == "importance":
@@ -457,6 +499,46 @@ def _dispatch(args: argparse.Namespace) -> int:
         "report or validate "
         "(see: ltr --help)"
     )
+
+
+def _evaluate_ranking(args: argparse.Namespace) -> int:
+    from ltr.evaluation import evaluate
+
+    if args.qrels is None or args.ranking is None:
+        raise _UsageError("--qrels and --ranking go together (see: ltr evaluate --help)")
+    if args.model is not None or args.data is not None:
+        raise _UsageError("--qrels/--ranking evaluate a ranking file; drop --model/--data")
+    if args.convention in SCORER_CONVENTIONS:
+        raise _UsageError(
+            f"--convention {args.convention} applies to --model; with --qrels use "
+            f"{', '.join(QRELS_CONVENTIONS)}"
+        )
+    metrics = args.metrics or ["ndcg", "ndcg@10", "map", "mrr", "precision@10", "recall@100"]
+    result = evaluate(
+        args.qrels,
+        args.ranking,
+        metrics,
+        convention=args.convention,
+        relevance_level=args.relevance_level,
+        missing="zero" if args.complete else "skip",
+    )
+    if args.out is not None:
+        if str(args.out).lower().endswith(".json"):
+            result.save(args.out)
+        else:
+            from ltr._io import write_atomic
+
+            write_atomic(args.out, result.to_frame().to_csv())
+    if args.json:
+        print(result.to_json())
+    else:
+        print(result.to_markdown())
+        if result.missing_queries:
+            shown = ", ".join(map(str, list(result.missing_queries)[:5]))
+            how = "scored 0" if args.complete else "left out (--complete scores them 0)"
+            print(f"{len(result.missing_queries)} judged queries not in the ranking, {how}: "
+                  f"{shown}{', ...' if len(result.missing_queries) > 5 else ''}")
+    return EXIT_OK
 
 
 def _print_summary(result: RunResult) -> None:

@@ -123,3 +123,44 @@ def test_monitor_with_the_shipped_config_and_bad_invocations(tmp_path, capsys):
     repo = Path(__file__).resolve().parents[1]
     rc, text = _run(["monitor", log, "-c", repo / "configs" / "monitor.yaml"], capsys)
     assert rc in (0, EXIT_ALERT), text
+
+
+def test_predict_writes_trec_files_that_evaluate_scores_like_pytrec_eval(
+    two_runs, tmp_path, capsys
+):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from ltr.trec import read_qrels, read_run
+
+    a, _ = two_runs
+    rows = [f"{(i * 7) % 3} qid:{i // 6} " + " ".join(f"{j}:{((i + 1) * j) % 11 / 11}"
+                                                      for j in range(1, 7)) for i in range(60)]
+    data = tmp_path / "test.letor"
+    data.write_text("\n".join(rows) + "\n")
+    run_file, qrels_file = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    rc, text = _run(["predict", a, "--data", data, "--trec-run", run_file,
+                     "--trec-qrels", qrels_file], capsys)
+    assert rc == 0, text
+    out = tmp_path / "per_query.csv"
+    rc, text = _run(["evaluate", "--qrels", qrels_file, "--ranking", run_file,
+                     "--metrics", "ndcg@10", "map", "P@5".replace("P@", "precision@"),
+                     "--out", out], capsys)
+    assert rc == 0 and "ndcg@10" in text, text
+    ours = pd.read_csv(out, index_col=0, dtype={0: str})
+    qrels = read_qrels(qrels_file)
+    run = read_run(run_file)
+    qd: dict = {}
+    for q, d, r in zip(qrels["qid"], qrels["doc_id"], qrels["relevance"]):
+        qd.setdefault(str(q), {})[str(d)] = int(r)
+    rd: dict = {}
+    for q, d, s in zip(run["qid"], run["doc_id"], run["score"]):
+        rd.setdefault(str(q), {})[str(d)] = float(s)
+    peer = pytrec_eval.RelevanceEvaluator(qd, {"ndcg_cut.10", "map", "P.5"}).evaluate(rd)
+    for q, row in ours.iterrows():
+        assert row["ndcg@10"] == pytest.approx(peer[str(q)]["ndcg_cut_10"], abs=1e-12)
+        assert row["map"] == pytest.approx(peer[str(q)]["map"], abs=1e-12)
+        assert row["precision@5"] == pytest.approx(peer[str(q)]["P_5"], abs=1e-12)
+    rc, text = _run(["evaluate", "--qrels", qrels_file], capsys)
+    assert rc == 2 and "--qrels and --ranking go together" in text
+    rc, text = _run(["evaluate", "--qrels", qrels_file, "--ranking", run_file,
+                     "--convention", "lightgbm"], capsys)
+    assert rc == 2 and "applies to --model" in text

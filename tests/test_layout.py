@@ -200,7 +200,10 @@ def test_convention_names_come_from_one_registry():
 
     evaluate = build_parser()._subparsers._group_actions[0].choices["evaluate"]
     conv = next(a for a in evaluate._actions if a.dest == "convention")
-    assert tuple(conv.choices) == tuple(NAMED)
+    from ltr.evaluation import CONVENTIONS as QRELS
+
+    assert tuple(conv.choices) == tuple(NAMED) + tuple(QRELS)
+    assert set(QRELS) <= set(CONVENTIONS)
     from ltr.engines import ENGINES
 
     assert set(ENGINES) <= set(CONVENTIONS)  # every engine's own convention exists

@@ -183,6 +183,7 @@ def predict_run(
     *,
     out: str | os.PathLike[str] | None = None,
     trec_run: str | os.PathLike[str] | None = None,
+    trec_qrels: str | os.PathLike[str] | None = None,
     fmt: str = "auto",
     label: str | None = None,
     qid: str | None = None,
@@ -202,6 +203,10 @@ def predict_run(
         Write the scores as CSV (``.csv``) or parquet (``.parquet``/``.pq``).
     trec_run : path-like, optional
         Write the scores as a TREC run file (``qid Q0 doc rank score tag``).
+    trec_qrels : path-like, optional
+        Write the file's labels as TREC qrels (``qid 0 doc relevance``) with the
+        same document ids, so ``ltr evaluate --qrels ... --ranking ...`` can
+        score the run.
     fmt, label, qid, n_features
         As in :func:`evaluate_model`.
     doc_id : str, optional
@@ -245,8 +250,14 @@ def predict_run(
             write_atomic(target, buf.getvalue())
         else:
             write_atomic(target, frame.to_csv(index=False))
+    # without a document-id column, both TREC files number each query's rows 0, 1, ...
+    trec_docs = None if doc_id is None else frame["doc_id"]
     if trec_run is not None:
         from ltr import trec
 
-        trec.write_run(trec_run, frame["qid"], frame["doc_id"], frame["score"], tag=tag)
+        trec.write_run(trec_run, frame["qid"], trec_docs, frame["score"], tag=tag)
+    if trec_qrels is not None:
+        from ltr import trec
+
+        trec.write_qrels(trec_qrels, frame["qid"], trec_docs, ds.y)
     return frame
