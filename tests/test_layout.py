@@ -49,6 +49,7 @@ LAYERS: dict[str, int] = {
     "ltr.rank_metrics": 2,
     "ltr.trec": 2,
     "ltr.evaluation": 2,
+    "ltr.recsys": 2,
     "ltr.engines": 3,
     "ltr._tree_changes": 3,
     "ltr.build": 3,
