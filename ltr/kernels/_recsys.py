@@ -29,6 +29,7 @@ NAN_SCORE = 1
 RELEVANT_EXCLUDED = 2
 
 _CHUNK = 16
+_BLOCK = 64
 PARALLEL_MIN_ROWS = 64
 
 
@@ -79,33 +80,28 @@ def _sift_up(heap_s, heap_i, pos):
     heap_i[pos] = i
 
 
-@njit(cache=True)
-def _top(row, mark, cap, heap_s, heap_i):
-    """Top ``cap`` non-excluded items of ``row`` into the heap, best first.
-
-    Returns ``(n_ranked, h, nan_item)``: the number of rankable items (not
-    excluded, score above ``-inf``), the number kept, and the first item with
-    a NaN score (-1: none).
-    """
-    n = 0
-    h = 0
+@njit(cache=True, fastmath={"reassoc"})
+def _row_sum(row):
+    """Sum of a row (vectorised): finite exactly when no score is NaN or infinite."""
+    acc = 0.0
     for j in range(row.shape[0]):
-        s = np.float64(row[j])
-        if np.isnan(s):
-            return n, 0, j
-        if mark[j] or s == -np.inf:
-            continue
-        n += 1
-        if h < cap:
-            heap_s[h] = s
-            heap_i[h] = j
-            _sift_up(heap_s, heap_i, h)
-            h += 1
-        elif s > heap_s[0]:  # a tie keeps the earlier (lower-index) item
-            heap_s[0] = s
-            heap_i[0] = j
-            _sift_down(heap_s, heap_i, 0, h)
-    # heapsort: the worst goes last, leaving the array best first
+        acc += np.float64(row[j])
+    return acc
+
+
+@njit(cache=True)
+def _count_above(seg, thr):
+    """Items of ``seg`` scored above ``thr`` (a vectorised loop)."""
+    hit = 0
+    for i in range(seg.shape[0]):
+        if np.float64(seg[i]) > thr:
+            hit += 1
+    return hit
+
+
+@njit(cache=True)
+def _heapsort(heap_s, heap_i, h):
+    """Sort the heap in place, best first (the worst goes last)."""
     for end in range(h - 1, 0, -1):
         ts = heap_s[0]
         ti = heap_i[0]
@@ -114,6 +110,55 @@ def _top(row, mark, cap, heap_s, heap_i):
         heap_s[end] = ts
         heap_i[end] = ti
         _sift_down(heap_s, heap_i, 0, end)
+
+
+@njit(cache=True)
+def _top(row, mark, n_excluded, cap, heap_s, heap_i):
+    """Top ``cap`` non-excluded items of ``row`` into the heap, best first.
+
+    Returns ``(n_ranked, h, nan_item)``: the number of rankable items (not
+    excluded, score above ``-inf``), the number kept, and the first item with
+    a NaN score (-1: none).  Items are visited by index ascending and a tie
+    never displaces a kept item, so ties break by item index ascending.
+    """
+    n_items = row.shape[0]
+    if not np.isfinite(_row_sum(row)):
+        # slow path: NaN (an error) or infinite scores (-inf: not ranked)
+        n = 0
+        for j in range(n_items):
+            s = np.float64(row[j])
+            if np.isnan(s):
+                return n, 0, j
+            if not mark[j] and s > -np.inf:
+                n += 1
+    else:
+        n = n_items - n_excluded
+    h = 0
+    j = 0
+    while h < cap and j < n_items:  # fill
+        s = np.float64(row[j])
+        if not mark[j] and s > -np.inf:
+            heap_s[h] = s
+            heap_i[h] = j
+            _sift_up(heap_s, heap_i, h)
+            h += 1
+        j += 1
+    if h > 0:
+        thr = heap_s[0]
+        # blocks of _BLOCK items: one branch-free (vectorised) test of the block against
+        # the threshold; most blocks hold no item that enters the heap
+        for b0 in range(j, n_items, _BLOCK):
+            b1 = min(n_items, b0 + _BLOCK)
+            if _count_above(row[b0:b1], thr) == 0:
+                continue
+            for jj in range(b0, b1):
+                s = np.float64(row[jj])
+                if s > thr and not mark[jj]:
+                    heap_s[0] = s
+                    heap_i[0] = jj
+                    _sift_down(heap_s, heap_i, 0, h)
+                    thr = heap_s[0]
+    _heapsort(heap_s, heap_i, h)
     return n, h, -1
 
 
@@ -151,7 +196,8 @@ def _block(b, n_blocks, scores, row0, rel_indptr, rel_indices, rel_data, ex_indp
                 for i in range(nj):
                     ideal[i] = -ideal[i]
                 cap = min(cap_max, _depth(codes, ks, n_items, num_rel))
-                n, h, nan_at = _top(scores[r], mark, cap, heap_s, heap_i)
+                n, h, nan_at = _top(scores[r], mark, ex_indptr[u + 1] - ex_indptr[u], cap,
+                                     heap_s, heap_i)
                 if nan_at >= 0:
                     err_kind[u] = NAN_SCORE
                     err_item[u] = nan_at
