@@ -56,7 +56,7 @@ def _frames(scores, rel, exclude):
 def test_equals_qrels_run_evaluation(seed, dtype):
     scores, rel, exclude = _data(seed)
     scores = scores.astype(dtype)
-    res = evaluate(scores, rel, METRICS, exclude=exclude, batch_size=16)
+    res = evaluate(scores, rel, METRICS, exclude=exclude, batch_size=50)  # parallel + serial
     qrels, run = _frames(scores.astype(np.float64), rel, exclude)
     ref = ltr.evaluate(qrels, run, METRICS).to_frame()
     got = res.to_frame()
@@ -74,6 +74,18 @@ def test_equals_qrels_run_evaluation(seed, dtype):
     for m in METRICS:
         assert res.mean[m] == pytest.approx(float(ref.loc[common, m].mean()), abs=1e-12)
     assert res.n_queries == int(has_rel.sum())
+
+
+def test_infinite_scores_equal_qrels_run_evaluation():
+    # -inf: not ranked (as in a run); +inf ranks first, ties by item index
+    scores, rel, exclude = _data(2)
+    rng = np.random.default_rng(2)
+    scores[rng.random(scores.shape) < 0.1] = -np.inf
+    scores[rng.random(scores.shape) < 0.05] = np.inf
+    qrels, run = _frames(scores, rel, exclude)
+    got = evaluate(scores, rel, METRICS, exclude=exclude).to_frame().dropna()
+    ref = ltr.evaluate(qrels, run[run.score > -np.inf], METRICS).to_frame()
+    np.testing.assert_allclose(got.to_numpy(), ref.loc[got.index].to_numpy(), rtol=0, atol=1e-12)
 
 
 def test_ranx_convention_and_level_on_tie_free_scores():
