@@ -69,6 +69,16 @@ class RecsysResult(EvaluationResult):
         """Student-t interval of each mean over the evaluated users (see the base class)."""
         return self._evaluated().confidence_interval(level)
 
+    def to_markdown(self, digits: int = 4) -> str:
+        """Return a markdown table: metric, mean, 95 % interval, number of users averaged."""
+        text = EvaluationResult(self.per_query.dropna(how="all"), self.metrics, [],
+                                self.convention, self.relevance_level,
+                                self.missing).to_markdown(digits)
+        if self.missing_queries:
+            how = "left out" if self.missing == "skip" else "given the `empty` value"
+            text += f"\n{self.n_empty} users without a relevant item ({how}).\n"
+        return text
+
 
 def _csr(matrix: Any, name: str, shape: tuple[int, int]) -> sp.csr_matrix:
     if not sp.issparse(matrix):

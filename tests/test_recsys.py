@@ -132,6 +132,7 @@ def test_empty_users_filled_with_a_number():
     assert res.n_queries == scores.shape[0]
     skip = evaluate(scores, rel, ["recall@20"], exclude=exclude)
     assert math.isfinite(skip.ci["recall@20"][0])
+    assert f"{skip.n_empty} users without a relevant item (left out)" in skip.to_markdown()
 
 
 def test_tie_break_by_item_index():
