@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from collections.abc import Sequence
@@ -13,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ltr._compat import import_matplotlib_figure
-from ltr._io import to_jsonable, write_atomic
+from ltr._io import to_jsonable, write_atomic, write_png
 from ltr._validation import check_int
 
 
@@ -357,9 +356,7 @@ class PermutationImportance:
         )
         fig.tight_layout()
         if path is not None:
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=110)
-            write_atomic(path, buf.getvalue())
+            write_png(fig, path)
         return fig
 
     def to_markdown(self, *, include_plot: str | Path | None = None, top: int | None = None) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["digest_arrays", "to_jsonable", "write_atomic"]
+__all__ = ["digest_arrays", "to_jsonable", "write_atomic", "write_png"]
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
@@ -57,6 +57,30 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
             raise _named(exc, path) from exc
         raise
     return path
+
+
+def write_png(fig: Any, path: str | os.PathLike[str], *, dpi: int = 110) -> Path:
+    """Write a matplotlib figure as PNG through :func:`write_atomic` (the one plot writer).
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A laid-out figure.
+    path : path-like
+        Target file.
+    dpi : int, default=110
+        Resolution.
+
+    Returns
+    -------
+    Path
+        *path*.
+    """
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    return write_atomic(path, buf.getvalue())
 
 
 def _named(exc: OSError, path: Path) -> OSError:

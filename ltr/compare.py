@@ -24,7 +24,6 @@ would.
 from __future__ import annotations
 
 import html
-import io
 import math
 import os
 from collections.abc import Sequence
@@ -36,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ltr._compat import import_matplotlib_figure
-from ltr._io import to_jsonable, write_atomic
+from ltr._io import to_jsonable, write_atomic, write_png
 from ltr._validation import check_int, check_real, short_repr
 
 __all__ = ["Comparison", "compare", "holm", "per_query_frame", "read_per_query"]
@@ -317,9 +316,7 @@ class Comparison:
         ax.set_xlabel(f"delta = {self.name_b} - {self.name_a} ({1 - self.alpha:.0%} bootstrap CI)")
         fig.tight_layout()
         if path is not None:
-            buf = io.BytesIO()
-            fig.savefig(buf, format="png", dpi=110)
-            write_atomic(path, buf.getvalue())
+            write_png(fig, path)
         return fig
 
     def save(self, directory: str | os.PathLike[str]) -> dict[str, Path]:

@@ -15,7 +15,6 @@ log is taken as complete: every window is final.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -27,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ltr._compat import import_matplotlib_figure, import_yaml
-from ltr._io import to_jsonable, write_atomic
+from ltr._io import to_jsonable, write_atomic, write_png
 from ltr.monitoring import ALERT_COLUMNS, Monitor, parse_monitor_config
 from ltr.runs.config import _strict_loader
 from ltr.runs.errors import ConfigError
@@ -220,8 +219,6 @@ def _write(result: MonitorResult, out: Path) -> dict[str, Path]:
         ax.legend(fontsize=7)
         fig.autofmt_xdate()
         fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100)
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(metric)) + ".png"
-        files[f"plot:{metric}"] = write_atomic(out / name, buf.getvalue())
+        files[f"plot:{metric}"] = write_png(fig, out / name, dpi=100)
     return files

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ltr._compat import import_matplotlib_pyplot, import_yaml
-from ltr._io import write_atomic
+from ltr._io import write_atomic, write_png
 from ltr.metric_names import format_metric_name
 
 __all__ = [
@@ -37,9 +36,7 @@ __all__ = [
 def _save_png(fig: Any, path: str | os.PathLike[str]) -> Path:
     """Lay out *fig* and write it as PNG through :func:`write_atomic`."""
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return write_atomic(path, buf.getvalue())
+    return write_png(fig, path, dpi=100)
 
 
 # --------------------------------------------------------------------------- plots
