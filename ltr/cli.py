@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -565,8 +566,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     parser = build_parser()
-    with _sigterm_as_interrupt():
+    with _sigterm_as_interrupt(), warnings.catch_warnings():
+        if not debug:
+            warnings.showwarning = _one_line_warning
         return _main(parser, argv, debug)
+
+
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    """Show a library warning as one line, ``ltr: warning: ...`` (no source line)."""
+    print(f"ltr: warning: {_one_line(Exception(str(message)))}", file=sys.stderr)
 
 
 def console_main() -> int:

@@ -84,6 +84,18 @@ def read_per_query(path: str | os.PathLike[str], split: str = "test") -> pd.Data
     frame = pd.read_csv(p, dtype={"qid": str, "segment": str})
     if "qid" not in frame.columns:
         raise ValueError(f"{str(p)!r}: no column 'qid' (columns: {list(frame.columns)!r})")
+    # a per-query file written by ltr holds these metrics in [0, 1]: anything else is damage
+    for column in frame.columns:
+        if not _bounded_metric(str(column)):
+            continue
+        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+        out = (values < 0) | (values > 1)
+        if out.any():
+            row = int(np.flatnonzero(out)[0])
+            raise ValueError(
+                f"{str(p)!r}: {column!r} must lie in [0, 1] per query; query "
+                f"{frame['qid'].iloc[row]!r} (line {row + 2}) has {values[row]!r}"
+            )
     return frame.set_index("qid")
 
 
@@ -129,8 +141,31 @@ def per_query_frame(values: Any, name: str = "value") -> pd.DataFrame:
     if frame.index.has_duplicates:
         dup = frame.index[frame.index.duplicated()][0]
         raise ValueError(f"{name}: query id {dup!r} appears more than once")
-    keep = [c for c in frame.columns if c == "segment" or pd.api.types.is_numeric_dtype(frame[c])]
-    return frame[keep]
+    if len(frame) == 0:
+        raise ValueError(f"{name}: holds no queries (an empty per-query table)")
+    for column in frame.columns:
+        if column == "segment":
+            continue
+        col = frame[column]
+        if not pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col):
+            bad = pd.to_numeric(col, errors="coerce").isna() & col.notna()
+            first = col.index[bad.to_numpy()][0] if bad.any() else col.index[0]
+            raise ValueError(
+                f"{name}: column {column!r} must hold numbers per query; query {first!r} has "
+                f"{col.loc[first]!r}"
+            )
+        values = col.to_numpy(dtype=float)
+        if np.isinf(values).any():
+            first = col.index[np.flatnonzero(np.isinf(values))[0]]
+            raise ValueError(f"{name}: {column!r} of query {first!r} is infinite")
+    return frame
+
+
+def _bounded_metric(column: str) -> bool:
+    """Whether a per-query metric column lies in [0, 1] (nDCG, MAP, MRR, precision, ...)."""
+    head = column.split("@", 1)[0].split(":", 1)[0].lower()
+    return head in {"ndcg", "composite_ndcg", "map", "mrr", "precision", "recall",
+                    "r-precision", "hit_rate", "err", "ap", "rr"}
 
 
 def holm(p_values: Any) -> np.ndarray:
@@ -469,8 +504,9 @@ def compare(
         raise ValueError(
             f"the query sets differ: b lacks {len(only_a)} of a's queries "
             f"(e.g. {list(only_a[:3])!r}) and a lacks {len(only_b)} of b's "
-            f"(e.g. {list(only_b[:3])!r}); pass align='intersect' to use the "
-            f"{len(fa.index.intersection(fb.index))} queries both have"
+            f"(e.g. {list(only_b[:3])!r}); compare on the "
+            f"{len(fa.index.intersection(fb.index))} queries both have with align='intersect' "
+            "(ltr compare --intersect)"
         )
     common = fa.index.intersection(fb.index, sort=False)
     if len(common) == 0:

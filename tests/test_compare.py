@@ -152,7 +152,7 @@ def test_run_folders_and_report_files(tmp_path):
     for name, f in (("ra", a), ("rb", b)):
         d = tmp_path / name
         d.mkdir()
-        out = f.rename_axis("qid").reset_index()
+        out = f.clip(0.0, 1.0).rename_axis("qid").reset_index()  # per-query files hold [0, 1]
         out.insert(1, "segment", ["x" if i % 2 else "y" for i in range(40)])
         out.to_csv(d / "per_query_test.csv", index=False)
     assert list(read_per_query(tmp_path / "ra").columns) == ["segment", "ndcg@10", "map"]

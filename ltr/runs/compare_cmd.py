@@ -65,6 +65,7 @@ class CompareResult:
                                                       if r.too_few_queries else "")
             out.append(f"{r.metric:<12} {r.segment:<16} n={r.n:<6} delta={r.delta:+.4f} "
                        f"CI=[{r.ci_low:+.4f}, {r.ci_high:+.4f}] p_adj={r.p_adjusted:.4g}{flag}")
+        out += [f"note: {note}" for note in self.comparison.notes]
         return out
 
 

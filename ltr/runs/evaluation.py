@@ -249,9 +249,18 @@ def write_curves(
 
 
 def importance_set(cfg: RunConfig, sets: Mapping[str, RankingData]) -> str:
-    """Name of the set permutation importance runs on (``importance.evaluate_on`` if present)."""
+    """Return the set importance runs on: ``importance.evaluate_on``, which must exist."""
     on = cfg.importance.evaluate_on
-    return on if on in sets else next(n for n in ("test", "valid", "train") if n in sets)
+    if on not in sets:
+        other = next((n for n in ("test", "valid") if n in sets), None)
+        fix = f"set importance.evaluate_on: {other}" if other else (
+            "give the run a held-out set (data.split.test > 0 or data.test)"
+        )
+        raise RunError(
+            f"importance.evaluate_on: {on!r}, but the run has no {on} set; {fix} "
+            "(importance on the training data would reward over-fitting)"
+        )
+    return on
 
 
 def importance_features(cfg: RunConfig, ds: RankingData) -> dict[str, list[str]] | None:
