@@ -64,6 +64,9 @@ CONFIG_CASES = [
     ("negative-learning-rate", {}, ["model.learning_rate=-0.1"],
      "model.learning_rate: must be > 0"),
     ("unknown-engine", {}, ["model.engine=catboost"], "model.engine"),
+    ("infinite-learning-rate", {}, ["model.learning_rate=.inf"],
+     "model.learning_rate: must be a finite number, got inf"),
+    ("nan-sigma", {}, ["objective.sigma=.nan"], "objective.sigma: must be a finite number"),
     ("steps-k-zero", {}, ["objective.schedule.steps=[{k: 0, rounds: 2}]"],
      "objective.schedule.steps[0].k: must be >= 1, got 0"),
     ("rounds-disagree-with-schedule", {}, [
@@ -190,6 +193,7 @@ def finished(tmp_path_factory):
 
 def test_evaluate_and_report_name_the_option_and_the_fix(tmp_path, finished, capsys):
     missing = tmp_path / "nope.txt"
+    empty = _write(tmp_path, "empty.csv", "")
     cases = [
         (["evaluate", "--model", tmp_path / "nope.json", "--data", missing],
          "--model: file not found"),
@@ -198,6 +202,10 @@ def test_evaluate_and_report_name_the_option_and_the_fix(tmp_path, finished, cap
         (["evaluate", "--model", finished, "--data", finished / "config.yaml",
           "--n-features", "0"], "--n-features must be >= 1, got 0"),
         (["report", tmp_path], "is not a run folder (no config.yaml)"),
+        (["evaluate", "--model", finished / "model.lightgbm.txt", "--data", missing],
+         "is an engine's own model file (for serving without ltr); give the run folder"),
+        (["monitor", empty, "--metric", "ndcg@10", "--window", "1h", "--min", "0.5"],
+         "empty.csv': cannot be read as a table"),
         (["train", "--resume", tmp_path / "nothing"], "--resume: run folder not found"),
         (["importance", finished, "--set", "model.rounds=4"],
          "only importance.* can be changed"),

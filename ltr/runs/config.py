@@ -118,7 +118,10 @@ class ObjectiveColumnConfig(_Section):
     )
     grades: Any = Field(None, description="preset name or grade-mapping dict (ltr.relevance)")
     weight: float = Field(
-        ..., gt=0, description="weight in the composite nDCG and composite objective"
+        ...,
+        gt=0,
+        allow_inf_nan=False,
+        description="weight in the composite nDCG and composite objective",
     )
 
     @field_validator("grades")
@@ -219,7 +222,7 @@ class ModelConfig(_Section):
         le=_MAX_INT,
         description="boosting rounds (default 100; a steps/linear schedule defines its own)",
     )
-    learning_rate: float = Field(0.1, gt=0)
+    learning_rate: float = Field(0.1, gt=0, allow_inf_nan=False)
     num_leaves: int = Field(31, ge=2, le=_MAX_INT)
     max_depth: int = Field(
         -1,
@@ -281,7 +284,7 @@ class SamplingConfig(_Section):
     """Top-k weighted pair sampling (``ltr.sampling.TopKPairSampling``)."""
 
     top: int = Field(20, ge=1, le=_MAX_INT)
-    head_weight: float = Field(2.0, ge=1)
+    head_weight: float = Field(2.0, ge=1, allow_inf_nan=False)
     pairs_per_doc: int | None = Field(None, ge=1, le=_MAX_INT)
 
 
@@ -294,7 +297,7 @@ class ObjectiveConfig(_Section):
     )
     k: int = Field(10, ge=1, le=_MAX_INT, description="truncation k when no schedule is given")
     schedule: ScheduleConfig | None = None
-    sigma: float = Field(1.0, gt=0)
+    sigma: float = Field(1.0, gt=0, allow_inf_nan=False)
     sigmoid: Literal["exact", "lightgbm"] = "exact"
     sampling: SamplingConfig | None = None
     composite: bool = Field(
@@ -321,7 +324,10 @@ class EvaluationConfig(_Section):
     )
     per_segment: bool = False
     smoothing: float = Field(
-        0.0, ge=0, description="per-segment smoothing strength (pseudo-queries)"
+        0.0,
+        ge=0,
+        allow_inf_nan=False,
+        description="per-segment smoothing strength (pseudo-queries)",
     )
     metrics: list[str] = Field(
         default_factory=list,
@@ -515,7 +521,9 @@ def _describe(error: Mapping[str, Any]) -> str:
         return f"must be one of {ctx.get('expected', '?')}, got {got(value)}"
     if kind in ("int_type", "int_parsing", "int_from_float"):
         return f"must be an integer, got {got(value)}"
-    if kind in ("float_type", "float_parsing", "finite_number"):
+    if kind == "finite_number":
+        return f"must be a finite number, got {got(value)}"
+    if kind in ("float_type", "float_parsing"):
         return f"must be a number, got {got(value)}"
     if kind in ("bool_type", "bool_parsing"):
         return f"must be true or false, got {got(value)}"

@@ -94,9 +94,15 @@ def _read_log(log: Any) -> pd.DataFrame:
     p = Path(log)
     if not p.is_file():
         raise FileNotFoundError(f"log file not found: {str(log)!r}")
-    if p.suffix.lower() in (".parquet", ".pq"):
-        return pd.read_parquet(p)
-    return pd.read_csv(p)
+    try:
+        if p.suffix.lower() in (".parquet", ".pq"):
+            return pd.read_parquet(p)
+        return pd.read_csv(p)
+    except (ValueError, OSError) as exc:  # pandas' EmptyDataError and parser errors too
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(
+            f"log {str(p)!r}: cannot be read as a table of impressions: {first}"
+        ) from exc
 
 
 def monitor_log(
