@@ -8,6 +8,7 @@ live in their own module.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -424,3 +425,19 @@ def test_letor_files_of_one_run_share_the_feature_base_and_count(tmp_path: Path)
     explicit = load_letor_files([tmp_path / "te.txt"], zero_based=True, n_features=4)
     assert explicit[0].X.shape == (1, 4)
 
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("1 qid:1 1:0.5 2:inf\n0 qid:1 1:0.2 2:0.1\n", "line 1: a feature value is inf"),
+        ("# comment\n1 qid:1 1:0.5 2:1\n-2 qid:1 1:0.2 2:0.1\n", "line 3: the label is -2.0"),
+    ],
+    ids=["inf-feature", "negative-label"],
+)
+def test_letor_values_that_cannot_be_used_name_the_file_line(tmp_path, text, fragment):
+    path = tmp_path / "bad.letor"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=re.escape(fragment)) as info:
+        load_letor(path)
+    assert "bad.letor" in str(info.value)

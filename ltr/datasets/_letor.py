@@ -239,9 +239,24 @@ def _to_ranking_data(
             )
         qid = qid_from_offsets(_read_query_file(auto, n_rows, data_path))
 
+    line_of = _LineOf(data_path)
+    bad = np.flatnonzero(np.isinf(p.sparse.data))  # NaN is a missing value; inf is an error
+    if bad.size:
+        row = p.row_of_entry(int(bad[0]))
+        raise ValueError(
+            f"{str(data_path)!r} line {line_of(row)}: a feature value is "
+            f"{float(p.sparse.data[bad[0]])!r}; features may be missing (nan) but not infinite"
+        )
+    bad_y = np.flatnonzero(~np.isfinite(p.y) | (p.y < 0))
+    if bad_y.size:
+        row = int(bad_y[0])
+        raise ValueError(
+            f"{str(data_path)!r} line {line_of(row)}: the label is {float(p.y[row])!r}; "
+            "relevance labels must be finite and >= 0"
+        )
     groups = resolve_groups(
         n_rows, qid=qid, sort=sort, sort_hint=SORT_HINT, source=repr(str(data_path)),
-        line_of=_LineOf(data_path),
+        line_of=line_of,
     )
     y = p.y
     if groups.order is not None:
