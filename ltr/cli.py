@@ -41,7 +41,7 @@ from ltr.runs.commands import (
     validate,
 )
 from ltr.runs.config import ConfigError, RunError, RunInterrupted, dump_config, load_config
-from ltr.runs.evaluate_cmd import evaluate_model, predict_run
+from ltr.runs.evaluate_cmd import evaluate_model, evaluate_ranking, predict_run
 
 __all__ = [
     "EXIT_ALERT",
@@ -503,8 +503,6 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _evaluate_ranking(args: argparse.Namespace) -> int:
-    from ltr.evaluation import evaluate
-
     if args.qrels is None or args.ranking is None:
         raise _UsageError("--qrels and --ranking go together (see: ltr evaluate --help)")
     if args.model is not None or args.data is not None:
@@ -514,22 +512,15 @@ def _evaluate_ranking(args: argparse.Namespace) -> int:
             f"--convention {args.convention} applies to --model; with --qrels use "
             f"{', '.join(QRELS_CONVENTIONS)}"
         )
-    metrics = args.metrics or ["ndcg", "ndcg@10", "map", "mrr", "precision@10", "recall@100"]
-    result = evaluate(
+    result = evaluate_ranking(
         args.qrels,
         args.ranking,
-        metrics,
+        args.metrics,
         convention=args.convention,
         relevance_level=args.relevance_level,
-        missing="zero" if args.complete else "skip",
+        complete=args.complete,
+        out=args.out,
     )
-    if args.out is not None:
-        if str(args.out).lower().endswith(".json"):
-            result.save(args.out)
-        else:
-            from ltr._io import write_atomic
-
-            write_atomic(args.out, result.to_frame().to_csv())
     if args.json:
         print(result.to_json())
     else:

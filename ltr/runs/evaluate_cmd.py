@@ -25,7 +25,10 @@ from ltr.runs.folder import check_same_data, load_run_config, load_run_model, pr
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
 
-__all__ = ["evaluate_model", "predict_run"]
+__all__ = ["DEFAULT_RANKING_METRICS", "evaluate_model", "evaluate_ranking", "predict_run"]
+
+#: What ``ltr evaluate --qrels ... --ranking ...`` reports without ``--metrics``.
+DEFAULT_RANKING_METRICS = ("ndcg", "ndcg@10", "map", "mrr", "precision@10", "recall@100")
 
 _TABULAR = {
     ".csv": "csv",
@@ -261,3 +264,53 @@ def predict_run(
 
         trec.write_qrels(trec_qrels, frame["qid"], trec_docs, ds.y)
     return frame
+
+
+def evaluate_ranking(
+    qrels: str | os.PathLike[str],
+    ranking: str | os.PathLike[str],
+    metrics: Sequence[str] | None = None,
+    *,
+    convention: str | None = None,
+    relevance_level: float = 1,
+    complete: bool = False,
+    out: str | os.PathLike[str] | None = None,
+) -> Any:
+    """Evaluate a TREC run file against a TREC qrels file (``ltr evaluate --qrels --ranking``).
+
+    Parameters
+    ----------
+    qrels, ranking : path-like
+        TREC qrels and run files.
+    metrics : sequence of str, optional
+        Metric names (default :data:`DEFAULT_RANKING_METRICS`).
+    convention : {None, "trec_eval", "ranx"}
+        As in :func:`ltr.evaluate`.
+    relevance_level : float, default=1
+        Least relevance a binary metric counts as relevant (trec_eval ``-l``).
+    complete : bool, default=False
+        Score judged queries missing from the ranking as 0 (trec_eval ``-c``).
+    out : path-like, optional
+        Write the per-query values (``.csv``) or the whole result (``.json``).
+
+    Returns
+    -------
+    ltr.evaluation.EvaluationResult
+    """
+    from ltr._io import write_atomic
+    from ltr.evaluation import evaluate
+
+    result = evaluate(
+        qrels,
+        ranking,
+        list(metrics or DEFAULT_RANKING_METRICS),
+        convention=convention,
+        relevance_level=relevance_level,
+        missing="zero" if complete else "skip",
+    )
+    if out is not None:
+        if str(out).lower().endswith(".json"):
+            result.save(out)
+        else:
+            write_atomic(out, result.to_frame().to_csv())
+    return result
