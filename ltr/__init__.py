@@ -59,8 +59,8 @@ _EXPORTS: dict[str, str] = {
     "get_scorer": "ltr.scoring",
     "get_scorer_names": "ltr.scoring",
     "parse_metric_name": "ltr.metric_names",
-    "compare": "ltr.compare",
-    "Comparison": "ltr.compare",
+    "compare": "ltr.comparison",
+    "Comparison": "ltr.comparison",
     "Monitor": "ltr.monitoring",
     "Rule": "ltr.monitoring",
     "evaluate": "ltr.evaluation",
@@ -81,7 +81,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy names
     from ltr.build import TrainSettings, build_training
-    from ltr.compare import Comparison, compare
+    from ltr.comparison import Comparison, compare
     from ltr.composite import composite_ndcg, ndcg_by_segment, smooth
     from ltr.datasets import RankingData, from_frame, load_letor, load_letor_files, read_table
     from ltr.engines import RankingModel, train

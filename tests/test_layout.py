@@ -44,7 +44,7 @@ LAYERS: dict[str, int] = {
     "ltr.objectives": 2,
     "ltr.sampling": 2,
     "ltr.schedules": 2,
-    "ltr.compare": 2,
+    "ltr.comparison": 2,
     "ltr.monitoring": 2,
     "ltr.rank_metrics": 2,
     "ltr.trec": 2,

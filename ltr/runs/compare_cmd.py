@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from ltr._io import to_jsonable, write_atomic
-from ltr.compare import TESTS, Comparison, compare, read_per_query
+from ltr.comparison import TESTS, Comparison, compare, read_per_query
 
 __all__ = ["CompareResult", "compare_runs"]
 
@@ -65,7 +65,11 @@ class CompareResult:
                                                       if r.too_few_queries else "")
             out.append(f"{r.metric:<12} {r.segment:<16} n={r.n:<6} delta={r.delta:+.4f} "
                        f"CI=[{r.ci_low:+.4f}, {r.ci_high:+.4f}] p_adj={r.p_adjusted:.4g}{flag}")
-        out += [f"note: {note}" for note in self.comparison.notes]
+        c = self.comparison
+        if c.n_only_a or c.n_only_b:
+            out.append(f"note: compared on the queries both runs have; left out {c.n_only_a} "
+                       f"only in A and {c.n_only_b} only in B")
+        out += [f"note: {note}" for note in c.notes]
         return out
 
 
@@ -90,13 +94,13 @@ def compare_runs(
     ----------
     run_a, run_b : path-like or per-query values
         Baseline and candidate: run folders (``per_query_<split>.csv``, format in
-        the module docstring), CSV files, or anything :func:`ltr.compare.compare` takes.
+        the module docstring), CSV files, or anything :func:`ltr.comparison.compare` takes.
     split : {'test', 'valid'}, default='test'
     segments : path-like or pandas.Series, optional
         A CSV with columns ``qid, segment``, or a Series qid -> segment;
         default: the runs' own ``segment`` column.
     tests, n_resamples, alpha, random_state, min_queries, align, metrics
-        As in :func:`ltr.compare.compare` (``random_state`` defaults to 0 here so
+        As in :func:`ltr.comparison.compare` (``random_state`` defaults to 0 here so
         that a command is reproducible).
     out : path-like, optional
         Folder for ``report.md``, ``report.html``, ``forest.png``,
