@@ -432,8 +432,12 @@ def test_letor_files_of_one_run_share_the_feature_base_and_count(tmp_path: Path)
     [
         ("1 qid:1 1:0.5 2:inf\n0 qid:1 1:0.2 2:0.1\n", "line 1: a feature value is inf"),
         ("# comment\n1 qid:1 1:0.5 2:1\n-2 qid:1 1:0.2 2:0.1\n", "line 3: the label is -2.0"),
+        ("1 qid:1 1:0.5 99999999999999:1\n0 qid:1 1:0.2\n",
+         "line 1: token '99999999999999:1': feature index 99999999999999 is beyond"),
+        ("0 qid:1 1:0.5\n1 qid:99999999999999999999999 1:0.5\n",
+         "line 2: token 'qid:99999999999999999999999': qid does not fit in 64 bits"),
     ],
-    ids=["inf-feature", "negative-label"],
+    ids=["inf-feature", "negative-label", "huge-index", "huge-qid"],
 )
 def test_letor_values_that_cannot_be_used_name_the_file_line(tmp_path, text, fragment):
     path = tmp_path / "bad.letor"

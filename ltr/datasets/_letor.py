@@ -96,9 +96,11 @@ def _bad_token(path: Path) -> str | None:
                     return f"line {number}: token {token!r} is not '<index>:<value>'"
                 if key == "qid":
                     try:
-                        int(value)
+                        qid_value = int(value)
                     except ValueError:
                         return f"line {number}: token {token!r}: qid must be an integer"
+                    if not -(2**63) <= qid_value < 2**63:
+                        return f"line {number}: token {token!r}: qid does not fit in 64 bits"
                     continue
                 try:
                     index = int(key)
@@ -108,6 +110,11 @@ def _bad_token(path: Path) -> str | None:
                     )
                 if index < 0:
                     return f"line {number}: token {token!r}: feature index must be >= 0"
+                if index >= 2**31 - 1:
+                    return (
+                        f"line {number}: token {token!r}: feature index {index} is beyond "
+                        "what a feature matrix can hold (2**31 - 2 at most)"
+                    )
                 try:
                     float(value)
                 except ValueError:
