@@ -407,7 +407,7 @@ def check_objective_weights(weights: Any, name: str = "objectives") -> dict[str,
             raise ValueError(f"{name}[{key!r}] must be a finite weight >= 0, got {w!r}")
         out[key] = float(w)
     if sum(out.values()) <= 0:
-        raise ValueError(f"{name} weights must not all be 0, got {dict(weights)!r}")
+        raise ValueError(f"{name} weights must not all be zero, got {dict(weights)!r}")
     return out
 
 

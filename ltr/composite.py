@@ -14,7 +14,14 @@ import numpy as np
 import pandas as pd
 
 from ltr._gains import GainSpec
-from ltr._validation import check_1d_float, check_finite, check_offsets, check_real, short_repr
+from ltr._validation import (
+    check_1d_float,
+    check_finite,
+    check_objective_weights,
+    check_offsets,
+    check_real,
+    short_repr,
+)
 from ltr.groups import resolve_groups
 from ltr.metrics import ndcg
 
@@ -50,21 +57,19 @@ class CompositeNDCG:
 
 
 def _check_objective_weights(weights: Any, names: Sequence[str]) -> dict[str, float]:
+    """Check weights with the one rule, each naming a label column; normalise to sum to 1."""
     if not isinstance(weights, Mapping) or len(weights) == 0:
         raise TypeError(
             f"weights must be a non-empty mapping objective -> weight, got {short_repr(weights)}"
         )
-    out: dict[str, float] = {}
-    for name, w in weights.items():
+    for name in weights:
         if name not in names:
             raise ValueError(
                 f"weights names objective {name!r} but labels has no such column "
                 f"(available: {sorted(names)})"
             )
-        out[name] = check_real(w, f"weights[{name!r}]", minimum=0.0)
+    out = check_objective_weights(weights, "weights")
     total = sum(out.values())
-    if total <= 0:
-        raise ValueError(f"weights must not all be zero, got {dict(weights)!r}")
     return {name: w / total for name, w in out.items()}
 
 

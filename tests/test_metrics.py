@@ -256,7 +256,7 @@ def test_composite_ndcg_is_the_weighted_sum_of_each_objective():
 
 def test_composite_ndcg_rejects_bad_weights_and_missing_columns():
     labels = {"a": [1, 0], "b": [0, 1]}
-    with pytest.raises(ValueError, match="must be >= 0"):
+    with pytest.raises(ValueError, match=r"weights\['a'\] must be a finite weight >= 0, got -1"):
         composite_ndcg(labels, [1, 2], group=[2], weights={"a": -1, "b": 1})
     with pytest.raises(ValueError, match="must not all be zero"):
         composite_ndcg(labels, [1, 2], group=[2], weights={"a": 0, "b": 0})
