@@ -23,6 +23,10 @@ __all__ = [
     "optional_import",
 ]
 
+#: The distribution name on the package index (the import name is ``ltr``; ``ltr`` on the
+#: index is an unrelated project).
+DISTRIBUTION = "ltr-rank"
+
 #: module name -> (pip package, pyproject extra or None when it is a core dependency)
 _PROVIDERS: dict[str, tuple[str, str | None]] = {
     "xgboost": ("xgboost-cpu", "xgboost"),
@@ -30,7 +34,7 @@ _PROVIDERS: dict[str, tuple[str, str | None]] = {
     "yaml": ("PyYAML", None),
     "matplotlib": ("matplotlib", None),
     "tqdm": ("tqdm", None),
-    "pyarrow": ("pyarrow", "test"),
+    "pyarrow": ("pyarrow", None),  # parquet files; a plain dependency, not the test extra
     "pydantic": ("pydantic", None),
     "dask": ("'dask[dataframe,distributed]'", "dask"),
     "distributed": ("'dask[dataframe,distributed]'", "dask"),
@@ -59,13 +63,13 @@ def optional_import(name: str, *, purpose: str | None = None) -> ModuleType:
         package, extra = _PROVIDERS.get(top, (top, None))
         hint = f"pip install {package}"
         if extra is not None:
-            hint += f"  (or: pip install 'ltr[{extra}]')"
+            hint += f"  (or: pip install '{DISTRIBUTION}[{extra}]')"
         why = f" for {purpose}" if purpose else ""
         raise ImportError(f"{name!r} is required{why} but is not installed: {hint}") from exc
 
 
 def import_xgboost() -> ModuleType:
-    """Return the ``xgboost`` module (extra ``ltr[xgboost]``)."""
+    """Return the ``xgboost`` module (extra ``ltr-rank[xgboost]``)."""
     return optional_import("xgboost", purpose="engine='xgboost'")
 
 
@@ -96,13 +100,13 @@ def import_tqdm() -> Any:
 
 
 def import_dask() -> ModuleType:
-    """Return the ``dask`` module with ``dask.dataframe`` loaded (extra ``ltr[dask]``)."""
+    """Return the ``dask`` module with ``dask.dataframe`` loaded (extra ``ltr-rank[dask]``)."""
     dask = optional_import("dask", purpose="distributed training (ltr.dask)")
     optional_import("dask.dataframe", purpose="distributed training (ltr.dask)")
     return dask
 
 
 def import_distributed() -> ModuleType:
-    """Return the ``distributed`` module, Dask's cluster scheduler (extra ``ltr[dask]``)."""
+    """Return the ``distributed`` module, Dask's cluster scheduler (extra ``ltr-rank[dask]``)."""
     import_dask()
     return optional_import("distributed", purpose="distributed training (ltr.dask)")

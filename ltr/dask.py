@@ -465,7 +465,7 @@ def train(
         negative labels, a query over 10,000 rows with LightGBM's native
         objective), before training starts.
     ImportError
-        When dask/distributed (extra ``ltr[dask]``) or xgboost is missing.
+        When dask/distributed (extra ``ltr-rank[dask]``) or xgboost is missing.
     """
     import_distributed()
     if engine not in ("lightgbm", "xgboost"):
@@ -657,8 +657,7 @@ def _train_xgboost(
 
         kwargs["coll_cfg"] = Config(tracker_host_ip=host)
     else:  # pragma: no cover - xgboost without coll_cfg: the documented dask setting
-        import dask
-
+        dask = import_dask()
         with dask.config.set({"xgboost.scheduler_address": host}):
             return dxgb.train(
                 client, p, dtrain, num_boost_round=num_boost_round,

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ltr._compat import optional_import
 from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_real, short_repr
 from ltr.kernels import _dcg as D
@@ -249,9 +250,9 @@ def _string_buffers(
     """UTF-8 ``(offsets, bytes)`` of string ids (Arrow-backed columns are used in place)."""
     n = len(values)
     try:
-        import pyarrow as pa
+        pa: Any = optional_import("pyarrow", purpose="fast string ids")
     except ImportError:  # pragma: no cover - pyarrow ships with the test extra
-        pa = None
+        pa = None  # the pure-Python path below
     if pa is not None:
         try:
             arr = pa.array(values, from_pandas=True)

@@ -559,7 +559,7 @@ def test_composite_eval_labels_must_hold_every_objective(data):
 def test_missing_xgboost_names_the_extra_to_install(data, monkeypatch):
     X, y, offsets, *_ = data
     monkeypatch.setitem(sys.modules, "xgboost", None)  # makes `import xgboost` fail
-    with pytest.raises(ImportError, match=r'ltr\[xgboost\]'):
+    with pytest.raises(ImportError, match=r'ltr-rank\[xgboost\]'):
         train(X, y, offsets, engine="xgboost", num_boost_round=1)
 
 
