@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "compute_metrics",
     "importance_table",
+    "per_query_values",
     "run_convention",
     "set_metrics",
     "write_curves",
@@ -46,18 +47,45 @@ def _ndcg_options(cfg: RunConfig) -> dict[str, Any]:
     return {"convention": run_convention(cfg)}
 
 
-def set_metrics(
+def per_query_values(
     cfg: RunConfig, ds: RankingData, scores: np.ndarray, eval_at: Sequence[int] | None = None
-) -> dict[str, float]:
-    """``{"ndcg@k": value}`` of one set at ``evaluation.eval_at`` (or *eval_at*)."""
+) -> dict[str, np.ndarray]:
+    """Return per-query values of nDCG@k and of every ``evaluation.metrics`` entry.
+
+    ``{"ndcg@k": values}`` at ``evaluation.eval_at`` (or *eval_at*), under the
+    run's convention.  The one metric pass of a set: the final metrics are their means, the
+    per-query files their columns.
+    """
     from ltr.metrics import ndcg
 
     ks = list(cfg.evaluation.eval_at if eval_at is None else eval_at)
-    values = ndcg(ds.y, scores, offsets=ds.offsets, k=ks, **_ndcg_options(cfg))
-    out = {format_metric_name("ndcg", k): float(values[k]) for k in ks}
+    values = ndcg(ds.y, scores, offsets=ds.offsets, k=ks, reduce=None, **_ndcg_options(cfg))
+    out = {format_metric_name("ndcg", k): np.asarray(values[k], dtype=np.float64) for k in ks}
     for name in cfg.evaluation.metrics:
-        out[name] = float(_extra_metric(cfg, name, ds, scores, reduce="mean"))
+        if name not in out:
+            out[name] = np.asarray(
+                _extra_metric(cfg, name, ds, scores, reduce=None), dtype=np.float64
+            )
     return out
+
+
+def _means(values: dict[str, np.ndarray]) -> dict[str, float]:
+    """Mean of each metric over the queries that have a value (NaN: skipped by the convention)."""
+    out = {}
+    for key, v in values.items():
+        kept = v[~np.isnan(v)]
+        out[key] = float(kept.mean()) if kept.size else float("nan")
+    return out
+
+
+def set_metrics(
+    cfg: RunConfig, ds: RankingData, scores: np.ndarray, eval_at: Sequence[int] | None = None
+) -> dict[str, float]:
+    """Return ``{"ndcg@k": mean}`` of one set and its ``evaluation.metrics`` entries.
+
+    The means of :func:`per_query_values`.
+    """
+    return _means(per_query_values(cfg, ds, scores, eval_at))
 
 
 def _extra_metric(
@@ -104,12 +132,17 @@ def stage_metrics(model: Any, run_dir: Path) -> list[dict[str, Any]]:
     return out
 
 
-def per_query_table(cfg: RunConfig, ds: RankingData, scores: np.ndarray) -> Any:
+def per_query_table(
+    cfg: RunConfig,
+    ds: RankingData,
+    scores: np.ndarray,
+    values: dict[str, np.ndarray] | None = None,
+) -> Any:
     """Return the per-query values of one set: ``qid``, ``segment``, one column per metric.
 
-    The format ``ltr compare`` reads from ``per_query_<set>.csv``: nDCG at every
-    ``evaluation.eval_at`` cut-off under the run's convention (NaN where the
-    convention skips a query without relevant documents), and, with
+    The format ``ltr compare`` reads from ``per_query_<set>.csv``: the columns
+    of :func:`per_query_values` (computed here unless *values* are given; NaN
+    where the convention skips a query without relevant documents), and, with
     ``data.objectives``, ``composite_ndcg@k`` (``k`` = ``evaluation.k``).  The
     ``segment`` column is there when the data has segments.
     """
@@ -117,19 +150,13 @@ def per_query_table(cfg: RunConfig, ds: RankingData, scores: np.ndarray) -> Any:
 
     from ltr.metrics import ndcg
 
-    ks = list(cfg.evaluation.eval_at)
-    values = ndcg(ds.y, scores, offsets=ds.offsets, k=ks, reduce=None, **_ndcg_options(cfg))
+    if values is None:
+        values = per_query_values(cfg, ds, scores)
     starts = ds.offsets[:-1]
     columns: dict[str, Any] = {"qid": np.asarray(ds.qid)[starts]}
     if ds.segments is not None:
         columns["segment"] = np.asarray(ds.segments)[starts]
-    for k in ks:
-        columns[format_metric_name("ndcg", k)] = np.asarray(values[k], dtype=np.float64)
-    for name in cfg.evaluation.metrics:
-        if name not in columns:
-            columns[name] = np.asarray(
-                _extra_metric(cfg, name, ds, scores, reduce=None), dtype=np.float64
-            )
+    columns.update(values)
     if cfg.data.objectives:
         # the weighted sum of each objective's per-query nDCG (weights normalised to 1), the
         # per-query form of composite_ndcg's total
@@ -161,8 +188,9 @@ def compute_metrics(
         for name, ds in sets.items()
         if name != "train"
     }
+    per_query = {name: per_query_values(cfg, sets[name], s) for name, s in scores.items()}
     for name, s in scores.items():
-        frame = per_query_table(cfg, sets[name], s)
+        frame = per_query_table(cfg, sets[name], s, per_query[name])
         write_atomic(run_dir / f"per_query_{name}.csv", frame.to_csv(index=False))
     metrics: dict[str, Any] = {
         "status": "complete",
@@ -173,7 +201,7 @@ def compute_metrics(
         "best_iteration": to_jsonable(getattr(model, "best_iteration", None)),
         "convention": run_convention(cfg),
         "data": data_summary(sets),
-        "final": {n: set_metrics(cfg, sets[n], s) for n, s in scores.items()},
+        "final": {n: _means(per_query[n]) for n in scores},
         "stages": stage_metrics(model, run_dir),
     }
     if cfg.data.objectives:
