@@ -21,6 +21,7 @@ group sizes for each fold (LightGBM issues 1137, 3018, 5660).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -311,25 +312,9 @@ class LambdaMARTRanker(BaseEstimator):
 
     def _settings(self) -> TrainSettings:
         """Return the one builder's settings: every training parameter of this estimator."""
-        return TrainSettings(
-            engine=self.engine,
-            n_estimators=self.n_estimators,
-            learning_rate=self.learning_rate,
-            num_leaves=self.num_leaves,
-            max_depth=self.max_depth,
-            min_child_samples=self.min_child_samples,
-            objective=self.objective,
-            k=self.k,
-            schedule=self.schedule,
-            sigma=self.sigma,
-            sigmoid=self.sigmoid,
-            sampling=self.sampling,
-            objectives=self.objectives,
-            engine_params=self.engine_params,
-            n_jobs=self.n_jobs,
-            random_state=self.random_state,
-            early_stopping_rounds=self.early_stopping_rounds,
-        )
+        # the settings' fields are this estimator's parameter names, one for one
+        names = [f.name for f in dataclasses.fields(TrainSettings)]
+        return TrainSettings(**{name: getattr(self, name) for name in names})
 
     def _split_labels(
         self, y: Any, weights: dict[str, float] | None, name: str = "y"
