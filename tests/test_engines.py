@@ -774,3 +774,15 @@ def test_adapters_report_the_engine_versions():
     assert ENGINES == ("lightgbm", "xgboost")
     assert get_adapter("lightgbm").version() == lgb.__version__
     assert get_adapter("xgboost").version() == xgb.__version__
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_loading_an_engines_own_model_file_says_what_it_is(data, tmp_path, engine):
+    if engine == "xgboost":
+        pytest.importorskip("xgboost")
+    X, y, offsets = data[:3]
+    model = train(X, y, offsets, engine=engine, num_boost_round=2, n_jobs=1,
+                  params={"min_data_in_leaf": 5} if engine == "lightgbm" else None)
+    native = model.save_native(tmp_path / ("m.txt" if engine == "lightgbm" else "m.json"))
+    with pytest.raises(ValueError, match=r"is an engine's own model file"):
+        RankingModel.load(native)

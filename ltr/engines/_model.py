@@ -178,13 +178,22 @@ class RankingModel:
             truncated (the engine's parser never sees a truncated model).
         """
         path = Path(path)
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        native = (
+            "is an engine's own model file (for serving without ltr); give the run folder or "
+            "its model.json (RankingModel.save)"
+        )
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(raw)
         except ValueError as exc:
+            if raw.startswith("tree\n"):  # LightGBM's text model
+                raise ValueError(f"{str(path)!r} {native}") from exc
             raise ValueError(
                 f"{str(path)!r} is not a model written by RankingModel.save: it is not valid "
                 f"JSON (damaged or truncated?): {exc}"
             ) from exc
+        if isinstance(data, dict) and "learner" in data and "format" not in data:
+            raise ValueError(f"{str(path)!r} {native}")  # XGBoost's JSON model
         if not isinstance(data, dict) or data.get("format") != _MODEL_FORMAT:
             raise ValueError(f"{str(path)!r} is not a model written by RankingModel.save")
         engine: Any = data.get("engine")  # JSON; get_adapter below rejects a bad one

@@ -261,11 +261,6 @@ def load_run_model(path: Path) -> tuple[Any, Path | None]:
         raise RunError(f"--model: {str(path)!r} holds no model.json (not a run folder)")
     if not path.exists():
         raise RunError(f"--model: file not found: {str(path)!r}")
-    if path.suffix == ".txt" or path.name.startswith(("model.lightgbm", "model.xgboost", "stage_")):
-        raise RunError(
-            f"--model: {str(path)!r} is an engine's own model file (for serving without ltr); "
-            "give the run folder or its model.json"
-        )
     try:
         return RankingModel.load(path), None
     except Exception as exc:
