@@ -30,8 +30,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ltr.evaluation import CONVENTIONS as QRELS_CONVENTIONS
 from ltr.metric_names import CONVENTIONS as SCORER_CONVENTIONS
+from ltr.metric_names import QRELS_CONVENTIONS
 from ltr.runs.commands import (
     RunResult,
     importance_run,

@@ -55,13 +55,13 @@ from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_real, short_repr
 from ltr.kernels import _dcg as D
 from ltr.kernels import _rank as K
-from ltr.metric_names import EVALUATION_METRICS, parse_metric_name
+from ltr.metric_names import EVALUATION_METRICS, QRELS_CONVENTIONS, parse_metric_name
 from ltr.trec import line_of_row, read_qrels, read_run
 
 __all__ = ["CONVENTIONS", "EvaluationResult", "evaluate", "metric_codes"]
 
 #: Conventions of :func:`evaluate`; ``None`` means ``"trec_eval"``.
-CONVENTIONS: tuple[str, ...] = ("trec_eval", "ranx")
+CONVENTIONS: tuple[str, ...] = QRELS_CONVENTIONS  # the registry lives in ltr.metric_names
 
 _CODES = {
     "ndcg": K.NDCG, "dcg": K.DCG, "map": K.AP, "mrr": K.RR, "precision": K.PRECISION,

@@ -24,6 +24,7 @@ __all__ = [
     "EVALUATION_METRICS",
     "METRICS",
     "NO_CUTOFF_METRICS",
+    "QRELS_CONVENTIONS",
     "RANK_SCORER_METRICS",
     "SCORER_METRICS",
     "MetricName",
@@ -58,6 +59,9 @@ NO_CUTOFF_METRICS: tuple[str, ...] = ("r-precision",)
 #: ``trec_eval`` and ``ranx`` break ties by document id, which a scorer does not
 #: receive; use ``make_ndcg_scorer(convention="trec_eval", ties=...)`` for those.
 CONVENTIONS: tuple[str, ...] = ("lightgbm", "xgboost", "sklearn")
+
+#: Conventions of qrels/run evaluation (:func:`ltr.evaluate`, ``ltr evaluate --qrels``).
+QRELS_CONVENTIONS: tuple[str, ...] = ("trec_eval", "ranx")
 
 _NAME_RE = re.compile(
     r"^\s*(?P<metric>[A-Za-z_][A-Za-z_\-]*)(?:@(?P<k>[^:/\s]*))?"
