@@ -25,6 +25,7 @@ __all__ = [
     "METRICS",
     "NO_CUTOFF_METRICS",
     "QRELS_CONVENTIONS",
+    "RANK_FUNCTIONS",
     "RANK_SCORER_METRICS",
     "SCORER_METRICS",
     "MetricName",
@@ -39,11 +40,20 @@ METRICS: tuple[str, ...] = ("ndcg", "composite_ndcg")
 #: nDCG scorer names: what :func:`parse_metric_name` accepts by default.
 SCORER_METRICS: tuple[str, ...] = ("ndcg",)
 
+#: Rank-scorer metric -> the name of its function in :mod:`ltr.rank_metrics` (the one such
+#: mapping: scorers, run configs' ``evaluation.metrics`` and the rank metrics share it).
+RANK_FUNCTIONS: dict[str, str] = {
+    "map": "average_precision",
+    "mrr": "reciprocal_rank",
+    "precision": "precision",
+    "recall": "recall",
+    "err": "err",
+    "hit_rate": "hit_rate",
+}
+
 #: Metrics a scorer can be built for (:func:`ltr.scoring.get_scorer`): nDCG and
 #: the flat rank metrics of :mod:`ltr.rank_metrics`.
-RANK_SCORER_METRICS: tuple[str, ...] = (
-    "ndcg", "map", "mrr", "precision", "recall", "err", "hit_rate",
-)
+RANK_SCORER_METRICS: tuple[str, ...] = ("ndcg", *RANK_FUNCTIONS)
 
 #: Metrics of qrels/run evaluation (:func:`ltr.evaluation.evaluate`).
 EVALUATION_METRICS: tuple[str, ...] = (

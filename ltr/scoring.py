@@ -44,6 +44,7 @@ from ltr._validation import check_int, short_repr
 from ltr.groups import find_split_query, offsets_from_qid
 from ltr.metric_names import (
     CONVENTIONS,
+    RANK_FUNCTIONS,
     RANK_SCORER_METRICS,
     MetricName,
     format_metric_name,
@@ -67,16 +68,6 @@ NDCG_OPTIONS: tuple[str, ...] = ("gain", "discount", "ties", "empty", "conventio
 
 #: Options of the :mod:`ltr.rank_metrics` functions that a rank scorer passes through.
 RANK_OPTIONS: tuple[str, ...] = ("relevance_level", "ties", "empty", "convention", "max_grade")
-
-#: Metric name -> function of :mod:`ltr.rank_metrics`.
-RANK_FUNCTIONS: dict[str, str] = {
-    "map": "average_precision",
-    "mrr": "reciprocal_rank",
-    "precision": "precision",
-    "recall": "recall",
-    "err": "err",
-    "hit_rate": "hit_rate",
-}
 
 _REGISTERED_K: tuple[int, ...] = (1, 3, 5, 10, 20)
 

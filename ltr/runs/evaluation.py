@@ -93,9 +93,8 @@ def _extra_metric(
 ) -> Any:
     """One ``evaluation.metrics`` entry (``map@10``, ``mrr``, ...) under the run's convention."""
     from ltr import rank_metrics
-    from ltr.metric_names import RANK_SCORER_METRICS, parse_metric_name
+    from ltr.metric_names import RANK_FUNCTIONS, RANK_SCORER_METRICS, parse_metric_name
     from ltr.metrics import ndcg
-    from ltr.scoring import RANK_FUNCTIONS
 
     parsed = parse_metric_name(name, metrics=RANK_SCORER_METRICS, k_optional=True)
     fn: Any = ndcg if parsed.metric == "ndcg" else getattr(
