@@ -18,6 +18,7 @@ __all__ = [
     "INT32_MAX",
     "INT64_MAX",
     "check_1d_float",
+    "check_clicks",
     "check_eval_at",
     "check_finite",
     "check_int",
@@ -28,7 +29,9 @@ __all__ = [
     "check_no_inf",
     "check_objective_weights",
     "check_offsets",
+    "check_positions",
     "check_progress",
+    "check_propensities",
     "check_real",
     "check_same_length",
     "check_seed",
@@ -312,6 +315,128 @@ def check_offsets(offsets: Any, name: str, n_rows: int) -> np.ndarray:
         raise ValueError(
             f"{name} must be strictly increasing (contiguous, non-empty queries); "
             f"{name}[{i + 1}] = {int(arr[i + 1])} <= {name}[{i}] = {int(arr[i])}"
+        )
+    return arr
+
+
+def check_positions(position: Any, name: str, offsets: np.ndarray) -> np.ndarray:
+    """Display positions (1 = top) as int64: within each query a permutation of ``1..n_q``.
+
+    The one position rule (click simulation, propensity estimation, IPS
+    metrics, unbiased objectives).  *offsets* must already be checked.  Missing,
+    zero, negative, non-integer, repeated or gapped positions raise
+    ``ValueError`` naming the first bad row.
+
+    Parameters
+    ----------
+    position : array-like of shape (n_rows,)
+        Displayed rank of each row inside its query, 1 = top.
+    name : str
+        Argument name used in error messages.
+    offsets : ndarray of int64
+        Checked query offsets.
+
+    Returns
+    -------
+    ndarray of int64
+    """
+    arr = check_1d_float(position, name)
+    n_rows = int(offsets[-1])
+    if len(arr) != n_rows:
+        raise ValueError(
+            f"{name} has {len(arr)} rows but there are {n_rows}; give one display position per row"
+        )
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} must not be missing; {name}[{i}] = {float(arr[i])!r} "
+            "(give every row its display rank, 1 = top)"
+        )
+    bad = arr != np.floor(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must hold integer display ranks; {name}[{i}] = {float(arr[i])!r}")
+    if (arr < 1).any():
+        i = int(np.flatnonzero(arr < 1)[0])
+        raise ValueError(
+            f"{name} must be display ranks starting at 1 (1 = top); {name}[{i}] = {int(arr[i])}"
+        )
+    pos = arr.astype(np.int64)
+    sizes = np.diff(offsets)
+    row_size = np.repeat(sizes, sizes)
+    over = pos > row_size
+    if over.any():
+        i = int(np.flatnonzero(over)[0])
+        raise ValueError(
+            f"{name} must run 1..n within each query (consecutive display ranks); "
+            f"{name}[{i}] = {int(pos[i])} but its query has {int(row_size[i])} rows"
+        )
+    slot = np.repeat(offsets[:-1], sizes) + pos - 1
+    counts = np.bincount(slot, minlength=n_rows)
+    if (counts != 1).any():
+        # n ranks over n rows: a skipped rank implies a repeated one; name the repeat.
+        dup = np.flatnonzero(counts[slot] > 1)
+        first = int(dup[0])
+        second = int(dup[slot[dup] == slot[first]][1])
+        q = int(np.searchsorted(offsets, first, side="right") - 1)
+        raise ValueError(
+            f"{name} must be a permutation of 1..n within each query (each display rank once); "
+            f"query {q} (rows {int(offsets[q])}..{int(offsets[q + 1]) - 1}) gives position "
+            f"{int(pos[first])} to rows {first} and {second}"
+        )
+    return pos
+
+
+def check_clicks(
+    clicks: Any, name: str, n_rows: int, *, counts: bool = False
+) -> np.ndarray:
+    """Per-row clicks as float64: 0/1, or non-negative integer counts where *counts*.
+
+    Parameters
+    ----------
+    clicks : array-like of shape (n_rows,)
+        Clicks (booleans allowed).
+    name : str
+        Argument name used in error messages.
+    n_rows : int
+        Required length.
+    counts : bool, default=False
+        Accept click counts (integers >= 0) instead of 0/1.
+
+    Returns
+    -------
+    ndarray of float64
+    """
+    arr = check_1d_float(clicks, name)
+    if len(arr) != n_rows:
+        raise ValueError(f"{name} has {len(arr)} rows but there are {n_rows}; give one per row")
+    if counts:
+        bad = ~np.isfinite(arr) | (arr < 0) | (arr != np.floor(arr))
+        what = "click counts (integers >= 0)"
+    else:
+        bad = (arr != 0) & (arr != 1)
+        what = "clicks 0 or 1"
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must hold {what}; {name}[{i}] = {float(arr[i])!r}")
+    return arr
+
+
+def check_propensities(propensity: Any, name: str = "propensity") -> np.ndarray:
+    """Check examination propensities per position (index 0 = position 1): each in ``(0, 1]``.
+
+    Returns
+    -------
+    ndarray of float64
+    """
+    arr = check_1d_float(propensity, name)
+    bad = ~np.isfinite(arr) | (arr <= 0) | (arr > 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} must lie in (0, 1] (an examination probability per position); "
+            f"{name}[{i}] (position {i + 1}) = {float(arr[i])!r}"
         )
     return arr
 
