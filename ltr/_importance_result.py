@@ -84,7 +84,14 @@ class PermutationImportance:
     n_rows_predicted : int
         Rows sent to the model's predict over all features and repeats (not
         counting the baseline); ``n_features * n_repeats * n_rows`` without the
-        row-subset shortcut.
+        row-subset shortcut.  With cached leaves (``prediction`` starting with
+        ``"cached leaves"``), the rows rescored from them instead.
+    prediction : str
+        How permuted rows were scored: ``"cached leaves"`` (a tree model's
+        changed rows re-summed from each row's cached leaves, only the trees
+        splitting on the feature re-walked), ``"engine predict of changed
+        rows (...)"`` with the reason the cached leaves could not be used, or
+        ``"full predict"``.
     """
 
     _baseline: np.ndarray
@@ -104,6 +111,7 @@ class PermutationImportance:
     _segment_importances: np.ndarray | None = None
     ndcg_options: dict[str, Any] = field(default_factory=dict)
     n_rows_predicted: int = 0
+    prediction: str = ""
 
     def __repr__(self) -> str:
         base = ", ".join(f"nDCG@{k}={float(b):.4f}" for k, b in zip(self.ks, self._baseline))
@@ -199,6 +207,7 @@ class PermutationImportance:
             else self._segment_importances[i : i + 1],
             ndcg_options=dict(self.ndcg_options),
             n_rows_predicted=self.n_rows_predicted,
+            prediction=self.prediction,
         )
 
     # ---------------------------------------------------------------- exports
@@ -288,6 +297,7 @@ class PermutationImportance:
             "n_queries": self.n_queries,
             "n_rows": self.n_rows,
             "n_rows_predicted": self.n_rows_predicted,
+            "prediction": self.prediction,
             "ndcg_options": {k: to_jsonable(v) for k, v in self.ndcg_options.items()},
             "feature_names": list(self.feature_names),
             "feature_columns": [list(map(int, c)) for c in self.feature_columns],

@@ -1,10 +1,17 @@
-"""Which rows can change prediction when columns are permuted (LightGBM and XGBoost trees).
+"""Which rows change prediction when columns are permuted, and their new scores (trees).
 
-Private helper of :mod:`ltr.inspection`: takes an engine's trees once (parsed by
-:mod:`ltr.engines._trees`; the walks are the numba kernels of
-:mod:`ltr.kernels._trees`) and,
-for a permuted column, returns the rows that reach another leaf (LightGBM) or
-cross a split threshold (XGBoost); other rows keep their baseline score.
+Private helper of :mod:`ltr.inspection`.  It takes an engine's trees once
+(parsed by :mod:`ltr.engines._trees`; the walks are the numba kernels of
+:mod:`ltr.kernels._tree_predict` and :mod:`ltr.kernels._trees`):
+
+* :class:`_ExactRescorer` caches every row's leaf in every tree and, for a
+  permuted column, walks only the trees splitting on it, only for the rows
+  whose threshold code changes, and re-sums a row's leaf values over all trees
+  in the engine's order when a leaf changed: bitwise the engine's predict
+  (checked once on the baseline scores; otherwise it is not used);
+* :class:`_ChangeDetector` (the fallback: categorical or linear trees, or a
+  predict that is not the plain sum) returns the rows that reach another leaf
+  (LightGBM) or cross a split threshold (XGBoost), for the engine to predict.
 """
 
 from __future__ import annotations
@@ -16,13 +23,16 @@ from typing import Any
 import numpy as np
 
 from ltr.engines._trees import (
+    FlatTrees,
     LgbTrees,
     find_booster,
     is_lightgbm_booster,
     is_xgboost_booster,
     parse_lightgbm_trees,
+    parse_xgboost_trees,
     xgboost_split_info,
 )
+from ltr.kernels._tree_predict import _leaf_sums, _permuted_scores, _tree_leaves
 from ltr.kernels._trees import _lgb_leaf_changed, _lgb_leaves
 
 # Old private names, kept for callers (ltr.inspection, tests).
@@ -151,3 +161,104 @@ class _ChangeDetector:
             return idx
 
         return changed_rows
+
+
+def _leaf_dtype(n_leaves: int) -> Any:
+    for dtype in (np.uint8, np.uint16):
+        if n_leaves <= np.iinfo(dtype).max + 1:
+            return dtype
+    return np.int32
+
+
+class _ExactRescorer:
+    """Exact scores of permuted rows from cached leaves (LightGBM and XGBoost numerical trees).
+
+    Usable (``ok``) when the trees parse and re-summing every row's cached leaf
+    values in the engine's order reproduces *base_scores* bitwise (the sum of
+    every tree, or of the trees up to the booster's best iteration); otherwise
+    the caller falls back to :class:`_ChangeDetector` and the engine's predict.
+    """
+
+    def __init__(self, X: np.ndarray, booster: Any, base_scores: np.ndarray) -> None:
+        self.X = X
+        self.ok = False
+        self.reason = ""
+        trees: FlatTrees | None = None
+        counts: list[int] = []
+        if is_lightgbm_booster(booster):
+            trees = parse_lightgbm_trees(booster, num_iteration=-1)
+            best = int(getattr(booster, "best_iteration", 0) or 0)
+            counts = [best] if best > 0 else []
+        elif is_xgboost_booster(booster):
+            trees = parse_xgboost_trees(booster)
+            best_round = getattr(booster, "best_iteration", None)
+            per_round = max(1, booster.num_boosted_rounds()) if trees is not None else 1
+            if best_round is not None and trees is not None:
+                counts = [(int(best_round) + 1) * (trees.n_trees // per_round)]
+        if trees is None:
+            self.reason = "categorical or linear trees, dart, or several outputs"
+            return
+        counts = [trees.n_trees] + [c for c in counts if 0 < c < trees.n_trees]
+        self.trees = trees
+        max_leaves = int(np.max(np.diff(trees.leaf_start))) if trees.n_trees else 1
+        self.leaves = np.zeros((X.shape[0], trees.n_trees), dtype=_leaf_dtype(max_leaves))
+        _tree_leaves(X, trees.start, trees.feature, trees.threshold, trees.decision, trees.left,
+                     trees.right, trees.strict, self.leaves)
+        init = self._init()
+        sums = np.empty(X.shape[0])
+        for count in counts:
+            _leaf_sums(self.leaves, count, trees.leaf_start, trees.leaf_value, init, sums)
+            if np.array_equal(sums, base_scores):
+                self.n_trees = count
+                self.ok = True
+                return
+        self.reason = "the model's predictions are not the plain sum of its trees"
+
+    def _init(self) -> Any:
+        tr = self.trees
+        return np.float32(tr.init) if tr.strict else np.float64(tr.init)
+
+    def codes(self, j: int) -> np.ndarray | None:
+        """Threshold code per row of column *j* (None: no used tree splits on it).
+
+        Rows with equal codes take the same branch at every split on the column.
+        """
+        tr = self.trees
+        end = int(tr.start[self.n_trees])
+        ts = tr.threshold[:end][tr.feature[:end] == j]
+        if ts.size == 0:
+            return None
+        col = self.X[:, j]
+        return (_xgb_codes(col, np.unique(ts).astype(np.float32)) if tr.strict
+                else _lgb_codes(col, np.unique(ts)))
+
+    def for_columns(self, cols: Sequence[int]) -> Callable[[np.ndarray, np.ndarray], int] | None:
+        """Return ``rescore(perm, scores) -> rows rescored`` (None: the model ignores *cols*).
+
+        ``rescore`` writes into *scores* (a copy of the baseline scores) the exact
+        score of every row whose leaf changes when *cols* take the values of row
+        ``perm[i]``.
+        """
+        tr = self.trees
+        pairs = [(j, c) for j, c in ((j, self.codes(j)) for j in cols) if c is not None]
+        if not pairs:
+            return None
+        used = np.asarray([j for j, _ in pairs], dtype=np.int64)
+        codes = np.ascontiguousarray(np.stack([c for _, c in pairs]).astype(np.int32))
+        col_values = np.ascontiguousarray(self.X[:, used].T, dtype=np.float64)
+        tree_ids = np.unique(np.concatenate(
+            [tr.trees_of.get(int(j), np.zeros(0, dtype=np.int64)) for j in used]))
+        tree_ids = tree_ids[tree_ids < self.n_trees]
+        first = tr.first_nodes(list(used), tree_ids)
+        leaf_start = tr.leaf_start[: self.n_trees + 1]
+        init = self._init()
+        X, leaves = self.X, self.leaves
+
+        def rescore(perm: np.ndarray, scores: np.ndarray) -> int:
+            with _KERNEL_LOCK:  # numba's workqueue layer is not re-entrant across threads
+                return int(_permuted_scores(
+                    X, perm, used, col_values, codes, tree_ids, first, tr.start, tr.feature,
+                    tr.threshold, tr.decision, tr.left, tr.right, tr.strict, leaves, leaf_start,
+                    tr.leaf_value, init, scores))
+
+        return rescore

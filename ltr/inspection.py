@@ -19,15 +19,26 @@ run with a scorer computing the same grouped nDCG.
 
 Speed: ``X`` is never copied per feature and repeat.  For models whose
 prediction of a row depends only on that row (LightGBM and XGBoost boosters and
-their wrappers), only rows whose prediction can change are re-predicted, with
-the engine's threaded native ``predict``; every other row keeps its baseline
-score, which is bitwise what a full prediction would give:
+their scikit-learn wrappers, :class:`ltr.engines.RankingModel`,
+:class:`ltr.LambdaMARTRanker`), every row keeps its baseline score unless it
+can change, which is bitwise what a full prediction would give:
 
-* LightGBM numerical trees: the rows that reach another leaf in some tree
-  (numba walk of the parsed trees, exactly LightGBM's decision rule, started
-  at the first node on the permuted column along each row's path);
-* XGBoost trees: the rows whose value crosses a split threshold of the column;
-* linear or categorical trees: the rows whose value changed.
+* numerical trees (LightGBM and XGBoost, missing values included): the leaf
+  of every row in every tree is cached once (compact integers).  For a
+  permuted column, only the rows whose value moves across a split threshold
+  of the column are looked at, and only the trees splitting on the column are
+  walked, from the first node on the column along the row's cached path.  A
+  row that reaches another leaf is re-summed over all trees in the engine's
+  order (LightGBM: float64 from 0; XGBoost: float32 from ``base_score``), so
+  its score is bitwise the engine's.  This is used only when re-summing the
+  cached leaves reproduces the model's baseline predictions bitwise (every
+  tree, or those up to the best iteration);
+* otherwise (categorical or linear trees, dart, a transformed output such as
+  a logistic objective's): the rows that reach another leaf (LightGBM) or
+  whose value crosses a split threshold (XGBoost), or whose value changed
+  (categorical or linear trees), are re-predicted with the engine's threaded
+  native ``predict``.  The result's ``prediction`` says which path ran, and
+  why.
 
 A feature the model never splits on costs nothing and scores exactly 0.  Other
 models are predicted in full from one working buffer per worker: the column is
@@ -49,6 +60,7 @@ from ltr._importance_result import PermutationImportance
 from ltr._tree_changes import (
     _KERNEL_LOCK,
     _ChangeDetector,
+    _ExactRescorer,
     _is_lgb_booster,
     _is_xgb_booster,
 )
@@ -547,9 +559,18 @@ def permutation_importance(
 
     # ---------------------------------------------------------- per-feature work
     row_wise = model_info.booster is not None and not frame_path
+    exact: _ExactRescorer | None = None
+    prediction = "full predict"
     if row_wise:
         Xs = np.ascontiguousarray(Xs)
-    detector = _ChangeDetector(Xs, model_info.booster) if row_wise else None
+        exact = _ExactRescorer(Xs, model_info.booster, base_scores)
+        if exact.ok:
+            prediction = "cached leaves"
+        else:
+            prediction = f"engine predict of changed rows ({exact.reason})"
+            exact = None
+    detector = (_ChangeDetector(Xs, model_info.booster) if row_wise and exact is None
+                else None)
     local = threading.local()
 
     def buffer() -> Any:
@@ -564,6 +585,20 @@ def permutation_importance(
     def work(f: int) -> tuple[np.ndarray, int]:
         cols = feat_cols[f]
         res = np.empty((n_repeats, len(ks), n_out))
+        if exact is not None:
+            # Rescore only rows that reach another leaf, from their cached leaves: bitwise
+            # the engine's prediction; the others keep their baseline score.
+            n_pred = 0
+            rescore = exact.for_columns(cols)
+            for r, p in enumerate(perms):
+                if rescore is None:
+                    res[r] = base_eval
+                    continue
+                scores = base_scores.copy()
+                n_changed = rescore(p, scores)
+                n_pred += n_changed
+                res[r] = base_eval if n_changed == 0 else evaluate(scores)
+            return res, n_pred
         if detector is not None:
             # Re-predict only rows whose prediction can change; the others keep their
             # baseline score, bitwise what a full prediction would give.
@@ -654,4 +689,5 @@ def permutation_importance(
         _segment_importances=seg_imp,
         ndcg_options={key: v for key, v in ndcg_options.items() if not isinstance(v, np.ndarray)},
         n_rows_predicted=n_rows_predicted,
+        prediction=prediction,
     )

@@ -1,8 +1,9 @@
 """The engines' tree structures, for permutation importance (no numba here).
 
-Which booster a model holds, LightGBM's numerical trees as flat arrays (walked
-by the numba kernels of :mod:`ltr.kernels._trees`) and XGBoost's split
-thresholds per feature.  Engines are never imported here: a booster is
+Which booster a model holds; LightGBM's and XGBoost's numerical trees as flat
+arrays with their leaf values (walked and summed by the numba kernels of
+:mod:`ltr.kernels._trees` and :mod:`ltr.kernels._tree_predict`); XGBoost's
+split thresholds per feature.  Engines are never imported here: a booster is
 recognised only when its engine's module is already loaded.
 """
 
@@ -17,11 +18,13 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "FlatTrees",
     "LgbTrees",
     "find_booster",
     "is_lightgbm_booster",
     "is_xgboost_booster",
     "parse_lightgbm_trees",
+    "parse_xgboost_trees",
     "xgboost_split_info",
 ]
 
@@ -77,8 +80,20 @@ def find_booster(model: Any) -> Any:
 
 
 @dataclass
-class LgbTrees:
-    """Numerical LightGBM trees as flat arrays (node ``k`` of tree ``t`` is ``start[t] + k``)."""
+class FlatTrees:
+    """Numerical trees as flat arrays (node ``k`` of tree ``t`` is ``start[t] + k``).
+
+    ``left``/``right`` >= 0 are internal nodes, < 0 is ``~leaf`` (leaves numbered
+    ``0 .. n_leaves - 1`` per tree, as LightGBM's ``pred_leaf``).  A tree with a
+    single leaf has no node (``start[t + 1] == start[t]``).  The leaf values of
+    tree ``t`` are ``leaf_value[leaf_start[t]:leaf_start[t + 1]]``, stored as the
+    engine stores them: float64 for LightGBM, float32 for XGBoost; ``init`` is
+    what the engine's sum starts from (0.0, or XGBoost's float32 ``base_score``).
+    ``strict`` selects XGBoost's decision rule (value cast to float32, NaN goes
+    the default way, ``value < threshold`` goes left) over LightGBM's
+    ``NumericalDecision`` (``decision`` bit 1 default-left, bits 2-3 missing
+    type, ``value <= threshold`` goes left).
+    """
 
     start: np.ndarray  # int64 (n_trees + 1,)
     feature: np.ndarray  # int32
@@ -88,6 +103,15 @@ class LgbTrees:
     right: np.ndarray
     trees_of: dict[int, np.ndarray]  # feature -> int64 ids of the trees splitting on it
     paths: np.ndarray  # int32 (n_trees, max_leaves, max_depth): root->leaf nodes, -1 padded
+    leaf_start: np.ndarray  # int64 (n_trees + 1,)
+    leaf_value: np.ndarray  # float64 (LightGBM) or float32 (XGBoost)
+    init: float = 0.0
+    strict: bool = False
+
+    @property
+    def n_trees(self) -> int:
+        """Number of trees."""
+        return int(self.start.size - 1)
 
     def first_nodes(self, cols: Sequence[int], tree_ids: np.ndarray) -> np.ndarray:
         """Return ``out[a, leaf]``: the first node on the root->leaf path of ``tree_ids[a]``.
@@ -104,19 +128,85 @@ class LgbTrees:
         return np.where(hit.any(axis=2), first, -1).astype(np.int32)
 
 
-def parse_lightgbm_trees(booster: Any) -> LgbTrees | None:
-    """Flat arrays from ``model_to_string`` (thresholds as LightGBM stores them, 17 digits).
+LgbTrees = FlatTrees  # the former name
 
-    Returns None when a tree is linear or has categorical splits (the value-code
-    check is used then).
+
+def _root_leaf_paths(left: np.ndarray, right: np.ndarray) -> dict[int, list[int]]:
+    """``leaf -> [root, ..., parent]`` node ids of one tree (children < 0 are ``~leaf``)."""
+    out: dict[int, list[int]] = {}
+    stack: list[tuple[int, list[int]]] = [(0, [])]
+    while stack:
+        node, path = stack.pop()
+        path = path + [node]
+        for child in (left[node], right[node]):
+            if child < 0:
+                out[int(~child)] = path
+            else:
+                stack.append((int(child), path))
+    return out
+
+
+def _assemble(parts: dict[str, list[np.ndarray]], paths_of: list[dict[int, list[int]]],
+              trees_of: dict[int, list[int]], leaf_values: list[np.ndarray],
+              value_dtype: Any, init: float, strict: bool) -> FlatTrees:
+    def cat(key: str, dtype: Any) -> np.ndarray:
+        return (np.concatenate(parts[key]).astype(dtype) if parts[key]
+                else np.zeros(0, dtype=dtype))
+
+    max_leaves = max([len(p) for p in paths_of] + [1])
+    max_depth = max([len(v) for p in paths_of for v in p.values()] + [1])
+    paths = np.full((len(paths_of), max_leaves, max_depth), -1, dtype=np.int32)
+    for t, tree_paths in enumerate(paths_of):
+        for leaf, path in tree_paths.items():
+            paths[t, leaf, : len(path)] = path
+    start = np.zeros(len(paths_of) + 1, dtype=np.int64)
+    np.cumsum([len(f) for f in parts["feature"]], out=start[1:])
+    leaf_start = np.zeros(len(leaf_values) + 1, dtype=np.int64)
+    np.cumsum([len(v) for v in leaf_values], out=leaf_start[1:])
+    return FlatTrees(
+        paths=paths,
+        start=start,
+        feature=cat("feature", np.int32),
+        threshold=cat("threshold", np.float64),
+        decision=cat("decision", np.int8),
+        left=cat("left", np.int32),
+        right=cat("right", np.int32),
+        trees_of={j: np.array(v, dtype=np.int64) for j, v in trees_of.items()},
+        leaf_start=leaf_start,
+        leaf_value=(np.concatenate(leaf_values).astype(value_dtype) if leaf_values
+                    else np.zeros(0, dtype=value_dtype)),
+        init=init,
+        strict=strict,
+    )
+
+
+def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None) -> FlatTrees | None:
+    """Flat arrays from ``model_to_string`` (thresholds and leaf values as stored, 17 digits).
+
+    Parameters
+    ----------
+    booster : lightgbm.Booster
+    num_iteration : int, optional
+        Passed to ``model_to_string`` (None: the best iteration if there is one;
+        <= 0: every tree).
+
+    Returns
+    -------
+    FlatTrees or None
+        None when a tree is linear or has categorical splits, or the model has
+        several trees per iteration or averages its trees (random forest).
     """
-    text = booster.model_to_string()
+    text = booster.model_to_string(num_iteration=num_iteration)
     end = text.find("end of trees")
-    sections = text[:end if end >= 0 else len(text)].split("\nTree=")[1:]
-    start = [0]
-    feats, ths, decs, lefts, rights = [], [], [], [], []
+    head, *sections = text[:end if end >= 0 else len(text)].split("\nTree=")
+    header = dict(line.partition("=")[::2] for line in head.splitlines())
+    if header.get("num_tree_per_iteration", "1").strip() != "1" or "average_output" in header:
+        return None
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in
+                                          ("feature", "threshold", "decision", "left", "right")}
     trees_of: dict[int, list[int]] = {}
     paths_of: list[dict[int, list[int]]] = []
+    leaf_values: list[np.ndarray] = []
     for t, sec in enumerate(sections):
         kv = {}
         for line in sec.splitlines()[1:]:
@@ -125,53 +215,89 @@ def parse_lightgbm_trees(booster: Any) -> LgbTrees | None:
                 kv[key.strip()] = value.strip()
         if kv.get("is_linear", "0") != "0" or int(kv.get("num_cat", "0")) > 0:
             return None
+        leaf_values.append(np.array(kv.get("leaf_value", "0").split(), dtype=np.float64))
         if int(kv.get("num_leaves", "1")) < 2 or "split_feature" not in kv:
-            start.append(start[-1])  # a single leaf: never changes
+            leaf_values[-1] = leaf_values[-1][:1]  # a single leaf: never changes
+            for part in parts.values():
+                part.append(np.zeros(0))
             paths_of.append({})
             continue
         f = np.array(kv["split_feature"].split(), dtype=np.int32)
         dec = np.array(kv["decision_type"].split(), dtype=np.int8)
         if np.any(dec & 1):
             return None
-        feats.append(f)
-        ths.append(np.array(kv["threshold"].split(), dtype=np.float64))
-        decs.append(dec)
-        lefts.append(np.array(kv["left_child"].split(), dtype=np.int32))
-        rights.append(np.array(kv["right_child"].split(), dtype=np.int32))
-        tree_paths: dict[int, list[int]] = {}
-        stack: list[tuple[int, list[int]]] = [(0, [])]
-        while stack:
-            node, path = stack.pop()
-            path = path + [node]
-            for child in (lefts[-1][node], rights[-1][node]):
-                if child < 0:
-                    tree_paths[int(~child)] = path
-                else:
-                    stack.append((int(child), path))
-        paths_of.append(tree_paths)
-        start.append(start[-1] + len(f))
+        parts["feature"].append(f)
+        parts["threshold"].append(np.array(kv["threshold"].split(), dtype=np.float64))
+        parts["decision"].append(dec)
+        parts["left"].append(np.array(kv["left_child"].split(), dtype=np.int32))
+        parts["right"].append(np.array(kv["right_child"].split(), dtype=np.int32))
+        paths_of.append(_root_leaf_paths(parts["left"][-1], parts["right"][-1]))
         for j in np.unique(f):
             trees_of.setdefault(int(j), []).append(t)
+    return _assemble(parts, paths_of, trees_of, leaf_values, np.float64, 0.0, strict=False)
 
-    def cat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-        return np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype=dtype)
 
-    max_leaves = max([len(p) for p in paths_of] + [1])
-    max_depth = max([len(v) for p in paths_of for v in p.values()] + [1])
-    paths = np.full((len(paths_of), max_leaves, max_depth), -1, dtype=np.int32)
-    for t, tree_paths in enumerate(paths_of):
-        for leaf, path in tree_paths.items():
-            paths[t, leaf, : len(path)] = path
-    return LgbTrees(
-        paths=paths,
-        start=np.array(start, dtype=np.int64),
-        feature=cat(feats, np.int32),
-        threshold=cat(ths, np.float64),
-        decision=cat(decs, np.int8),
-        left=cat(lefts, np.int32),
-        right=cat(rights, np.int32),
-        trees_of={j: np.array(v, dtype=np.int64) for j, v in trees_of.items()},
-    )
+def parse_xgboost_trees(booster: Any) -> FlatTrees | None:
+    """Flat arrays from XGBoost's JSON model (float32 thresholds and leaf values).
+
+    Node ids stay XGBoost's (a leaf's own entry, feature -1, is never visited); leaves are
+    numbered in node order.  ``init`` is the float32 ``base_score``.
+
+    Returns
+    -------
+    FlatTrees or None
+        None for gblinear, dart, categorical splits, vector leaves or several
+        outputs (the caller then falls back to the engine's predict).
+    """
+    model = json.loads(bytes(booster.save_raw(raw_format="json")))
+    learner = model["learner"]
+    gb = learner["gradient_booster"]
+    if gb.get("name") != "gbtree" or "trees" not in gb.get("model", {}):
+        return None
+    param = learner.get("learner_model_param", {})
+    if int(param.get("num_class", "0") or 0) > 1 or int(param.get("num_target", "1") or 1) > 1:
+        return None
+    base = str(param.get("base_score", "0.5")).strip("[] ").split(",")
+    if len(base) != 1:
+        return None
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in
+                                          ("feature", "threshold", "decision", "left", "right")}
+    trees_of: dict[int, list[int]] = {}
+    paths_of: list[dict[int, list[int]]] = []
+    leaf_values: list[np.ndarray] = []
+    for t, tree in enumerate(gb["model"]["trees"]):
+        if int(tree.get("tree_param", {}).get("size_leaf_vector", "1") or 1) > 1:
+            return None
+        left = np.asarray(tree["left_children"], dtype=np.int64)
+        right = np.asarray(tree["right_children"], dtype=np.int64)
+        cond = np.asarray(tree["split_conditions"], dtype=np.float32)
+        kinds = np.asarray(tree.get("split_type", np.zeros(left.size)), dtype=np.int64)
+        is_leaf = left < 0
+        if np.any(kinds[~is_leaf] != 0):
+            return None
+        leaf_id = np.cumsum(is_leaf) - 1
+        leaf_values.append(cond[is_leaf])
+        if is_leaf[0]:
+            for part in parts.values():
+                part.append(np.zeros(0))
+            paths_of.append({})
+            continue
+        safe_l, safe_r = np.where(is_leaf, 0, left), np.where(is_leaf, 0, right)
+        lchild = np.where(is_leaf[safe_l], ~leaf_id[safe_l], safe_l)
+        rchild = np.where(is_leaf[safe_r], ~leaf_id[safe_r], safe_r)
+        lchild[is_leaf] = rchild[is_leaf] = 0  # never visited
+        feats = np.where(is_leaf, -1, np.asarray(tree["split_indices"], dtype=np.int64))
+        default_left = np.asarray(tree["default_left"], dtype=np.int64) != 0
+        parts["feature"].append(feats)
+        parts["threshold"].append(cond.astype(np.float64))
+        parts["decision"].append(np.where(default_left, 2, 0) | (2 << 2))  # NaN is missing
+        parts["left"].append(lchild)
+        parts["right"].append(rchild)
+        paths_of.append(_root_leaf_paths(lchild, rchild))
+        for j in np.unique(feats[~is_leaf]):
+            trees_of.setdefault(int(j), []).append(t)
+    return _assemble(parts, paths_of, trees_of, leaf_values, np.float32,
+                     float(np.float32(base[0])), strict=True)
 
 
 def xgboost_split_info(booster: Any) -> tuple[dict[int, np.ndarray], set[int]] | None:

@@ -1,0 +1,157 @@
+"""Exact tree-ensemble scores from cached leaves (numba, no validation).
+
+Used by :mod:`ltr.inspection` through :mod:`ltr._tree_changes`.  Trees are the
+flat arrays of :class:`ltr.engines._trees.FlatTrees`: node ``k`` of tree ``t``
+is ``start[t] + k``; ``left``/``right`` >= 0 are internal nodes, < 0 is
+``~leaf``; the leaf values of tree ``t`` are
+``leaf_value[leaf_start[t]:leaf_start[t + 1]]``.
+
+A score is re-summed over *all* trees in the engine's order (``init`` plus each
+tree's leaf value, in the dtype of ``leaf_value``: float64 for LightGBM,
+float32 for XGBoost), never updated by subtracting an old leaf value and adding
+a new one, so that it is bitwise the engine's prediction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+_ZERO_F32 = float(np.float32(1e-35))  # LightGBM kZeroThreshold (a float widened to double)
+_CHUNK = 512  # rows per parallel task (one scratch allocation per task)
+
+
+@njit(cache=True, inline="always")
+def _walk(X, i, cols, vals, base, node, feature, threshold, decision, left, right, strict):
+    """Leaf reached by row ``i`` of ``X`` from ``node``, columns ``cols`` set to ``vals``.
+
+    ``strict`` (XGBoost): the value is cast to float32, NaN goes the default way
+    (``decision`` bit 1), ``value < threshold`` goes left.  Otherwise LightGBM's
+    ``NumericalDecision``: NaN becomes 0 unless the missing type (bits 2-3) is
+    NaN; missing (zero or NaN by type) goes the default way; ``value <=
+    threshold`` goes left.
+    """
+    while True:
+        k = base + node
+        f = feature[k]
+        found = False
+        v = 0.0
+        for c in range(cols.shape[0]):
+            if cols[c] == f:
+                v = vals[c]
+                found = True
+                break
+        if not found:
+            v = np.float64(X[i, f])
+        dt = decision[k]
+        if strict:
+            if np.isnan(v):
+                nxt = left[k] if (dt & 2) != 0 else right[k]
+            elif np.float64(np.float32(v)) < threshold[k]:
+                nxt = left[k]
+            else:
+                nxt = right[k]
+        else:
+            missing = (dt >> 2) & 3
+            if np.isnan(v) and missing != 2:
+                v = 0.0
+            if (missing == 1 and -_ZERO_F32 <= v <= _ZERO_F32) or (missing == 2 and np.isnan(v)):
+                nxt = left[k] if (dt & 2) != 0 else right[k]
+            elif v <= threshold[k]:
+                nxt = left[k]
+            else:
+                nxt = right[k]
+        if nxt < 0:
+            return ~nxt
+        node = nxt
+
+
+@njit(cache=True, parallel=True)
+def _tree_leaves(X, start, feature, threshold, decision, left, right, strict, out):
+    """``out[i, t]``: leaf of row ``i`` in tree ``t`` (LightGBM's ``pred_leaf`` numbering)."""
+    none = np.empty(0, dtype=np.int64)
+    vals = np.empty(0)
+    n_trees = start.shape[0] - 1
+    for i in prange(X.shape[0]):
+        for t in range(n_trees):
+            if start[t + 1] == start[t]:
+                out[i, t] = 0  # a single-leaf tree
+            else:
+                out[i, t] = _walk(X, i, none, vals, start[t], 0, feature, threshold, decision,
+                                  left, right, strict)
+
+
+@njit(cache=True, parallel=True)
+def _leaf_sums(leaves, n_trees, leaf_start, leaf_value, init, out):
+    """``out[i]``: ``init`` plus the leaf values of row ``i`` in trees ``0 .. n_trees - 1``."""
+    for i in prange(leaves.shape[0]):
+        s = init
+        for t in range(n_trees):
+            s += leaf_value[leaf_start[t] + leaves[i, t]]
+        out[i] = s
+
+
+@njit(cache=True, parallel=True)
+def _permuted_scores(X, perm, cols, col_values, codes, trees, first, start, feature, threshold,
+                     decision, left, right, strict, leaves, leaf_start, leaf_value, init, out):
+    """Rescore the rows whose leaf changes when ``cols`` take the values of row ``perm[i]``.
+
+    Parameters are flat arrays: ``col_values[c]``/``codes[c]`` hold column
+    ``cols[c]`` and its threshold code per row (equal codes take the same
+    branch at every split on the column); ``trees`` are the sorted ids of the
+    trees splitting on ``cols``, ``first[a, leaf]`` the first node on
+    ``cols`` along the path to ``leaf`` of tree ``trees[a]`` (-1: none);
+    ``leaves[i, t]`` the cached leaf of row ``i``.  Only those trees are
+    walked, from that node; a row with a changed leaf is re-summed over the
+    first ``leaf_start.size - 1`` trees in order into ``out[i]`` (other rows
+    are left as they are).  Returns the number of rows rescored.
+    """
+    n = X.shape[0]
+    n_cols = cols.shape[0]
+    n_aff = trees.shape[0]
+    n_trees = leaf_start.shape[0] - 1
+    n_chunks = (n + _CHUNK - 1) // _CHUNK
+    counts = np.zeros(n_chunks, dtype=np.int64)
+    for ch in prange(n_chunks):
+        vals = np.empty(n_cols)
+        new_leaf = np.empty(max(n_aff, 1), dtype=np.int64)
+        count = 0
+        for i in range(ch * _CHUNK, min(n, (ch + 1) * _CHUNK)):
+            j = perm[i]
+            moved = False
+            for c in range(n_cols):
+                if codes[c, j] != codes[c, i]:
+                    moved = True
+                    break
+            if not moved:
+                continue
+            for c in range(n_cols):
+                vals[c] = col_values[c, j]
+            changed = False
+            for a in range(n_aff):
+                t = trees[a]
+                leaf0 = leaves[i, t]
+                node = first[a, leaf0]
+                if node < 0:
+                    new_leaf[a] = leaf0
+                    continue
+                leaf = _walk(X, i, cols, vals, start[t], node, feature, threshold, decision,
+                             left, right, strict)
+                new_leaf[a] = leaf
+                if leaf != leaf0:
+                    changed = True
+            if not changed:
+                continue
+            s = init
+            a = 0
+            for t in range(n_trees):
+                if a < n_aff and trees[a] == t:
+                    leaf = new_leaf[a]
+                    a += 1
+                else:
+                    leaf = leaves[i, t]
+                s += leaf_value[leaf_start[t] + leaf]
+            out[i] = s
+            count += 1
+        counts[ch] = count
+    return counts.sum()
