@@ -76,6 +76,21 @@ class TrainSettings:
         Seed of the engine and of pair sampling.
     early_stopping_rounds : int or None
         Per-stage early stopping on the first eval set.
+    unbiased : bool
+        Train on clicks with position debiasing; needs display positions
+        (``fit(..., position=...)``, config ``data.position_column``).  With
+        ``objective="lambdarank"`` (or None) ltr's Unbiased LambdaMART learns
+        the position biases every round; with ``"native"`` the engine's own
+        method runs (LightGBM's position GAM, XGBoost's ``lambdarank_unbiased``).
+    bias_norm : float
+        Regulariser ``p`` of Unbiased LambdaMART's bias estimate
+        ``t = (l_i / l_1) ** (1 / (1 + p))`` (ltr's objective; XGBoost's
+        ``lambdarank_bias_norm`` for the native objective; LightGBM's GAM has
+        no such parameter).
+    propensity : array-like or None
+        Known examination propensities per position (index 0 = position 1)
+        for ltr's objective instead of learning them (IPS-weighted lambdas);
+        needs ``unbiased=True``.
     """
 
     engine: str = "lightgbm"
@@ -95,6 +110,9 @@ class TrainSettings:
     n_jobs: int | None = None
     random_state: Any = None
     early_stopping_rounds: int | None = None
+    unbiased: bool = False
+    bias_norm: float = 1.0
+    propensity: Any = None
 
     def replace(self, **changes: Any) -> TrainSettings:
         """Return a copy with *changes* applied (unknown names are an error)."""
@@ -119,15 +137,29 @@ def resolve_objective(settings: TrainSettings) -> str:
     choice = settings.objective
     if choice is not None and choice not in OBJECTIVES:
         raise ValueError(f"objective must be None, 'native' or 'lambdarank', got {choice!r}")
-    needs_ours = [n for n in ("sampling", "objectives") if getattr(settings, n) is not None]
+    if not isinstance(settings.unbiased, (bool, np.bool_)):
+        raise TypeError(f"unbiased must be a bool, got {short_repr(settings.unbiased)}")
+    needs_ours = [
+        n for n in ("sampling", "objectives", "propensity") if getattr(settings, n) is not None
+    ]
     if choice == "native" and needs_ours:
         raise ValueError(
             f"objective='native' cannot use {' and '.join(needs_ours)} (only ltr's LambdaRank "
-            "samples pairs or combines objectives); set objective='lambdarank' or None, or drop "
-            f"{needs_ours[0]}"
+            "samples pairs, combines objectives or takes known propensities); set "
+            f"objective='lambdarank' or None, or drop {needs_ours[0]}"
+        )
+    if settings.propensity is not None and not settings.unbiased:
+        raise ValueError(
+            "propensity (known examination propensities) needs unbiased=True; set it, or drop "
+            "propensity"
+        )
+    if settings.unbiased and settings.objectives is not None:
+        raise ValueError(
+            "unbiased=True is not supported with objectives (composite labels): train one click "
+            "label with unbiased=True, or set unbiased=False"
         )
     if choice is None:
-        return "lambdarank" if needs_ours else "native"
+        return "lambdarank" if needs_ours or settings.unbiased else "native"
     return choice
 
 
@@ -184,7 +216,9 @@ def _check_sampling(sampling: Any) -> Any:
 
 
 def build_training(
-    settings: TrainSettings, labels: Mapping[str, np.ndarray] | None = None
+    settings: TrainSettings,
+    labels: Mapping[str, np.ndarray] | None = None,
+    position: Any = None,
 ) -> dict[str, Any]:
     """Keyword arguments of :func:`ltr.engines.train` for *settings*.
 
@@ -195,12 +229,15 @@ def build_training(
     labels : mapping of str to ndarray, optional
         Label columns in training-row order; required for a composite
         objective (``settings.objectives``).
+    position : array-like, optional
+        Display positions in training-row order; required by, and only
+        allowed with, ``settings.unbiased`` (checked in ``train``).
 
     Returns
     -------
     dict
         ``engine, objective, k, schedule, params, num_boost_round,
-        random_state, n_jobs, early_stopping_rounds`` for ``train``.
+        random_state, n_jobs, early_stopping_rounds, position`` for ``train``.
     """
     from ltr.schedules import as_schedule
 
@@ -223,6 +260,30 @@ def build_training(
     n_jobs = settings.n_jobs
     if n_jobs is not None:
         n_jobs = check_int(n_jobs, "n_jobs")
+    bias_norm = check_real(settings.bias_norm, "bias_norm", minimum=0.0)
+    if settings.unbiased and position is None:
+        raise ValueError(
+            "unbiased=True needs the display position of each row (1 = top) in the logged "
+            "ranking: pass fit(X, y, qid=..., position=...), or set data.position_column in "
+            "the config"
+        )
+    if position is not None and not settings.unbiased:
+        raise ValueError(
+            "position was given but unbiased=False: set unbiased=True (with "
+            "objective='lambdarank' for ltr's Unbiased LambdaMART or 'native' for the engine's "
+            "own position debiasing), or drop position"
+        )
+    params = engine_params(settings)
+    if settings.unbiased and choice == "native":
+        if settings.engine == "xgboost":
+            params.setdefault("lambdarank_bias_norm", bias_norm)
+        elif bias_norm != 1.0:
+            raise ValueError(
+                f"bias_norm={bias_norm!r} has no meaning for LightGBM's native position "
+                "debiasing (a GAM over position ids); regularise it with engine_params="
+                "{'lambdarank_position_bias_regularization': ...}, or use "
+                "objective='lambdarank'"
+            )
     objective: Any = "native"
     if choice == "lambdarank":
         sigma = check_real(settings.sigma, "sigma", minimum=0.0, exclusive_minimum=True)
@@ -256,6 +317,10 @@ def build_training(
         else:
             from ltr.objectives import LambdaRankObjective
 
+            if settings.unbiased:
+                common.update(
+                    unbiased=True, bias_norm=bias_norm, propensity=settings.propensity
+                )
             objective = LambdaRankObjective(**common)
         schedule = None  # the objective carries it
     return {
@@ -263,10 +328,11 @@ def build_training(
         "objective": objective,
         "k": k,
         "schedule": schedule,
-        "params": engine_params(settings),
+        "params": params,
         "num_boost_round": n_rounds,
         "random_state": seed,
         "n_jobs": n_jobs,
         "early_stopping_rounds": early,
+        "position": position,
     }
 

@@ -33,6 +33,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ltr._validation import (
     INT32_MAX,
+    check_1d_float,
     check_eval_at,
     check_no_inf,
     check_objective_weights,
@@ -195,6 +196,19 @@ class LambdaMARTRanker(BaseEstimator):
         Threads for the engine.
     random_state : int, RandomState or None, default=None
         Seed for the engine and pair sampling.
+    unbiased : bool, default=False
+        Train on clicks with position debiasing; ``fit`` then needs
+        ``position`` (display rank per row, 1 = top; requested by default in
+        metadata routing, like ``qid``).  ``objective="lambdarank"`` (or None):
+        ltr's Unbiased LambdaMART, position biases t+/t- learned every round
+        and kept in ``model_.position_bias``; ``"native"``: the engine's own
+        (LightGBM's position GAM, XGBoost's ``lambdarank_unbiased``).
+    bias_norm : float, default=1.0
+        Regulariser ``p`` of the bias estimate ``(l_i / l_1) ** (1 / (1 + p))``
+        (ltr's objective, XGBoost's ``lambdarank_bias_norm``).
+    propensity : array-like or None, default=None
+        Known examination propensities per position (index 0 = position 1)
+        used by ltr's objective instead of learning them (needs ``unbiased=True``).
 
     Attributes
     ----------
@@ -217,7 +231,7 @@ class LambdaMARTRanker(BaseEstimator):
 
     # Metadata routing: fit and score request qid by default (a ranker cannot
     # work without it), the way GroupKFold requests groups for split.
-    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True}
+    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True, "position": True}
     __metadata_request__score: ClassVar[dict[str, bool]] = {"qid": True}
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -243,6 +257,9 @@ class LambdaMARTRanker(BaseEstimator):
         "early_stopping_rounds": [None, Interval(Integral, 1, INT32_MAX, closed="both")],
         "n_jobs": [None, Integral],
         "random_state": ["random_state"],
+        "unbiased": ["boolean"],
+        "bias_norm": [Interval(Real, 0, None, closed="left")],
+        "propensity": [None, "array-like"],
     }
 
     def __init__(
@@ -267,6 +284,9 @@ class LambdaMARTRanker(BaseEstimator):
         early_stopping_rounds: int | None = None,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
+        unbiased: bool = False,
+        bias_norm: float = 1.0,
+        propensity: Any = None,
     ) -> None:
         self.engine = engine
         self.n_estimators = n_estimators
@@ -287,6 +307,9 @@ class LambdaMARTRanker(BaseEstimator):
         self.early_stopping_rounds = early_stopping_rounds
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.unbiased = unbiased
+        self.bias_norm = bias_norm
+        self.propensity = propensity
 
     # ------------------------------------------------------------------ #
     # scikit-learn tags                                                   #
@@ -343,6 +366,7 @@ class LambdaMARTRanker(BaseEstimator):
         sample_weight: Any = None,
         eval_set: Sequence[tuple[Any, Any]] | None = None,
         eval_qid: Sequence[Any] | None = None,
+        position: Any = None,
     ) -> LambdaMARTRanker:
         """Train on query-grouped rows.
 
@@ -362,6 +386,9 @@ class LambdaMARTRanker(BaseEstimator):
             Validation sets whose nDCG@``eval_at`` is recorded per round.
         eval_qid : list of array-like, optional
             Query ids of each ``eval_set`` entry (or use their ``qid_column``).
+        position : array-like of int of shape (n_rows,), optional
+            Display rank of each row in the logged ranking (1 = top; a
+            permutation of ``1..n`` within each query), for ``unbiased=True``.
 
         Returns
         -------
@@ -374,7 +401,9 @@ class LambdaMARTRanker(BaseEstimator):
         weights = self._weights()
         settings = self._settings()
         resolve_objective(settings)  # settings errors before any data work
-        build_training(settings.replace(objectives=None, objective=None), None)
+        build_training(
+            settings.replace(objectives=None, objective=None, unbiased=False, propensity=None)
+        )
         owner = f"{type(self).__name__}.fit"
         # Take the qid column out first, validate the data, then require query ids,
         # so that bad data gets sklearn's usual messages.
@@ -409,6 +438,14 @@ class LambdaMARTRanker(BaseEstimator):
             sample_weight = np.ascontiguousarray(_take(sample_weight, order))
         if labels is not None:
             labels = {name: np.ascontiguousarray(_take(col, order)) for name, col in labels.items()}
+        if position is not None:
+            position = check_1d_float(position, "position")
+            if len(position) != n:
+                raise ValueError(
+                    f"position has {len(position)} entries but X has {n} rows; pass one display "
+                    "rank per row"
+                )
+            position = np.ascontiguousarray(_take(position, order))
 
         eval_sets = self._prepare_eval_sets(eval_set, eval_qid, weights)
         if settings.early_stopping_rounds is not None and not eval_sets:
@@ -420,7 +457,7 @@ class LambdaMARTRanker(BaseEstimator):
             X,
             y_main,
             groups.offsets,
-            **build_training(settings, labels),
+            **build_training(settings, labels, position),
             sample_weight=sample_weight,
             eval_sets=eval_sets,
             eval_at=tuple(eval_at),
@@ -590,7 +627,7 @@ class GroupedRanker(BaseEstimator):
         Features seen in ``fit`` (without the qid column).
     """
 
-    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True}
+    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True, "position": True}
     __metadata_request__score: ClassVar[dict[str, bool]] = {"qid": True}
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {

@@ -61,6 +61,7 @@ def train(
     progress: bool | None = False,
     labels: Mapping[str, Any] | None = None,
     feature_names: Sequence[str] | None = None,
+    position: Any = None,
 ) -> RankingModel:
     """Train a LambdaMART ranking model.
 
@@ -146,6 +147,19 @@ def train(
     feature_names : sequence of str, optional
         One distinct name per column of ``X``; stored in the engine's model
         (``model.feature_names``, :meth:`RankingModel.save_native`).
+    position : array-like of int, shape (n_rows,), optional
+        Display rank of each row in the logged ranking (1 = top; within each
+        query a permutation of ``1..n``), for training on clicks with position
+        debiasing.  With ``objective="native"`` the engine's own method is
+        used: LightGBM's position GAM (``Dataset(position=...)``, its bias
+        factors updated every round by a Newton step with
+        ``lambdarank_position_bias_regularization``; they are not saved in the
+        model, and each stage starts them afresh -- in a resumed run too, so
+        resume stays identical) or XGBoost's ``lambdarank_unbiased`` (rows are
+        put in display order inside each query for it; ``lambdarank_bias_norm``
+        through *params*).  With ``LambdaRankObjective(unbiased=True)`` (or
+        ``propensity=``) ltr's Unbiased LambdaMART uses them.  Any other
+        objective refuses positions.
 
     Returns
     -------
@@ -176,6 +190,7 @@ def train(
         eval_sets=eval_sets, eval_at=eval_at, early_stopping_rounds=early_stopping_rounds,
         stage_dir=stage_dir, resume=resume, convention=convention, random_state=random_state,
         n_jobs=n_jobs, progress=progress, labels=labels, feature_names=feature_names,
+        position=position,
     )
     if engine == "xgboost":
         from ltr._compat import import_xgboost

@@ -51,7 +51,7 @@ def fingerprint(spec: TrainSpec, params: dict[str, Any]) -> str:
         "eval_sets": [ev.name for ev in spec.eval_sets],
         "feature_names": spec.feature_names,
     }
-    arrays = [spec.X, spec.y, spec.offsets, spec.sample_weight]
+    arrays = [spec.X, spec.y, spec.offsets, spec.sample_weight, spec.position]
     for ev in spec.eval_sets:
         arrays += [ev.X, ev.y, ev.offsets]
     h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())

@@ -54,6 +54,27 @@ def limit_numba_threads(n_jobs: int | None) -> Iterator[None]:
         numba.set_num_threads(before)
 
 
+def _bias_state(objective: Any) -> dict[str, Any] | None:
+    """Return the objective's learned position-bias state (JSON-able), or None."""
+    if objective is None or not getattr(objective, "unbiased", False):
+        return None
+    get = getattr(objective, "bias_state", None)
+    return None if get is None else to_jsonable(get())
+
+
+def _restore_bias_state(objective: Any, rec: dict[str, Any], file: Any) -> None:
+    """Put the last completed stage's learned t+/t- back into the objective before resuming."""
+    if objective is None or not getattr(objective, "unbiased", False):
+        return
+    state = rec.get("bias_state")
+    if state is None:
+        raise ValueError(
+            f"stages.json has no learned position bias for stage file {str(file)!r}, which an "
+            "unbiased objective needs to resume identically; start the run again without resume"
+        )
+    objective.set_bias_state(state)
+
+
 class _Stages:
     """Accumulates the per-stage records and the concatenated metric curves."""
 
@@ -179,6 +200,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
                         booster = adapter.from_string(
                             file.read_text(encoding="utf-8"), source=str(file)
                         )
+                        _restore_bias_state(spec.objective, rec, file)
                     stage_evals = rec.get("evals", {})
                     bar.update(n_rounds)
                     acc.add(index, rec, stage_evals)
@@ -212,6 +234,9 @@ def run_training(spec: TrainSpec) -> RankingModel:
                 if spec.stage_dir is not None:
                     rec["file"] = f"stage_{index:02d}_k{k}{adapter.suffix}"
                     rec["evals"] = stage_evals
+                    state = _bias_state(spec.objective)
+                    if state is not None:  # learned propensities: resume continues from them
+                        rec["bias_state"] = state
                     completed.append(rec)
                     write_stage(
                         spec.stage_dir,
@@ -230,6 +255,9 @@ def run_training(spec: TrainSpec) -> RankingModel:
     public_params = to_jsonable(params)
     if spec.objective is not None:
         public_params["objective"] = objective_fields(spec.objective)
+        state = _bias_state(spec.objective)
+        if state is not None:
+            public_params["position_bias"] = state
     return RankingModel(
         engine=spec.engine,
         booster=booster,

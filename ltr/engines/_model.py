@@ -57,6 +57,16 @@ class RankingModel:
     convention: str | None = None
 
     @property
+    def position_bias(self) -> dict[str, Any] | None:
+        """Learned position bias of an unbiased objective (``t_plus``/``t_minus`` per position).
+
+        ``None`` for models trained without ltr's unbiased objective (LightGBM's
+        native position factors are not saved in its model).
+        """
+        state = self.params.get("position_bias")
+        return dict(state) if isinstance(state, dict) else None
+
+    @property
     def n_features(self) -> int:
         """Number of input features the booster expects."""
         return get_adapter(self.engine).num_features(self.booster)

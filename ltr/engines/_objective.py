@@ -17,8 +17,8 @@ import numpy as np
 from ltr._validation import short_repr
 from ltr.schedules import Constant, as_schedule
 
-__all__ = ["ObjectiveCall", "composite_gains", "composite_weights", "objective_fields",
-           "resolve_objective"]
+__all__ = ["ObjectiveCall", "attach_position", "composite_gains", "composite_weights",
+           "objective_fields", "resolve_objective", "uses_position"]
 
 
 
@@ -161,3 +161,60 @@ def resolve_objective(
                         f"{len(obj_labels[name])} rows but X has {n_rows}"
                     )
     return obj, sched
+
+
+def uses_position(obj: Any) -> bool:
+    """Whether *obj* debiases by display position (``unbiased=True`` or known ``propensity``)."""
+    return bool(getattr(obj, "unbiased", False)) or getattr(obj, "propensity", None) is not None
+
+
+def attach_position(obj: Any, position: np.ndarray | None) -> Any:
+    """Return the objective that trains with *position* (a copy holding it), checked.
+
+    Parameters
+    ----------
+    obj : objective instance
+        The resolved custom objective.
+    position : ndarray of int64 or None
+        Checked display ranks (1 = top) in training-row order.
+
+    Returns
+    -------
+    objective
+        *obj* itself when no positions are given, else a shallow copy with
+        ``position`` set.
+
+    Raises
+    ------
+    ValueError
+        Positions for an objective that cannot use them, or an unbiased
+        objective without positions; the message names the choice to make.
+    """
+    own = getattr(obj, "position", None)
+    if position is None:
+        if uses_position(obj) and own is None:
+            raise ValueError(
+                "the objective debiases by position (unbiased=True or propensity=...) but no "
+                "positions were given: pass position=<display rank per row, 1 = top> to train()"
+            )
+        return obj
+    if composite_weights(obj) is not None:
+        raise ValueError(
+            "position is not supported with a composite objective: train one label with "
+            "LambdaRankObjective(unbiased=True), or drop position"
+        )
+    if not uses_position(obj):
+        raise ValueError(
+            "position was given but the objective does not use positions; choose "
+            "LambdaRankObjective(unbiased=True) (propensities learned every round), "
+            "LambdaRankObjective(propensity=[...]) (known propensities), or objective='native' "
+            "(the engine's own position debiasing)"
+        )
+    if own is not None:
+        raise ValueError(
+            "position is given twice: to train(position=...) and to the objective "
+            "(LambdaRankObjective(position=...)); give it in one place"
+        )
+    out = copy.copy(obj)
+    out.position = position
+    return out

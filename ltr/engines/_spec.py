@@ -27,6 +27,7 @@ from ltr._validation import (
     check_matrix,
     check_n_jobs,
     check_offsets,
+    check_positions,
     check_progress,
     check_seed,
     check_weights,
@@ -34,6 +35,7 @@ from ltr._validation import (
 )
 from ltr.engines._objective import (
     ObjectiveCall,
+    attach_position,
     composite_gains,
     composite_weights,
     objective_fields,
@@ -191,6 +193,7 @@ class TrainSpec:
     composite_weights: dict[str, float] | None = None
     composite_gains: dict[str, Any] | None = None
     feature_names: list[str] | None = None
+    position: np.ndarray | None = None  # display ranks (1 = top), training-row order
 
     @property
     def native(self) -> bool:
@@ -224,6 +227,7 @@ def make_spec(
     progress: Any,
     labels: Any,
     feature_names: Any = None,
+    position: Any = None,
 ) -> TrainSpec:
     """Validate every argument of :func:`ltr.engines.train`; nothing is trained here.
 
@@ -231,7 +235,7 @@ def make_spec(
     ----------
     X, y, offsets, engine, objective, k, schedule, params, num_boost_round, \
 sample_weight, eval_sets, eval_at, early_stopping_rounds, stage_dir, resume, \
-convention, random_state, n_jobs, progress, labels, feature_names
+convention, random_state, n_jobs, progress, labels, feature_names, position
         As in :func:`ltr.engines.train`.
 
     Returns
@@ -261,9 +265,12 @@ convention, random_state, n_jobs, progress, labels, feature_names
         None if sample_weight is None else check_weights(sample_weight, "sample_weight", n_rows)
     )
     warn_nothing_to_learn(y, offsets, label_cols)
+    pos = None if position is None else check_positions(position, "position", offsets)
     obj, sched = resolve_objective(
         objective, k=k, schedule=schedule, labels=label_cols, n_rows=n_rows
     )
+    if obj is not None:
+        obj = attach_position(obj, pos)
     if num_boost_round is None:
         num_boost_round = sched.n_rounds if sched.n_rounds is not None else 100
     elif sched.n_rounds is not None and num_boost_round < sched.n_rounds:
@@ -369,6 +376,7 @@ convention, random_state, n_jobs, progress, labels, feature_names
         composite_weights=comp_w,
         composite_gains=comp_g,
         feature_names=names,
+        position=pos,
     )
 
 

@@ -250,11 +250,15 @@ class LightGBMAdapter:
         names: list[str] | Literal["auto"] = (
             spec.feature_names if spec.feature_names is not None else "auto"
         )
+        # LightGBM's position debiasing (a GAM over categorical position ids) belongs to its
+        # native lambdarank; a custom objective reads the positions itself.
+        position = spec.position - 1 if spec.native and spec.position is not None else None
         train_set = lgb.Dataset(
             spec.X,
             label=spec.y,
             group=np.diff(spec.offsets),
             weight=spec.sample_weight if spec.native else None,
+            position=position,
             feature_name=names,
             params=ds_params,
             free_raw_data=False,

@@ -59,7 +59,38 @@ _RESERVED: dict[str, str] = {
     "n_estimators": "num_boost_round=",
     "early_stopping_rounds": "early_stopping_rounds=",
     "lambdarank_num_pair_per_sample": "k= or schedule=",
+    "lambdarank_unbiased": "position= (with objective='native')",
 }
+
+
+def position_order(position: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Row order that sorts each query's rows by display position (1 first).
+
+    XGBoost's ``lambdarank_unbiased`` takes a row's place inside its query as
+    its position; checked positions are a permutation of ``1..n`` per query,
+    so row ``i`` goes to slot ``offsets[q] + position[i] - 1``.
+
+    Parameters
+    ----------
+    position : ndarray of int64
+        Checked display ranks (:func:`ltr._validation.check_positions`).
+    offsets : ndarray of int64
+        Query offsets.
+
+    Returns
+    -------
+    ndarray of int64
+        ``order`` such that ``rows[order]`` are in display order per query.
+    """
+    sizes = np.diff(offsets)
+    slot = np.repeat(offsets[:-1], sizes) + position - 1
+    order = np.empty_like(slot)
+    order[slot] = np.arange(len(slot), dtype=np.int64)
+    return order
+
+
+def _take_rows(X: Any, order: np.ndarray) -> Any:
+    return X.iloc[order] if hasattr(X, "iloc") else X[order]
 
 
 def _per_query_weights(weight: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -195,6 +226,8 @@ class XGBoostAdapter:
         if spec.native:
             merged["objective"] = "rank:ndcg"
             merged.setdefault("lambdarank_pair_method", "topk")
+            if spec.position is not None:
+                merged["lambdarank_unbiased"] = True
             if spec.y.max() >= 32 and merged.get("ndcg_exp_gain", True):
                 raise ValueError(
                     f"y has grade {float(spec.y.max())!r} but XGBoost's exponential nDCG gain "
@@ -224,9 +257,13 @@ class XGBoostAdapter:
     def prepare(self, spec: TrainSpec, params: dict[str, Any]) -> _Data:
         """Build the training and eval ``DMatrix`` once."""
         names = spec.feature_names
-        dtrain = self._dmatrix(
-            spec.X, spec.y, spec.offsets, spec.sample_weight if spec.native else None, names
-        )
+        X, y, weight = spec.X, spec.y, spec.sample_weight if spec.native else None
+        if spec.native and spec.position is not None:
+            # lambdarank_unbiased reads positions from the row order inside each query
+            order = position_order(spec.position, spec.offsets)
+            X, y = _take_rows(X, order), y[order]
+            weight = None if weight is None else weight[order]
+        dtrain = self._dmatrix(X, y, spec.offsets, weight, names)
         evals = [
             (self._dmatrix(ev.X, ev.y, ev.offsets, None, names), ev.name) for ev in spec.eval_sets
         ]

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ltr._io import to_jsonable, write_atomic
-from ltr.build import TrainSettings, build_training
+from ltr.build import TrainSettings, build_training, resolve_objective
 from ltr.runs.build import (
     check_engine_params,
     ranker_from_settings,
@@ -129,7 +129,13 @@ def _check_settings(cfg: RunConfig) -> None:
     """Every settings error a training would meet, before any data is read."""
     check_engine_params(cfg)
     try:
-        build_training(settings_from_config(cfg).replace(objectives=None, objective=None))
+        settings = settings_from_config(cfg)
+        resolve_objective(settings)  # objective choices, unbiased included
+        build_training(
+            settings.replace(
+                objectives=None, objective=None, unbiased=False, propensity=None
+            )
+        )
     except (TypeError, ValueError) as exc:
         raise RunError(f"model/objective settings: {exc}") from exc
 
