@@ -56,6 +56,7 @@ from typing import Any, Union
 import numba
 import numpy as np
 
+from ltr import _unbiased as _ub
 from ltr._gains import check_exp2_labels, parse_gain
 from ltr._validation import (
     INT32_MAX,
@@ -69,6 +70,7 @@ from ltr._validation import (
     short_repr,
 )
 from ltr.kernels import _lambdarank as _kern
+from ltr.kernels import _unbiased as _ukern
 from ltr.sampling import TopKPairSampling, round_seed
 
 __all__ = ["CompositeLambdaRankObjective", "LambdaRankObjective"]
@@ -374,7 +376,13 @@ class _LambdaRankBase:
         self, scores: np.ndarray, label_cols: list[np.ndarray],
         specs: list[tuple[str, np.ndarray | None]], names: list[str], obj_weights: np.ndarray,
         offsets: np.ndarray, iteration: int, sample_weight: np.ndarray | None,
-    ) -> tuple[np.ndarray, np.ndarray]:
+        debias: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+        """``(grad, hess, costs)``; *debias* maps checked offsets to ``(slot, t+, t-)``.
+
+        ``costs`` is ``None`` without *debias*, else the per-row pair costs
+        ``(li_row, lj_row)`` (views of work buffers, valid until the next call).
+        """
         n = scores.shape[0]
         for y, name in zip(label_cols, names):
             if len(y) != n:
@@ -403,13 +411,31 @@ class _LambdaRankBase:
             if n < _PARALLEL_MIN_ROWS or numba.get_num_threads() == 1
             else _kern.lambdarank_gradients
         )
+        costs = None
+        if debias is not None:
+            slot, t_plus, t_minus = debias(offsets)
         self._sorted_for = None  # perm is rewritten below; valid again once the call returns
-        driver(
-            scores, labels2d, gains2d, gid, n_grades, offsets, inv, obj_weights, k, self.sigma,
-            self.norm, lgb, table, tmin, tmax, factor, self._disc, top, head_weight, ppd, seed,
-            lgb, warm, grad, hess, buf["perm"], buf["tmp"], buf["skey"], buf["ibuf"], buf["rb"],
-            buf["acc_l"], buf["acc_h"],
-        )
+        if debias is None:
+            driver(
+                scores, labels2d, gains2d, gid, n_grades, offsets, inv, obj_weights, k,
+                self.sigma, self.norm, lgb, table, tmin, tmax, factor, self._disc, top,
+                head_weight, ppd, seed, lgb, warm, grad, hess, buf["perm"], buf["tmp"],
+                buf["skey"], buf["ibuf"], buf["rb"], buf["acc_l"], buf["acc_h"],
+            )
+        else:
+            ub = (
+                _ukern.unbiased_gradients_serial
+                if n < _PARALLEL_MIN_ROWS or numba.get_num_threads() == 1
+                else _ukern.unbiased_gradients
+            )
+            ub(
+                scores, labels2d[0], gains2d[0], gid[0], n_grades[0], offsets, inv[0], k,
+                self.sigma, self.norm, lgb, table, tmin, tmax, factor, self._disc, top,
+                head_weight, ppd, seed, lgb, warm, slot, t_plus, t_minus, grad, hess,
+                buf["acc_l"], buf["acc_h"], buf["perm"], buf["tmp"], buf["skey"], buf["ibuf"],
+                buf["rb"],
+            )
+            costs = (buf["acc_l"], buf["acc_h"])
         self._sorted_for = offsets.copy()
         if sample_weight is not None:
             sw = check_1d_float(sample_weight, "sample_weight")
@@ -422,7 +448,7 @@ class _LambdaRankBase:
             else:
                 grad *= sw
                 hess *= sw
-        return grad, hess
+        return grad, hess, costs
 
     @staticmethod
     def _scores(scores: Any) -> np.ndarray:
@@ -435,7 +461,7 @@ class _LambdaRankBase:
 # ------------------------------------------------------------------ public
 
 
-class LambdaRankObjective(_LambdaRankBase):
+class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
     """LambdaRank gradients as a LightGBM / XGBoost custom objective.
 
     Parameters
@@ -461,11 +487,37 @@ class LambdaRankObjective(_LambdaRankBase):
         accumulation (bit-identical to ``objective="lambdarank"``).
     random_state : int, numpy Generator or None, default=None
         Seed for sampled pairs (used when ``sampling.random_state`` is None).
+    unbiased : bool, default=False
+        Unbiased LambdaMART: divide every pair by learned position biases
+        ``t_plus_[p_high] * t_minus_[p_low]``, re-estimated after every round
+        (:mod:`ltr._unbiased` has the rule).  Needs ``position``.
+    bias_norm : float, default=1.0
+        ``b >= 0`` of the update ``t = (l_p / l_1) ** (1 / (1 + b))``
+        (XGBoost ``lambdarank_bias_norm``).
+    position : array-like of int of shape (n_rows,) or None, default=None
+        Display rank of every row in its query (1 = top), in the row order of
+        the data the objective is called on: give it here when handing the
+        objective to ``lightgbm.train`` / ``xgboost.train``.  Checked once per
+        query layout (a permutation of ``1..n_q`` per query).
+    propensity : array-like of shape (n_positions,) or None, default=None
+        Known examination propensities per position (index 0 = position 1,
+        each in ``(0, 1]``): fixed IPS pair weights ``1 / propensity[p_high]``
+        (Wang et al. 2018) instead of learned biases, whatever ``unbiased``
+        says.  Positions beyond the table use its last entry.  Needs ``position``.
+    propensity_clip : float or None, default=None
+        Lower bound on ``propensity`` (caps pair weights at ``1 / clip``).
+    max_position : int, default=32
+        Positions tracked by ``unbiased=True``; deeper positions share the
+        last slot.  Ignored with ``propensity``.
 
     Attributes
     ----------
     iteration : int
         Number of calls so far (= boosting rounds); see :meth:`reset`.
+    t_plus_, t_minus_ : ndarray of shape (n_slots,) or None
+        Position biases used by the next round (index 0 = position 1); the
+        clipped propensities and ones with ``propensity``; ``None`` without
+        debiasing.
 
     Notes
     -----
@@ -487,6 +539,10 @@ class LambdaRankObjective(_LambdaRankBase):
 
     A LightGBM Dataset without ``group`` is an error naming how to pass it.
 
+    To continue an unbiased training, save :meth:`bias_state` with the model
+    and, on a fresh objective, call :meth:`set_bias_state` and
+    ``reset(n_done)``: the continued training is then identical.
+
     Examples
     --------
     >>> import numpy as np
@@ -495,6 +551,11 @@ class LambdaRankObjective(_LambdaRankBase):
     >>> grad, hess = obj.gradients(np.zeros(3), np.array([0.0, 2.0, 1.0]), np.array([0, 3]))
     >>> bool(grad[1] < 0 < grad[0])
     True
+    >>> ub = LambdaRankObjective(k=10, unbiased=True, max_position=3)
+    >>> grad, hess = ub.gradients(np.zeros(3), np.array([0.0, 1.0, 0.0]), np.array([0, 3]),
+    ...                           position=[1, 3, 2], update_bias=True)
+    >>> ub.t_plus_.tolist(), bool(ub.t_minus_[2] > 0)
+    ([1.0, 1.0, 1.0], True)
     """
 
     def __init__(
@@ -507,17 +568,27 @@ class LambdaRankObjective(_LambdaRankBase):
         schedule: Callable[[int], int] | None = None,
         sigmoid: str = "exact",
         random_state: int | np.random.Generator | None = None,
+        *,
+        unbiased: bool = False,
+        bias_norm: float = 1.0,
+        position: Any = None,
+        propensity: Any = None,
+        propensity_clip: float | None = None,
+        max_position: int = 32,
     ) -> None:
         super().__init__(k, sigma, norm, sampling, schedule, sigmoid, random_state)
         self.gain = gain
         self._gain_spec = _check_gain(gain, "gain")
+        self._init_bias(unbiased, bias_norm, position, propensity, propensity_clip, max_position)
 
     def __repr__(self) -> str:
         return (
             f"LambdaRankObjective(k={self.k!r}, sigma={self.sigma!r}, gain={self.gain!r}, "
             f"norm={self.norm!r}, sampling={self.sampling!r}, schedule={self.schedule!r}, "
-            f"sigmoid={self.sigmoid!r}, random_state={self.random_state!r})"
+            f"sigmoid={self.sigmoid!r}, random_state={self.random_state!r}{self._bias_repr()})"
         )
+
+    # -- gradients -------------------------------------------------------------
 
     def gradients(
         self,
@@ -527,6 +598,8 @@ class LambdaRankObjective(_LambdaRankBase):
         iteration: int | None = None,
         *,
         sample_weight: Any = None,
+        position: Any = None,
+        update_bias: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Gradients and hessians (``float64``) without advancing :attr:`iteration`.
 
@@ -543,6 +616,12 @@ class LambdaRankObjective(_LambdaRankBase):
             (``None``: :attr:`iteration`).
         sample_weight : array-like of shape (n_rows,) or None, default=None
             Per-row weights multiplied into gradients and hessians.
+        position : array-like of int of shape (n_rows,) or None, default=None
+            Display ranks (1 = top) for a debiasing objective (``None``: the
+            constructor's ``position``).
+        update_bias : bool, default=False
+            With ``unbiased=True``, re-estimate :attr:`t_plus_` /
+            :attr:`t_minus_` from this call's pairs, as every engine round does.
 
         Returns
         -------
@@ -551,18 +630,23 @@ class LambdaRankObjective(_LambdaRankBase):
         it = self.iteration if iteration is None else check_int(iteration, "iteration", minimum=0)
         s = self._scores(scores)
         y = np.asarray(labels)
-        return self._compute(
-            s, [y], [self._gain_spec], ["labels"], np.ones(1), offsets, it, sample_weight
+        grad, hess, costs = self._compute(
+            s, [y], [self._gain_spec], ["labels"], np.ones(1), offsets, it, sample_weight,
+            self._debias(position),
         )
+        if update_bias:
+            self._update_bias(costs)
+        return grad, hess
 
     def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
         """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`."""
         self._check_engine_data(data)
         scores, labels, offsets, w = _engine_inputs(preds, data)
-        grad, hess = self._compute(
+        grad, hess, costs = self._compute(
             scores, [np.asarray(labels)], [self._gain_spec], ["labels"], np.ones(1), offsets,
-            self.iteration, w,
+            self.iteration, w, self._debias(None),
         )
+        self._update_bias(costs)
         self.iteration += 1
         return grad, hess
 
@@ -614,7 +698,14 @@ class CompositeLambdaRankObjective(_LambdaRankBase):
         schedule: Callable[[int], int] | None = None,
         sigmoid: str = "exact",
         random_state: int | np.random.Generator | None = None,
+        **debias: Any,
     ) -> None:
+        if debias:
+            raise ValueError(
+                f"CompositeLambdaRankObjective does not debias by position (got "
+                f"{sorted(debias)!r}): train one label column with "
+                "LambdaRankObjective(unbiased=True, position=...) or (propensity=..., position=...)"
+            )
         super().__init__(k, sigma, norm, sampling, schedule, sigmoid, random_state)
         if not isinstance(labels, Mapping):
             raise TypeError(
@@ -691,14 +782,14 @@ class CompositeLambdaRankObjective(_LambdaRankBase):
         names = [f"labels[{name!r}]" for name in self._names]
         return self._compute(
             s, self._columns(labels), self._specs, names, self._weights, offsets, it, sample_weight
-        )
+        )[:2]
 
     def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
         """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`."""
         self._check_engine_data(data)
         scores, _, offsets, w = _engine_inputs(preds, data)
         names = [f"labels[{name!r}]" for name in self._names]
-        grad, hess = self._compute(
+        grad, hess, _ = self._compute(
             scores, self._cols, self._specs, names, self._weights, offsets, self.iteration, w
         )
         self.iteration += 1

@@ -26,6 +26,8 @@ __all__ = [
     "naive_lambdarank",
     "naive_ndcg",
     "naive_parse_letor",
+    "naive_position_bias_update",
+    "naive_unbiased_lambdarank",
 ]
 
 #: LightGBM adds the float literal ``0.01f`` (promoted to double) to ``|delta score|``.
@@ -261,6 +263,135 @@ def naive_lambdarank(
         grad[s:e] = np.array(lg) * f
         hess[s:e] = np.array(lh) * f
     return grad, hess
+
+
+def naive_unbiased_lambdarank(
+    scores: Sequence[float],
+    labels: Sequence[float],
+    offsets: Sequence[int],
+    position: Sequence[int],
+    t_plus: Sequence[float],
+    t_minus: Sequence[float],
+    *,
+    k: int,
+    sigma: float = 1.0,
+    gain: str | Sequence[float] = "exp2",
+    norm: bool = True,
+    top: int = 0,
+    head_weight: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Unbiased LambdaMART gradients and per-position pair costs by an O(n^2) loop.
+
+    The pairs, ``|delta|`` and sigmoid of :func:`naive_lambdarank`; every
+    pair (``hi`` more relevant than ``lo``) is divided by ``t_plus[p_hi] *
+    t_minus[p_lo]`` with ``p = min(position, len(t_plus)) - 1`` before the
+    query's ``log2(1 + S) / S`` normalisation.  Its cost ``c = log(1 +
+    exp(-sigma (s_hi - s_lo))) * |delta| * w`` (``|delta|`` after the
+    ``0.01f + |ds|`` regularisation, ``w`` the head weight) adds
+    ``c / t_minus[p_lo]`` to ``li[p_hi]`` and ``c / t_plus[p_hi]`` to
+    ``lj[p_lo]`` (Hu et al. 2019, eq. 30-31).
+
+    Parameters
+    ----------
+    scores, labels : sequence of float
+        Flat per-row scores and graded labels, rows grouped by query.
+    offsets : sequence of int
+        Query boundaries.
+    position : sequence of int
+        Display rank of each row in its query (1 = top).
+    t_plus, t_minus : sequence of float
+        Position biases, index 0 = position 1; deeper positions use the last.
+    k, sigma, gain, norm, top, head_weight
+        As in :func:`naive_lambdarank`.
+
+    Returns
+    -------
+    grad, hess : ndarray of float64, shape (n_rows,)
+    li, lj : ndarray of float64, shape (len(t_plus),)
+    """
+    m = len(t_plus)
+    grad = np.zeros(len(scores))
+    hess = np.zeros(len(scores))
+    li_sum = [0.0] * m
+    lj_sum = [0.0] * m
+    for q in range(len(offsets) - 1):
+        s, e = int(offsets[q]), int(offsets[q + 1])
+        n = e - s
+        sc = [float(v) for v in scores[s:e]]
+        lab = [float(v) for v in labels[s:e]]
+        slot = [min(int(p), m) - 1 for p in position[s:e]]
+        if isinstance(gain, str) and gain == "exp2":
+            g = [2.0**v - 1.0 for v in lab]
+        elif isinstance(gain, str) and gain == "linear":
+            g = list(lab)
+        else:
+            g = [float(gain[int(v)]) for v in lab]
+        order = sorted(range(n), key=lambda i: -sc[i])
+        rank = {doc: r for r, doc in enumerate(order)}
+        ideal = sorted(g, reverse=True)[:k]
+        max_dcg = sum(v / math.log2(2 + j) for j, v in enumerate(ideal))
+        if max_dcg <= 0 or n < 2:
+            continue
+        all_equal = max(sc) == min(sc)
+        lg = [0.0] * n
+        lh = [0.0] * n
+        total = 0.0
+        for a in range(n):
+            for b in range(a + 1, n):
+                if lab[a] == lab[b] or min(rank[a], rank[b]) >= k:
+                    continue
+                hi, lo = (a, b) if lab[a] > lab[b] else (b, a)
+                ds = sc[hi] - sc[lo]
+                delta = (g[hi] - g[lo]) * abs(
+                    1 / math.log2(2 + rank[hi]) - 1 / math.log2(2 + rank[lo])
+                ) / max_dcg
+                if norm and not all_equal:
+                    delta /= F32_001 + abs(ds)
+                rho = 1.0 / (1.0 + math.exp(sigma * ds))
+                w = head_weight if min(rank[a], rank[b]) < top else 1.0
+                tp = float(t_plus[slot[hi]])
+                tm = float(t_minus[slot[lo]])
+                lam = -sigma * rho * delta * w / (tp * tm)
+                h = sigma * sigma * rho * (1 - rho) * delta * w / (tp * tm)
+                lg[hi] += lam
+                lg[lo] -= lam
+                lh[hi] += h
+                lh[lo] += h
+                total += -2 * lam
+                cost = math.log(1.0 + math.exp(-sigma * ds)) * delta * w
+                li_sum[slot[hi]] += cost / tm
+                lj_sum[slot[lo]] += cost / tp
+        f = math.log2(1 + total) / total if norm and total > 0 else 1.0
+        grad[s:e] = np.array(lg) * f
+        hess[s:e] = np.array(lh) * f
+    return grad, hess, np.array(li_sum), np.array(lj_sum)
+
+
+def naive_position_bias_update(
+    li: Sequence[float],
+    lj: Sequence[float],
+    t_plus: Sequence[float],
+    t_minus: Sequence[float],
+    bias_norm: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Re-estimate t+/t- as ``t_p = (l_p / l_1) ** (1 / (1 + bias_norm))``, written as loops.
+
+    A position whose cost sum is 0 keeps its previous value; if position 1's
+    sum is 0 the whole table keeps its values.
+
+    Returns
+    -------
+    t_plus, t_minus : ndarray of float64
+    """
+    out = []
+    for acc, old in ((li, t_plus), (lj, t_minus)):
+        new = [float(v) for v in old]
+        if acc[0] > 0:
+            for p in range(len(acc)):
+                if acc[p] > 0:
+                    new[p] = (float(acc[p]) / float(acc[0])) ** (1.0 / (1.0 + bias_norm))
+        out.append(np.array(new))
+    return out[0], out[1]
 
 
 def naive_parse_letor(
