@@ -24,12 +24,12 @@ import hashlib
 import json
 import os
 import re
-import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
@@ -40,9 +40,10 @@ from pydantic import (
 )
 
 from ltr._compat import import_yaml
+from ltr.runs._schema_errors import format_validation_error
 from ltr.runs.checks import check_consistency
 from ltr.runs.errors import ConfigError, RunError, RunInterrupted
-from ltr.runs.overrides import apply_overrides, fmt_loc, got, parse_override, yaml_reason
+from ltr.runs.overrides import apply_overrides, got, parse_override, yaml_reason
 
 #: Largest count or cut-off a config may hold: the engines take 32-bit ints.
 _MAX_INT = 2**31 - 1
@@ -186,6 +187,18 @@ class DataConfig(_Section):
         None, description="tabular: feature columns (default: all others)"
     )
     segment: str | None = Field(None, description="tabular: segment column for per-segment metrics")
+    position: str | None = Field(
+        None,
+        validation_alias=AliasChoices("position", "position_column"),
+        description="tabular: display position column of the logged ranking (1 = top), for "
+        "objective.unbiased and evaluation.ips",
+    )
+    click: str | None = Field(
+        None,
+        validation_alias=AliasChoices("click", "click_column"),
+        description="tabular: click column (0/1): training learns from clicks instead of "
+        "data.label (which, when present, stays the graded truth of valid/test metrics)",
+    )
     split: SplitConfig = Field(default_factory=SplitConfig)
     objectives: dict[str, ObjectiveColumnConfig] | None = Field(
         None, description="multi-objective labels: name -> column, grades, weight"
@@ -303,9 +316,38 @@ class ObjectiveConfig(_Section):
     composite: bool = Field(
         False, description="train on the weighted data.objectives (composite LambdaRank)"
     )
+    unbiased: bool = Field(
+        False,
+        description="position debiasing from data.position: ltr's Unbiased LambdaMART "
+        "(type lambdarank) or the engine's own (type native)",
+    )
+    bias_norm: float = Field(
+        1.0, ge=0, allow_inf_nan=False,
+        description="regulariser p of the learned bias (l_i / l_1) ** (1 / (1 + p))",
+    )
+    propensity: list[Annotated[float, Field(gt=0, le=1)]] | None = Field(
+        None,
+        min_length=1,
+        description="known examination propensities per position (type lambdarank, unbiased)",
+    )
 
 
 # --------------------------------------------------------------------------- evaluation etc.
+
+
+class IPSConfig(_Section):
+    """Click-based (inverse-propensity-weighted) nDCG of valid/test from data.click and position."""
+
+    propensity: Literal["em", "learned"] | list[Annotated[float, Field(gt=0, le=1)]] = Field(
+        "em",
+        description="em: estimated from the training clicks (regression EM); learned: the "
+        "unbiased objective's t+; or a list per position",
+    )
+    clip: float = Field(
+        0.01, gt=0, le=1, allow_inf_nan=False,
+        description="propensities below this are raised to it (caps the weights)",
+    )
+    self_normalized: bool = Field(False, description="divide by the mean importance weight")
 
 
 class EvaluationConfig(_Section):
@@ -328,6 +370,9 @@ class EvaluationConfig(_Section):
         ge=0,
         allow_inf_nan=False,
         description="per-segment smoothing strength (pseudo-queries)",
+    )
+    ips: IPSConfig | None = Field(
+        None, description="click-based IPS nDCG@eval_at of valid/test (needs data.click/position)"
     )
     metrics: list[str] = Field(
         default_factory=list,
@@ -463,104 +508,6 @@ class RunConfig(_Section):
         return "run"
 
 
-# --------------------------------------------------------------------------- errors
-
-
-def _unwrap(ann: Any) -> Any:
-    origin = get_origin(ann)
-    if origin is Union or origin is types.UnionType:
-        args = [a for a in get_args(ann) if a is not type(None)]
-        return _unwrap(args[0]) if len(args) == 1 else ann
-    if origin in (list, tuple) and get_args(ann):
-        return ("container", _unwrap(get_args(ann)[0]))
-    if origin is dict and get_args(ann):
-        return ("container", _unwrap(get_args(ann)[1]))
-    return ann
-
-
-def _parent_model(loc: Sequence[Any]) -> type[BaseModel] | None:
-    model: Any = RunConfig
-    for part in loc:
-        if isinstance(model, tuple):  # inside list/dict: skip the index/key
-            model = model[1]
-            continue
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return None
-        if not isinstance(part, str) or part not in model.model_fields:
-            return None
-        model = _unwrap(model.model_fields[part].annotation)
-    if isinstance(model, tuple):
-        return None
-    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
-
-
-def _describe(error: Mapping[str, Any]) -> str:
-    kind = error.get("type", "")
-    ctx = error.get("ctx") or {}
-    value = error.get("input")
-    loc = tuple(error.get("loc", ()))
-    if kind == "extra_forbidden":
-        parent = _parent_model(loc[:-1])
-        allowed = f" (allowed: {', '.join(parent.model_fields)})" if parent is not None else ""
-        hint = ""
-        if loc and str(loc[-1]).lower() in ("true", "false"):
-            hint = " (YAML reads bare on/off/yes/no as booleans: quote the key or rename it)"
-        return f"unknown key{allowed}{hint}"
-    if kind == "missing":
-        return "required field is missing"
-    bounds = {
-        "greater_than_equal": ">=",
-        "greater_than": ">",
-        "less_than_equal": "<=",
-        "less_than": "<",
-    }
-    if kind in bounds:
-        limit = next(iter(ctx.values()), "?")
-        return f"must be {bounds[kind]} {limit}, got {got(value)}"
-    if kind == "literal_error":
-        return f"must be one of {ctx.get('expected', '?')}, got {got(value)}"
-    if kind in ("int_type", "int_parsing", "int_from_float"):
-        return f"must be an integer, got {got(value)}"
-    if kind == "finite_number":
-        return f"must be a finite number, got {got(value)}"
-    if kind in ("float_type", "float_parsing"):
-        return f"must be a number, got {got(value)}"
-    if kind in ("bool_type", "bool_parsing"):
-        return f"must be true or false, got {got(value)}"
-    if kind in ("string_type",):
-        return f"must be a string, got {got(value)}"
-    if kind in ("list_type", "tuple_type"):
-        return f"must be a list, got {got(value)}"
-    if kind in ("dict_type", "model_type", "model_attributes_type"):
-        return f"must be a mapping of keys to values, got {got(value)}"
-    if kind == "too_short":
-        return f"must have at least {ctx.get('min_length', 1)} item(s), got {got(value)}"
-    if kind == "too_long":
-        return f"must have at most {ctx.get('max_length', '?')} item(s), got {got(value)}"
-    if kind == "value_error":
-        msg = str(error.get("msg", "")).removeprefix("Value error, ")
-        return msg.split(": ", 1)[1] if msg.startswith("@") and ": " in msg else msg
-    return f"{error.get('msg', kind)}, got {got(value)}"
-
-
-def format_validation_error(exc: ValidationError, source: str | None = None) -> str:
-    """One line per problem: ``[source: ]dotted.path: reason``, joined with ``'; '``."""
-    lines = []
-    seen = set()
-    for err in exc.errors():
-        loc = list(err.get("loc", ()))
-        msg = str(err.get("msg", "")).removeprefix("Value error, ")
-        if err.get("type") == "value_error" and msg.startswith("@") and ": " in msg:
-            # model-validator messages name their field as "@field: reason"
-            loc.append(msg[1:].split(": ", 1)[0])
-        line = f"{fmt_loc(loc)}: {_describe(err)}"
-        if line not in seen:
-            seen.add(line)
-            lines.append(line)
-    prefix = f"{source}: " if source else ""
-    return prefix + "; ".join(lines)
-
-
 # --------------------------------------------------------------------------- overrides
 
 # --------------------------------------------------------------------------- loading
@@ -601,7 +548,7 @@ def parse_config(
     try:
         cfg = RunConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, label)) from None
+        raise ConfigError(format_validation_error(exc, label, RunConfig)) from None
     if source is not None:
         cfg._source = Path(source)
     check_consistency(cfg, label)
