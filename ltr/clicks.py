@@ -1,0 +1,691 @@
+r"""Click simulation and propensity estimation for position-biased feedback.
+
+Two click models over graded labels and a logged ranking:
+
+* **Position-based model** (PBM, :func:`simulate_pbm`): a result at display
+  position :math:`p` (1 = top) is examined with probability :math:`\theta_p`
+  and, if examined, clicked with probability :math:`\gamma(g)` of its grade
+  :math:`g`, independently of the other results:
+  :math:`P(c = 1) = \theta_p\,\gamma(g)`.
+* **Cascade model** (:func:`simulate_cascade`): the user reads from the top,
+  clicks a result with probability :math:`\gamma(g)` and, after a click, stops
+  with probability :math:`s(g)`; without a click they read on.
+
+The **logged ranking** of each query (the order shown in every session) is,
+in this order of precedence:
+
+1. ``logging_scores`` with ``temperature > 0``: a fresh Plackett-Luce draw per
+   session, :math:`P(d \text{ first}) \propto \exp(s_d / T)` (a stochastic
+   logging policy; the propensity estimators need documents seen at several
+   positions);
+2. ``logging_scores`` with ``temperature=None``: sorted by score, descending
+   (ties in row order), the same in every session;
+3. ``position``: a display rank per row (1 = top), a permutation of
+   ``1..n_q`` within each query;
+4. nothing: the rows are already in displayed order within each query.
+
+``swap_depth=K`` adds the result-randomization intervention of Joachims et al.
+(2017) on top of the logged ranking: each session draws ``k`` uniformly in
+``2..min(K, n_q)`` and, with probability 1/2, swaps the results at positions 1
+and ``k``.  :func:`estimate_propensity_swap` reads the propensities off such
+a log; :func:`estimate_propensity_em` estimates them from ordinary logs with
+the PBM's EM algorithm.
+
+A simulation returns a :class:`ClickLog`: one impression per row and session,
+grouped into displayed lists (one per query and session) in displayed order.
+
+References
+----------
+Craswell et al. (2008), An experimental comparison of click position-bias
+models.  Joachims, Swaminathan and Schnabel (2017), Unbiased learning-to-rank
+with biased feedback.  Wang et al. (2018), Position bias estimation for
+unbiased learning to rank in personal search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ltr._validation import (
+    check_1d_float,
+    check_clicks,
+    check_finite,
+    check_int,
+    check_labels,
+    check_offsets,
+    check_positions,
+    check_real,
+    check_seed,
+)
+from ltr.groups import resolve_groups
+from ltr.kernels import _clicks as K
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = [
+    "DEFAULT_CLICK_LADDER",
+    "ClickLog",
+    "PropensityEstimate",
+    "estimate_propensity_em",
+    "estimate_propensity_swap",
+    "simulate_cascade",
+    "simulate_pbm",
+]
+
+#: Default click (and cascade stop) probability of the lowest and the highest grade:
+#: grade ``g`` of labels ``0..G`` gets ``0.05 + 0.9 * g / G`` (0.05 for every row when G = 0).
+DEFAULT_CLICK_LADDER: tuple[float, float] = (0.05, 0.95)
+
+
+# --------------------------------------------------------------------------- #
+# Result objects                                                               #
+# --------------------------------------------------------------------------- #
+
+
+@dataclass(frozen=True, eq=False)
+class ClickLog:
+    """Simulated impressions: one per input row and session, in displayed order.
+
+    The impressions of one query in one session form a *list* (a results
+    page); lists are contiguous, query by query and session by session, so
+    ``offsets`` is what the IPS metrics take as ``offsets=``.
+
+    Attributes
+    ----------
+    offsets : ndarray of int64 of shape (n_lists + 1,)
+        Impressions of list ``l`` are ``offsets[l]:offsets[l + 1]``; list
+        ``l`` is query ``l // n_sessions``, session ``l % n_sessions``.
+    query : ndarray of int64 of shape (n_impressions,)
+        Query index (``0..n_queries - 1``, in input order).
+    session : ndarray of int64 of shape (n_impressions,)
+        Session number within the query, ``0..n_sessions - 1``.
+    row : ndarray of int64 of shape (n_impressions,)
+        Index of the impression's document in the input rows (use it to take
+        labels, features or a new ranker's scores: ``scores[log.row]``).
+    position : ndarray of int64 of shape (n_impressions,)
+        Display position, 1 = top.
+    click : ndarray of int8 of shape (n_impressions,)
+        1 if clicked.
+    swap : ndarray of int64 of shape (n_impressions,)
+        ``k`` of the session's swap(1, k) experiment, 0 without intervention.
+    n_sessions : int
+        Sessions per query.
+    model : str
+        ``"pbm"`` or ``"cascade"``.
+    """
+
+    offsets: np.ndarray
+    query: np.ndarray
+    session: np.ndarray
+    row: np.ndarray
+    position: np.ndarray
+    click: np.ndarray
+    swap: np.ndarray
+    n_sessions: int
+    model: str
+
+    @property
+    def n_impressions(self) -> int:
+        """Number of impressions (rows times sessions)."""
+        return int(self.row.size)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return the impressions as a DataFrame.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``query``, ``session``, ``row``, ``position``, ``click``,
+            ``swap``, one row per impression in displayed order.
+        """
+        import pandas as pd
+
+        return pd.DataFrame({"query": self.query, "session": self.session, "row": self.row,
+                             "position": self.position, "click": self.click,
+                             "swap": self.swap})
+
+    def counts(self) -> pd.DataFrame:
+        """Aggregate to impressions and clicks per (query, row, position).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``query``, ``row``, ``position``, ``impressions``,
+            ``clicks``, sorted by ``row`` then ``position``.
+        """
+        import pandas as pd
+
+        pair, pos, n, c = _cells(self.row, self.position, self.click)
+        first = np.zeros(int(self.row.max()) + 1, dtype=np.int64)
+        first[self.row] = self.query
+        return pd.DataFrame({"query": first[pair], "row": pair, "position": pos,
+                             "impressions": n, "clicks": c})
+
+
+@dataclass(frozen=True, eq=False)
+class PropensityEstimate:
+    r"""Estimated examination propensities per position, normalised to position 1.
+
+    Attributes
+    ----------
+    propensity : ndarray of float64 of shape (max_position,)
+        ``propensity[p - 1]`` estimates :math:`\theta_p / \theta_1` (so
+        ``propensity[0] == 1``); NaN where a position had no data.
+    impressions : ndarray of int64 of shape (max_position,)
+        Impressions used per position.
+    clicks : ndarray of int64 of shape (max_position,)
+        Clicks used per position.
+    method : str
+        ``"em"`` or ``"swap"``.
+    n_iter : int
+        EM iterations run (0 for ``"swap"``).
+    converged : bool
+        Whether EM met ``tol`` (True for ``"swap"``).
+    raw : ndarray of float64 of shape (max_position,)
+        Un-normalised estimates (EM: :math:`\theta_p`; swap: equal to ``propensity``).
+    """
+
+    propensity: np.ndarray
+    impressions: np.ndarray
+    clicks: np.ndarray
+    method: str
+    n_iter: int
+    converged: bool
+    raw: np.ndarray
+
+
+# --------------------------------------------------------------------------- #
+# Validation helpers                                                           #
+# --------------------------------------------------------------------------- #
+
+
+def _offsets(n_rows: int, qid: Any, group: Any, offsets: Any) -> np.ndarray:
+    if offsets is not None:
+        if qid is not None or group is not None:
+            raise ValueError("pass only one of qid, group or offsets")
+        return check_offsets(offsets, "offsets", n_rows)
+    return resolve_groups(n_rows, qid=qid, group=group).offsets
+
+
+def _grades(labels: np.ndarray, name: str) -> np.ndarray:
+    bad = labels != np.floor(labels)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} must hold integer grades (click probabilities are given per grade); "
+            f"{name}[{i}] = {float(labels[i])!r}"
+        )
+    return labels.astype(np.int64)
+
+
+def _grade_table(prob: Any, name: str, grades: np.ndarray, labels_name: str) -> np.ndarray:
+    """Probability per grade ``0..max`` from None (the ladder), a mapping or an array."""
+    top = int(grades.max())
+    if prob is None:
+        lo, hi = DEFAULT_CLICK_LADDER
+        return lo + (hi - lo) * np.arange(top + 1) / max(top, 1) if top else np.array([lo])
+    if isinstance(prob, Mapping):
+        table = np.full(top + 1, np.nan)
+        for key, value in prob.items():
+            g = check_int(key, f"{name} key", minimum=0) if not isinstance(key, float) else key
+            if g != int(g):
+                raise ValueError(f"{name} keys must be integer grades, got {key!r}")
+            if int(g) <= top:
+                table[int(g)] = check_real(value, f"{name}[{key!r}]", minimum=0.0, maximum=1.0)
+        missing = np.isnan(table[grades])
+        if missing.any():
+            i = int(np.flatnonzero(missing)[0])
+            raise ValueError(
+                f"{name} has no probability for grade {int(grades[i])} ({labels_name}[{i}]); "
+                f"give one per grade present, got keys {sorted(prob)!r}"
+            )
+        return np.nan_to_num(table)
+    table = check_1d_float(prob, name)
+    bad = ~np.isfinite(table) | (table < 0) | (table > 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name} must be probabilities in [0, 1]; {name}[{i}] = {table[i]!r}")
+    if table.size <= top:
+        i = int(np.flatnonzero(grades >= table.size)[0])
+        raise ValueError(
+            f"{name} has {table.size} entries (grades 0..{table.size - 1}) but "
+            f"{labels_name}[{i}] = {int(grades[i])}; give one probability per grade"
+        )
+    return table
+
+
+def _examination(examination: Any, longest: int) -> np.ndarray:
+    """Return the examination table from an ``eta`` (float) or a per-position array."""
+    if isinstance(examination, (int, float, np.integer, np.floating)) and not isinstance(
+        examination, (bool, np.bool_)
+    ):
+        eta = check_real(examination, "examination", minimum=0.0)
+        return (1.0 / np.arange(1, longest + 1)) ** eta
+    table = check_1d_float(examination, "examination")
+    bad = ~np.isfinite(table) | (table < 0) | (table > 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"examination must hold probabilities in [0, 1] per position (index 0 = position "
+            f"1) or be a float eta for (1/p)**eta; examination[{i}] = {table[i]!r}"
+        )
+    return table
+
+
+def _logged(
+    n_rows: int, offs: np.ndarray, position: Any, logging_scores: Any, temperature: Any
+) -> tuple[int, np.ndarray, np.ndarray, float]:
+    pos = np.zeros(1, dtype=np.int64)
+    scores = np.zeros(1)
+    if logging_scores is not None:
+        if position is not None:
+            raise ValueError(
+                "pass position (a fixed logged ranking) or logging_scores (a logging policy), "
+                "not both"
+            )
+        scores = check_1d_float(logging_scores, "logging_scores")
+        if scores.size != n_rows:
+            raise ValueError(
+                f"logging_scores has {scores.size} rows but labels has {n_rows}; give one per row"
+            )
+        check_finite(scores, "logging_scores")
+        if temperature is None:
+            return K.ORDER_SCORES, pos, scores, 0.0
+        t = check_real(temperature, "temperature", minimum=0.0, exclusive_minimum=True)
+        return K.ORDER_PLACKETT_LUCE, pos, scores, 1.0 / t
+    if temperature is not None:
+        raise ValueError("temperature needs logging_scores (the Plackett-Luce logging policy)")
+    if position is not None:
+        return K.ORDER_POSITION, check_positions(position, "position", offs), scores, 0.0
+    return K.ORDER_ROWS, pos, scores, 0.0
+
+
+def _simulate(
+    model: int, labels: Any, qid: Any, group: Any, offsets: Any, position: Any,
+    logging_scores: Any, temperature: Any, examination: Any, click_prob: Any,
+    stop_prob: Any, max_position: int, n_sessions: Any, swap_depth: Any, random_state: Any,
+) -> ClickLog:
+    y = check_labels(labels, "labels")
+    grades = _grades(y, "labels")
+    offs = _offsets(y.size, qid, group, offsets)
+    n_s = check_int(n_sessions, "n_sessions", minimum=1)
+    depth = 0 if swap_depth is None else check_int(swap_depth, "swap_depth", minimum=2)
+    seed = check_seed(random_state)
+    if seed is None:
+        seed = int(np.random.default_rng().integers(0, 2**31 - 1))
+    mode, pos, scores, inv_t = _logged(y.size, offs, position, logging_scores, temperature)
+    cp = _grade_table(click_prob, "click_prob", grades, "labels")
+    sp = _grade_table(stop_prob, "stop_prob", grades, "labels") if model else np.zeros(1)
+    sizes = np.diff(offs)
+    exam = _examination(examination, int(sizes.max())) if model == K.MODEL_PBM else np.zeros(1)
+    n_imp = y.size * n_s
+    row = np.empty(n_imp, dtype=np.int64)
+    disp = np.empty(n_imp, dtype=np.int64)
+    click = np.empty(n_imp, dtype=np.int8)
+    swap = np.empty(n_imp, dtype=np.int64)
+    K.simulate(grades, offs, mode, pos, scores, inv_t, model, exam, cp, sp,
+               max_position, n_s, depth, seed, row, disp, click, swap)
+    list_sizes = np.repeat(sizes, n_s)
+    list_offsets = np.zeros(list_sizes.size + 1, dtype=np.int64)
+    np.cumsum(list_sizes, out=list_offsets[1:])
+    query = np.repeat(np.arange(sizes.size, dtype=np.int64), sizes * n_s)
+    session = np.repeat(np.tile(np.arange(n_s, dtype=np.int64), sizes.size), list_sizes)
+    return ClickLog(list_offsets, query, session, row, disp, click, swap, n_s,
+                    "pbm" if model == K.MODEL_PBM else "cascade")
+
+
+# --------------------------------------------------------------------------- #
+# Simulation                                                                   #
+# --------------------------------------------------------------------------- #
+
+
+def simulate_pbm(
+    labels: Any,
+    *,
+    qid: Any = None,
+    group: Any = None,
+    offsets: Any = None,
+    position: Any = None,
+    logging_scores: Any = None,
+    temperature: float | None = None,
+    examination: float | Any = 1.0,
+    click_prob: Mapping[int, float] | Any = None,
+    n_sessions: int = 1,
+    swap_depth: int | None = None,
+    random_state: Any = None,
+) -> ClickLog:
+    r"""Simulate clicks under the position-based model.
+
+    .. math:: P(\text{click at position } p) = \theta_p \, \gamma(g)
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_rows,)
+        Integer relevance grades >= 0.
+    qid, group, offsets : array-like
+        Exactly one: a query id per row (contiguous), query sizes, or
+        ``int64`` offsets of length ``n_queries + 1``.
+    position : array-like of shape (n_rows,), optional
+        The logged display rank of each row (1 = top), a permutation of
+        ``1..n_q`` per query.  Default: rows are in displayed order.
+    logging_scores : array-like of shape (n_rows,), optional
+        A logger's scores: the displayed order is by score (descending), or a
+        Plackett-Luce draw per session with ``temperature``.
+    temperature : float > 0, optional
+        Plackett-Luce temperature: ``P(first) ∝ exp(score / temperature)``;
+        small is near the sorted order, large near uniform shuffles.
+    examination : float or array-like, default=1.0
+        A float ``eta`` gives :math:`\theta_p = (1/p)^\eta`; an array is the
+        table :math:`\theta_p` (index 0 = position 1), each in ``[0, 1]``;
+        positions past its end are never examined (a page of that length).
+    click_prob : mapping or array-like, optional
+        :math:`\gamma(g)`, click probability of an examined result of grade
+        ``g``: ``{grade: p}`` or an array indexed by grade.  Default: the
+        ladder ``0.05 + 0.9 * g / G`` for labels ``0..G``
+        (:data:`DEFAULT_CLICK_LADDER`; grades 0..4 give 0.05, 0.275, 0.5,
+        0.725, 0.95).
+    n_sessions : int, default=1
+        Sessions per query.
+    swap_depth : int >= 2, optional
+        Run the swap(1, k) intervention (k uniform in ``2..min(swap_depth, n_q)``,
+        swapped with probability 1/2) for :func:`estimate_propensity_swap`.
+    random_state : int, numpy Generator or RandomState, optional
+        Seed; the result depends only on it, not on the number of threads.
+
+    Returns
+    -------
+    ClickLog
+        One impression per row and session, in displayed order.
+
+    Raises
+    ------
+    ValueError
+        Non-integer or negative labels, a grade without a probability,
+        probabilities outside [0, 1], bad positions, or both ``position`` and
+        ``logging_scores``.
+
+    Examples
+    --------
+    >>> log = simulate_pbm([2, 0, 1, 0], group=[4], n_sessions=3, random_state=0)
+    >>> log.offsets.tolist(), log.position[:4].tolist()
+    ([0, 4, 8, 12], [1, 2, 3, 4])
+    >>> log.to_frame().columns.tolist()
+    ['query', 'session', 'row', 'position', 'click', 'swap']
+    """
+    return _simulate(K.MODEL_PBM, labels, qid, group, offsets, position, logging_scores,
+                     temperature, examination, click_prob, None, 0, n_sessions, swap_depth,
+                     random_state)
+
+
+def simulate_cascade(
+    labels: Any,
+    *,
+    qid: Any = None,
+    group: Any = None,
+    offsets: Any = None,
+    position: Any = None,
+    logging_scores: Any = None,
+    temperature: float | None = None,
+    click_prob: Mapping[int, float] | Any = None,
+    stop_prob: Mapping[int, float] | Any = None,
+    max_position: int | None = None,
+    n_sessions: int = 1,
+    swap_depth: int | None = None,
+    random_state: Any = None,
+) -> ClickLog:
+    """Simulate clicks under the cascade model (top-down reading, stop after a click).
+
+    Parameters
+    ----------
+    labels, qid, group, offsets, position, logging_scores, temperature
+        As in :func:`simulate_pbm`.
+    click_prob : mapping or array-like, optional
+        Click probability of a read result per grade; default as in
+        :func:`simulate_pbm`.
+    stop_prob : mapping or array-like, optional
+        Probability of stopping after clicking a result of that grade; default
+        the same ladder ``0.05 + 0.9 * g / G``.
+    max_position : int >= 1, optional
+        Results page size: positions below it are never read.
+    n_sessions, swap_depth, random_state
+        As in :func:`simulate_pbm`.
+
+    Returns
+    -------
+    ClickLog
+
+    Examples
+    --------
+    >>> log = simulate_cascade([1, 1, 1], group=[3], click_prob=[0, 1], stop_prob=[0, 1],
+    ...                        random_state=0)
+    >>> log.click.tolist()
+    [1, 0, 0]
+    """
+    cut = 0 if max_position is None else check_int(max_position, "max_position", minimum=1)
+    return _simulate(K.MODEL_CASCADE, labels, qid, group, offsets, position, logging_scores,
+                     temperature, None, click_prob, stop_prob, cut, n_sessions,
+                     swap_depth, random_state)
+
+
+# --------------------------------------------------------------------------- #
+# Propensity estimation                                                        #
+# --------------------------------------------------------------------------- #
+
+
+def _cells(
+    doc: np.ndarray, position: np.ndarray, click: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Impressions and clicks per (doc, position) cell: ``(doc, position, n, clicks)``."""
+    width = int(position.max()) + 1
+    key = doc.astype(np.int64) * width + position
+    uniq, inverse, n = np.unique(key, return_inverse=True, return_counts=True)
+    c = np.bincount(inverse.ravel(), weights=click, minlength=uniq.size)
+    return uniq // width, uniq % width, n.astype(np.int64), np.rint(c).astype(np.int64)
+
+
+def _log_arrays(
+    data: Any, position: Any, qid: Any, offsets: Any, extra: Any, extra_name: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(click, position, offsets, extra)`` from a ClickLog or checked arrays."""
+    if isinstance(data, ClickLog):
+        if position is not None or qid is not None or offsets is not None or extra is not None:
+            raise ValueError(
+                f"pass a ClickLog alone, or click, position, {extra_name} and qid/offsets "
+                "arrays; not both"
+            )
+        chosen = data.row if extra_name == "doc" else data.swap
+        return data.click.astype(np.float64), data.position, data.offsets, chosen
+    click = check_1d_float(data, "click")
+    offs = _offsets(click.size, qid, None, offsets)
+    click = check_clicks(click, "click", click.size)
+    if position is None:
+        raise TypeError("position is required with click arrays (display rank per row, 1 = top)")
+    pos = check_positions(position, "position", offs)
+    if extra is None:
+        raise TypeError(f"{extra_name} is required with click arrays")
+    arr = np.asarray(extra)
+    if arr.ndim != 1 or arr.size != click.size:
+        raise ValueError(
+            f"{extra_name} must have one entry per row ({click.size}), got shape {arr.shape}"
+        )
+    return click, pos, offs, arr
+
+
+def _max_position(max_position: Any, pos: np.ndarray) -> int:
+    if max_position is None:
+        return int(pos.max())
+    return check_int(max_position, "max_position", minimum=1)
+
+
+def estimate_propensity_em(
+    data: ClickLog | Any,
+    position: Any = None,
+    doc: Any = None,
+    *,
+    qid: Any = None,
+    offsets: Any = None,
+    max_position: int | None = None,
+    n_iter: int = 1000,
+    tol: float = 1e-6,
+) -> PropensityEstimate:
+    r"""Estimate PBM examination propensities with the EM algorithm.
+
+    The position-based model :math:`P(c = 1 \mid d, p) = \theta_p\,\gamma_d`
+    with one relevance :math:`\gamma_d` per query-document pair (the "EM"
+    estimator of Wang et al. 2018 and Chuklin et al.; their regression-EM
+    replaces the per-pair table by a model of features, which this function
+    does not fit).  Each iteration computes the posteriors of examination and
+    relevance for non-clicks and re-estimates both in closed form from the
+    impressions and clicks per (pair, position).  The scale of
+    :math:`\theta` and :math:`\gamma` is not identified; the result is
+    normalised to :math:`\theta_1 = 1`.  A pair must be logged at several
+    positions (a stochastic logger or interventions): with one fixed order
+    per query the propensities are not identifiable.
+
+    Parameters
+    ----------
+    data : ClickLog or array-like of shape (n_impressions,)
+        A simulated log, or the clicks (0/1) of logged impressions.
+    position : array-like of shape (n_impressions,)
+        With arrays: display position (1 = top), a permutation within each list.
+    doc : array-like of shape (n_impressions,)
+        With arrays: the query-document pair of each impression (equal across
+        the sessions that show it, e.g. ``ClickLog.row``).
+    qid, offsets : array-like
+        With arrays: one of a list (session) id per impression, or list offsets.
+    max_position : int, optional
+        Estimate positions ``1..max_position`` (impressions below are unused);
+        default the deepest position logged.
+    n_iter : int, default=1000
+        Maximum EM iterations.
+    tol : float, default=1e-6
+        Stop when no :math:`\theta_p / \theta_1` moves by more than ``tol``.
+
+    Returns
+    -------
+    PropensityEstimate
+        ``propensity[p - 1]`` estimates :math:`\theta_p / \theta_1`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labels = np.tile([3, 2, 1, 0, 0], 200)
+    >>> log = simulate_pbm(labels, group=[5] * 200, logging_scores=np.zeros(1000),
+    ...                    temperature=1.0, examination=1.0, n_sessions=20, random_state=0)
+    >>> est = estimate_propensity_em(log)
+    >>> np.round(est.propensity, 2).tolist()  # simulated: 1/p
+    [1.0, 0.51, 0.33, 0.25, 0.2]
+    """
+    click, pos, _, pair = _log_arrays(data, position, qid, offsets, doc, "doc")
+    top = _max_position(max_position, pos)
+    iters = check_int(n_iter, "n_iter", minimum=1)
+    eps = check_real(tol, "tol", minimum=0.0)
+    keep = pos <= top
+    _, pair_idx = np.unique(pair[keep], return_inverse=True)
+    cell_pair, cell_pos, cell_n, cell_c = _cells(pair_idx.ravel(), pos[keep], click[keep])
+    n_pairs = int(cell_pair.max()) + 1
+    imp = np.bincount(cell_pos - 1, weights=cell_n, minlength=top).astype(np.int64)
+    clk = np.bincount(cell_pos - 1, weights=cell_c, minlength=top).astype(np.int64)
+    theta = np.full(top, 0.5)
+    # Start relevance at each pair's click rate (clipped below 1): a fair scale.
+    cr = np.bincount(cell_pair, weights=cell_c, minlength=n_pairs) / np.bincount(
+        cell_pair, weights=cell_n, minlength=n_pairs
+    )
+    gamma = np.clip(cr, 0.01, 0.99)
+    done, converged = K.propensity_em(cell_pair, cell_pos - 1, cell_n.astype(np.float64),
+                                      cell_c.astype(np.float64), n_pairs, top, theta, gamma,
+                                      iters, eps)
+    theta = np.where(imp > 0, theta, np.nan)
+    return PropensityEstimate(theta / theta[0], imp, clk, "em", int(done), bool(converged),
+                              theta)
+
+
+def estimate_propensity_swap(
+    data: ClickLog | Any,
+    position: Any = None,
+    swap: Any = None,
+    *,
+    qid: Any = None,
+    offsets: Any = None,
+    max_position: int | None = None,
+) -> PropensityEstimate:
+    r"""Estimate propensities from swap(1, k) result randomization (Joachims et al. 2017).
+
+    In the sessions of experiment ``k`` the results at positions 1 and ``k``
+    are swapped with probability 1/2, so over those sessions both positions
+    show the same documents equally often and
+
+    .. math:: \hat p_k / \hat p_1 = \frac{\text{clicks at position } k}
+                                         {\text{clicks at position } 1}
+              \quad\text{(sessions of experiment } k\text{)}
+
+    is a ratio of two unbiased estimates of :math:`p_k\bar\gamma` and
+    :math:`p_1\bar\gamma` under the position-based model.
+
+    Parameters
+    ----------
+    data : ClickLog or array-like of shape (n_impressions,)
+        A log simulated with ``swap_depth``, or clicks (0/1) of impressions.
+    position : array-like of shape (n_impressions,)
+        With arrays: display position (1 = top) within each list.
+    swap : array-like of shape (n_impressions,)
+        With arrays: ``k`` of the list's swap experiment, 0 for none (the same
+        for every impression of a list).
+    qid, offsets : array-like
+        With arrays: a list (session) id per impression, or list offsets.
+    max_position : int, optional
+        Positions to estimate; default the largest ``k`` logged.
+
+    Returns
+    -------
+    PropensityEstimate
+        ``propensity[0] == 1``; NaN where an experiment had no click at position 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> log = simulate_pbm(np.tile([2, 1, 0, 1], 500), group=[4] * 500, examination=1.0,
+    ...                    n_sessions=40, swap_depth=4, random_state=1)
+    >>> np.round(estimate_propensity_swap(log).propensity, 2).tolist()  # simulated: 1/p
+    [1.0, 0.5, 0.35, 0.24]
+    """
+    click, pos, offs, k = _log_arrays(data, position, qid, offsets, swap, "swap")
+    if not isinstance(data, ClickLog):
+        k = check_1d_float(k, "swap")
+        bad = ~np.isfinite(k) | (k < 0) | (k != np.floor(k)) | (k == 1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"swap must be 0 (none) or a rank k >= 2; swap[{i}] = {k[i]!r}")
+        k = k.astype(np.int64)
+        first = np.repeat(k[offs[:-1]], np.diff(offs))
+        if (k != first).any():
+            i = int(np.flatnonzero(k != first)[0])
+            raise ValueError(
+                f"swap must be the same for every impression of a list; swap[{i}] = {int(k[i])} "
+                f"but its list starts with {int(first[i])}"
+            )
+    if not (k > 0).any():
+        raise ValueError(
+            "the log has no swap experiment (swap is 0 everywhere): simulate with "
+            "swap_depth=K or log a swap(1, k) intervention"
+        )
+    top = int(k.max()) if max_position is None else check_int(max_position, "max_position",
+                                                               minimum=1)
+    at_k = (pos == k) & (k > 0) & (k <= top)
+    at_1 = (pos == 1) & (k > 0) & (k <= top)
+    clicks_k = np.bincount(k[at_k] - 1, weights=click[at_k], minlength=top)[:top]
+    clicks_1 = np.bincount(k[at_1] - 1, weights=click[at_1], minlength=top)[:top]
+    n_k = np.bincount(k[at_k] - 1, minlength=top)[:top]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(clicks_1 > 0, clicks_k / np.where(clicks_1 > 0, clicks_1, 1), np.nan)
+    ratio[0] = 1.0
+    clk = clicks_k.astype(np.int64)
+    clk[0] = int(clicks_1.sum())
+    imp = n_k.astype(np.int64)
+    imp[0] = int(at_1.sum())
+    return PropensityEstimate(ratio, imp, clk, "swap", 0, True, ratio.copy())
