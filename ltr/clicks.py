@@ -249,7 +249,9 @@ def _grade_table(prob: Any, name: str, grades: np.ndarray, labels_name: str) -> 
     bad = ~np.isfinite(table) | (table < 0) | (table > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name} must be probabilities in [0, 1]; {name}[{i}] = {table[i]!r}")
+        raise ValueError(
+            f"{name} must be probabilities in [0, 1]; {name}[{i}] = {float(table[i])!r}"
+        )
     if table.size <= top:
         i = int(np.flatnonzero(grades >= table.size)[0])
         raise ValueError(
@@ -272,7 +274,7 @@ def _examination(examination: Any, longest: int) -> np.ndarray:
         i = int(np.flatnonzero(bad)[0])
         raise ValueError(
             f"examination must hold probabilities in [0, 1] per position (index 0 = position "
-            f"1) or be a float eta for (1/p)**eta; examination[{i}] = {table[i]!r}"
+            f"1) or be a float eta for (1/p)**eta; examination[{i}] = {float(table[i])!r}"
         )
     return table
 
@@ -660,7 +662,7 @@ def estimate_propensity_swap(
         bad = ~np.isfinite(k) | (k < 0) | (k != np.floor(k)) | (k == 1)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"swap must be 0 (none) or a rank k >= 2; swap[{i}] = {k[i]!r}")
+            raise ValueError(f"swap must be 0 (none) or a rank k >= 2; swap[{i}] = {float(k[i])!r}")
         k = k.astype(np.int64)
         first = np.repeat(k[offs[:-1]], np.diff(offs))
         if (k != first).any():
