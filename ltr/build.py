@@ -78,7 +78,7 @@ class TrainSettings:
         Per-stage early stopping on the first eval set.
     unbiased : bool
         Train on clicks with position debiasing; needs display positions
-        (``fit(..., position=...)``, config ``data.position_column``).  With
+        (``fit(..., position=...)``, config ``data.position``).  With
         ``objective="lambdarank"`` (or None) ltr's Unbiased LambdaMART learns
         the position biases every round; with ``"native"`` the engine's own
         method runs (LightGBM's position GAM, XGBoost's ``lambdarank_unbiased``).
@@ -264,7 +264,7 @@ def build_training(
     if settings.unbiased and position is None:
         raise ValueError(
             "unbiased=True needs the display position of each row (1 = top) in the logged "
-            "ranking: pass fit(X, y, qid=..., position=...), or set data.position_column in "
+            "ranking: pass fit(X, y, qid=..., position=...), or set data.position in "
             "the config"
         )
     if position is not None and not settings.unbiased:

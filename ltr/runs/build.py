@@ -40,6 +40,9 @@ CONFIG_KEYS: dict[str, str] = {
     "n_jobs": "model.n_jobs",
     "random_state": "seed",
     "early_stopping_rounds": "model.early_stopping_rounds",
+    "unbiased": "objective.unbiased",
+    "bias_norm": "objective.bias_norm",
+    "propensity": "objective.propensity",
 }
 
 
@@ -106,6 +109,9 @@ def settings_from_config(cfg: RunConfig) -> TrainSettings:
         n_jobs=m.n_jobs,
         random_state=cfg.seed,
         early_stopping_rounds=m.early_stopping_rounds,
+        unbiased=obj.unbiased,
+        bias_norm=obj.bias_norm,
+        propensity=None if obj.propensity is None else list(obj.propensity),
     )
 
 

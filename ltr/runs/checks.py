@@ -39,6 +39,7 @@ def check_consistency(cfg: RunConfig, label: str | None) -> None:
                 f"{where}objective.schedule.linear: a linear schedule changes k every round "
                 "and needs objective.type 'lambdarank'; use 'steps' with the native objective"
             )
+    _check_position_bias(cfg, where)
     if obj.composite and not data.objectives:
         raise ConfigError(
             f"{where}objective.composite: true needs data.objectives (names, columns, weights)"
@@ -101,6 +102,50 @@ def check_consistency(cfg: RunConfig, label: str | None) -> None:
                         f"{where}{key}: unknown feature {feature!r}; synthetic data has "
                         f"f1..f{data.synthetic.n_features}"
                     )
+
+
+def _check_position_bias(cfg: RunConfig, where: str) -> None:
+    """Unbiased training and IPS evaluation need positions (and clicks) from tabular data."""
+    obj, data, ips = cfg.objective, cfg.data, cfg.evaluation.ips
+    tabular = data.source in ("parquet", "csv")
+    for key, column in (("data.position", data.position), ("data.click", data.click)):
+        if column is not None and not tabular:
+            raise ConfigError(
+                f"{where}{key}: {data.source} data has no {key.split('.')[1]} column; "
+                f"positions and clicks come from parquet/csv files, got {got(column)}"
+            )
+    if obj.unbiased and data.position is None:
+        raise ConfigError(
+            f"{where}objective.unbiased: true needs data.position (the display-position "
+            "column of the logged ranking, 1 = top) in parquet/csv data"
+        )
+    if obj.unbiased and obj.composite:
+        raise ConfigError(
+            f"{where}objective.unbiased: not supported with objective.composite; train one "
+            "click label (data.click) with unbiased: true"
+        )
+    if obj.propensity is not None and (not obj.unbiased or obj.type != "lambdarank"):
+        raise ConfigError(
+            f"{where}objective.propensity: known propensities need objective.unbiased: true "
+            f"and objective.type: lambdarank, got unbiased={obj.unbiased}, type={obj.type!r}"
+        )
+    if obj.bias_norm != 1.0 and not obj.unbiased:
+        raise ConfigError(
+            f"{where}objective.bias_norm: only used with objective.unbiased: true, "
+            f"got {got(obj.bias_norm)}"
+        )
+    if ips is not None:
+        if data.position is None or data.click is None:
+            raise ConfigError(
+                f"{where}evaluation.ips: needs data.position and data.click (the logged "
+                "ranking's positions and clicks of valid/test)"
+            )
+        if ips.propensity == "learned" and not (obj.unbiased and obj.type == "lambdarank"):
+            raise ConfigError(
+                f"{where}evaluation.ips.propensity: 'learned' takes the t+ that ltr's unbiased "
+                "objective learns (objective.unbiased: true, type: lambdarank); use 'em' or a "
+                "list of propensities"
+            )
 
 
 def _check_synthetic_size(cfg: RunConfig, where: str) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ltr._io import to_jsonable, write_atomic
+from ltr._validation import check_clicks, check_positions
 from ltr.build import TrainSettings, build_training, resolve_objective
 from ltr.runs.build import (
     check_engine_params,
@@ -37,7 +38,7 @@ from ltr.runs.config import (
     load_config,
     parse_config,
 )
-from ltr.runs.data import load_data
+from ltr.runs.data import CLICK_KEY, POSITION_KEY, load_data
 from ltr.runs.evaluation import (
     compute_metrics,
     importance_features,
@@ -210,6 +211,14 @@ def train_run(
 def _load_checked(cfg: RunConfig) -> dict[str, RankingData]:
     """Load the data and check everything a training needs from it, before any work."""
     sets = load_data(cfg)
+    for name, ds in sets.items():  # the logged positions and clicks, before any folder exists
+        try:
+            if cfg.data.position is not None:
+                check_positions(ds.labels[POSITION_KEY], f"data.position ({name})", ds.offsets)
+            if cfg.data.click is not None:
+                check_clicks(ds.labels[CLICK_KEY], f"data.click ({name})", ds.n_rows)
+        except (TypeError, ValueError) as exc:
+            raise RunError(str(exc)) from exc
     if "valid" not in sets and cfg.model.early_stopping_rounds is not None:
         raise RunError(
             "model.early_stopping_rounds: needs a validation set "
@@ -311,11 +320,14 @@ def _train_model(
     stage_dir = run_dir / "models"
     stage_dir.mkdir(exist_ok=True)
     labels = {o: tr.labels[o] for o in (cfg.data.objectives or {})} or None
+    # data.click: learn from the clicks; data.position: the logged ranking, for unbiased training
+    y = tr.labels[CLICK_KEY] if cfg.data.click is not None else tr.y
+    position = tr.labels[POSITION_KEY] if settings.unbiased else None
     return train(
         tr.X,
-        tr.y,
+        y,
         tr.offsets,
-        **build_training(settings, labels),
+        **build_training(settings, labels, position),
         eval_sets=_eval_sets(cfg, sets),
         eval_at=tuple(cfg.evaluation.eval_at),
         stage_dir=stage_dir,

@@ -15,9 +15,12 @@ import numpy as np
 from ltr.datasets import RankingData
 from ltr.runs.config import RunConfig, RunError
 
-__all__ = ["SETS", "load_data"]
+__all__ = ["CLICK_KEY", "POSITION_KEY", "SETS", "load_data"]
 
 SETS = ("train", "valid", "test")
+#: ``RankingData.labels`` keys of the data.position and data.click columns (kept through splits)
+POSITION_KEY = "__position__"
+CLICK_KEY = "__click__"
 
 
 def _wrap_data_error(label: str, exc: Exception) -> RunError:
@@ -55,12 +58,16 @@ def _read_tabular(cfg: RunConfig, path: str, key: str) -> RankingData:
         raise _wrap_data_error(label, exc) from exc
     cols = [str(c) for c in df.columns]
     shown = ", ".join(cols[:15]) + (", ..." if len(cols) > 15 else "")
-    # with objectives, a missing label column means: rank by the first objective's grades
+    # with objectives, a missing label column means: rank by the first objective's grades;
+    # with clicks, it means: clicks are all there is (valid/test metrics on clicks too)
     label_from_objective = bool(data.objectives) and data.label not in df.columns
+    label_from_click = data.click is not None and data.label not in df.columns
     for field, column in (
-        ("data.label", None if label_from_objective else data.label),
+        ("data.label", None if label_from_objective or label_from_click else data.label),
         ("data.qid", data.qid),
         ("data.segment", data.segment),
+        ("data.position", data.position),
+        ("data.click", data.click),
     ):
         if column is not None and column not in df.columns:
             raise RunError(f"{field}: column {column!r} not found in {path} (columns: {shown})")
@@ -95,6 +102,12 @@ def _read_tabular(cfg: RunConfig, path: str, key: str) -> RankingData:
                     )
             labels[name] = column
     label_column = next(iter(labels.values())) if label_from_objective else data.label
+    if label_from_click and not label_from_objective:
+        label_column = data.click
+    if data.position is not None:
+        labels[POSITION_KEY] = data.position
+    if data.click is not None:
+        labels[CLICK_KEY] = data.click
     features = data.features
     if features is None:
         skip = {label_column, data.qid, data.segment, *labels.values(), *used_raw}
