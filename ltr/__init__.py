@@ -77,10 +77,26 @@ _EXPORTS: dict[str, str] = {
     "hit_rate": "ltr.rank_metrics",
     "make_rank_scorer": "ltr.scoring",
     "RankScorer": "ltr.scoring",
+    "ClickLog": "ltr.clicks",
+    "simulate_pbm": "ltr.clicks",
+    "simulate_cascade": "ltr.clicks",
+    "estimate_propensity_em": "ltr.clicks",
+    "estimate_propensity_swap": "ltr.clicks",
+    "ips_dcg": "ltr.ips",
+    "ips_ndcg": "ltr.ips",
+    "make_ips_ndcg_scorer": "ltr.scoring",
+    "IPSNDCGScorer": "ltr.scoring",
 }
 
 if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy names
     from ltr.build import TrainSettings, build_training
+    from ltr.clicks import (
+        ClickLog,
+        estimate_propensity_em,
+        estimate_propensity_swap,
+        simulate_cascade,
+        simulate_pbm,
+    )
     from ltr.comparison import Comparison, compare
     from ltr.composite import composite_ndcg, ndcg_by_segment, smooth
     from ltr.datasets import RankingData, from_frame, load_letor, load_letor_files, read_table
@@ -89,6 +105,7 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
     from ltr.evaluation import EvaluationResult, evaluate
     from ltr.groups import QueryGroups, resolve_groups
     from ltr.inspection import PermutationImportance, permutation_importance
+    from ltr.ips import ips_dcg, ips_ndcg
     from ltr.metric_names import parse_metric_name
     from ltr.metrics import dcg, idcg, ndcg
     from ltr.monitoring import Monitor, Rule
@@ -112,10 +129,12 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
     from ltr.sampling import TopKPairSampling
     from ltr.schedules import Constant, Linear, Steps, as_schedule, stages_of
     from ltr.scoring import (
+        IPSNDCGScorer,
         NDCGScorer,
         RankScorer,
         get_scorer,
         get_scorer_names,
+        make_ips_ndcg_scorer,
         make_ndcg_scorer,
         make_rank_scorer,
     )

@@ -45,6 +45,7 @@ from ltr._validation import (
     short_repr,
 )
 from ltr.groups import resolve_groups
+from ltr.ips import ips_dcg, ips_ndcg
 from ltr.kernels import _dcg as K
 
 __all__ = [
@@ -54,6 +55,8 @@ __all__ = [
     "cg",
     "dcg",
     "idcg",
+    "ips_dcg",
+    "ips_ndcg",
     "ndcg",
 ]
 

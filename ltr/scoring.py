@@ -40,7 +40,7 @@ from sklearn.metrics._scorer import _BaseScorer, _cached_call
 from sklearn.utils._metadata_requests import MethodMetadataRequest
 from sklearn.utils.metadata_routing import MetadataRequest, get_routing_for_object
 
-from ltr._validation import check_int, short_repr
+from ltr._validation import check_int, check_propensities, short_repr
 from ltr.groups import find_split_query, offsets_from_qid
 from ltr.metric_names import (
     CONVENTIONS,
@@ -53,11 +53,13 @@ from ltr.metric_names import (
 
 __all__ = [
     "CONVENTIONS",
+    "IPSNDCGScorer",
     "MetricName",
     "NDCGScorer",
     "RankScorer",
     "get_scorer",
     "get_scorer_names",
+    "make_ips_ndcg_scorer",
     "make_ndcg_scorer",
     "make_rank_scorer",
     "parse_metric_name",
@@ -537,3 +539,151 @@ def make_rank_scorer(
     _rank_metric(metric, np.array([1.0, 0.0]), np.array([0.5, 0.1]),
                  offsets=np.array([0, 2], dtype=np.int64), k=k, **options)
     return RankScorer(metric, k, qid_column=qid_column, **options)
+
+
+# --------------------------------------------------------------------------- #
+# IPS nDCG from logged clicks                                                  #
+# --------------------------------------------------------------------------- #
+
+#: Options of :func:`ltr.ips.ips_ndcg` that an IPS scorer passes through.
+IPS_OPTIONS: tuple[str, ...] = ("clip", "empty", "discount", "ties")
+
+
+def _ips_ndcg_metric(*args: Any, **kwargs: Any) -> Any:
+    from ltr.ips import ips_ndcg
+
+    return ips_ndcg(*args, **kwargs)
+
+
+class IPSNDCGScorer(NDCGScorer):
+    """Mean IPS nDCG@k of an estimator's ranking on logged clicks; see :func:`make_ips_ndcg_scorer`.
+
+    Call it as ``scorer(estimator, X, click, qid=..., position=...)``: ``y`` is
+    the logged clicks, ``qid`` a list (query-session) id per row, ``position``
+    the logged display rank (1 = top).  It requests ``qid`` and ``position``
+    through metadata routing by default.
+    """
+
+    _DEFAULT_REQUEST: ClassVar[dict[str, bool]] = {"qid": True, "position": True}
+
+    def __init__(
+        self,
+        k: int = 10,
+        *,
+        propensity: Any = None,
+        qid_column: Any = None,
+        position_column: Any = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(k, qid_column=qid_column, **options)
+        self._score_func = _ips_ndcg_metric
+        self.propensity = propensity
+        self.position_column = position_column
+
+    def __repr__(self) -> str:
+        parts = [f"k={self.k!r}", f"propensity={np.asarray(self.propensity).tolist()!r}"]
+        for name in ("qid_column", "position_column"):
+            if getattr(self, name) is not None:
+                parts.append(f"{name}={getattr(self, name)!r}")
+        parts += [f"{key}={value!r}" for key, value in self._kwargs.items()]
+        return f"make_ips_ndcg_scorer({', '.join(parts)})"
+
+    def _score(
+        self, method_caller: Any, estimator: Any, X: Any, y_true: Any, **kwargs: Any
+    ) -> float:
+        qid = kwargs.pop("qid", None)
+        position = kwargs.pop("position", None)
+        kwargs.pop("sample_weight", None)
+        if kwargs:
+            raise TypeError(
+                f"ips_ndcg scorer got unexpected metadata {sorted(kwargs)!r}; it accepts "
+                "qid and position"
+            )
+        found: dict[str, Any] = {}
+        for name in ("qid", "position"):
+            column = getattr(self, f"{name}_column")
+            if column is not None:  # ours: remove it before predicting
+                X, found[name] = _take_qid_column(X, column, drop=True)
+            else:  # the estimator's own column: it drops it in predict
+                _, found[name] = _take_qid_column(X, _find_param(estimator, f"{name}_column"),
+                                                  drop=False)
+        qid = found["qid"] if qid is None else qid
+        position = found["position"] if position is None else position
+        if qid is None:
+            raise ValueError(self._missing_qid_message(self.qid_column))
+        if position is None:
+            raise ValueError(
+                "the ips_ndcg scorer needs the logged display positions (1 = top) and got none: "
+                "pass position as metadata (sklearn.set_config(enable_metadata_routing=True) "
+                "and search.fit(X, click, qid=qid, position=position); the scorer requests it), "
+                "call scorer(estimator, X, click, qid=qid, position=position), or name a "
+                "column of a DataFrame X with make_ips_ndcg_scorer(position_column=...)"
+            )
+        n_rows = X.shape[0]
+        offsets = _contiguous_offsets(qid, n_rows)
+        y_pred = np.asarray(method_caller(estimator, "predict", X), dtype=np.float64).ravel()
+        if y_pred.shape[0] != n_rows:
+            raise ValueError(
+                f"{type(estimator).__name__}.predict returned {y_pred.shape[0]} scores for "
+                f"{n_rows} rows; a ranker must return one score per row"
+            )
+        value = self._score_func(
+            y_true, y_pred, position=np.asarray(position), propensity=self.propensity,
+            offsets=offsets, k=self.k, **self._kwargs,
+        )
+        return float(value)
+
+
+def make_ips_ndcg_scorer(
+    k: int = 10,
+    *,
+    propensity: Any,
+    qid_column: Any = None,
+    position_column: Any = None,
+    **options: Any,
+) -> IPSNDCGScorer:
+    """Build a scorer of IPS nDCG@k (:func:`ltr.ips.ips_ndcg`) on logged clicks.
+
+    ``y`` given to the search is the logged clicks (0/1).  Query ids (one
+    per displayed list) and logged positions reach the scorer as metadata
+    (``qid``, ``position``, both requested by default) or as columns of a
+    pandas ``X``, like :func:`make_ndcg_scorer`'s ``qid``.
+
+    Parameters
+    ----------
+    k : int, default=10
+        Cut-off of the new ranking.
+    propensity : array-like of shape (n_positions,)
+        Examination propensity per logged position (index 0 = position 1), in (0, 1].
+    qid_column, position_column : hashable, optional
+        Columns of a pandas ``X`` holding list ids and logged positions; removed
+        before ``predict``.  When ``None`` the estimator's own parameter of
+        that name is used, if any.  Metadata takes precedence.
+    **options
+        Passed to :func:`ltr.ips.ips_ndcg`: ``clip``, ``empty``, ``discount``,
+        ``ties`` (the normaliser is ``'ideal'``).  Checked now.
+
+    Returns
+    -------
+    IPSNDCGScorer
+        ``scorer(estimator, X, click, qid=None, position=None) -> float``; its
+        ``repr`` rebuilds this call.
+
+    Examples
+    --------
+    >>> make_ips_ndcg_scorer(5, propensity=[1.0, 0.5], clip=0.1)
+    make_ips_ndcg_scorer(k=5, propensity=[1.0, 0.5], clip=0.1)
+    """
+    k = check_int(k, "k", minimum=1)
+    unknown = sorted(set(options) - set(IPS_OPTIONS))
+    if unknown:
+        raise TypeError(
+            f"make_ips_ndcg_scorer got unknown option(s) {unknown!r}; valid options are "
+            f"{list(IPS_OPTIONS)!r} (qid and position come as metadata or columns)"
+        )
+    theta = check_propensities(propensity, "propensity")
+    _ips_ndcg_metric(np.array([1.0, 0.0]), np.array([0.5, 0.1]), position=np.array([1, 2]),
+                     propensity=np.ones(2), offsets=np.array([0, 2], dtype=np.int64), k=k,
+                     **options)
+    return IPSNDCGScorer(k, propensity=theta, qid_column=qid_column,
+                         position_column=position_column, **options)
