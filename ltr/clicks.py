@@ -503,6 +503,11 @@ def _log_arrays(
         chosen = data.row if extra_name == "doc" else data.swap
         return data.click.astype(np.float64), data.position, data.offsets, chosen
     click = check_1d_float(data, "click")
+    if qid is None and offsets is None:
+        raise TypeError(
+            "the displayed lists are missing: pass qid (a list id per impression, one list per "
+            "query and session) or offsets, or pass a ClickLog"
+        )
     offs = _offsets(click.size, qid, None, offsets)
     click = check_clicks(click, "click", click.size)
     if position is None:

@@ -292,6 +292,7 @@ def test_cascade_rejects_bad_stop_prob_and_page():
         (dict(doc=None), TypeError, "doc is required"),
         (dict(doc=[0, 1]), ValueError, r"doc must have one entry per row \(4\)"),
         (dict(qid=[0, 1, 0, 1]), ValueError, "contiguous"),
+        (dict(qid=None), TypeError, "the displayed lists are missing"),
         (dict(n_iter=0), ValueError, "n_iter must be >= 1"),
         (dict(tol=-1.0), ValueError, "tol must be >= 0"),
         (dict(max_position=0), ValueError, "max_position must be >= 1"),
