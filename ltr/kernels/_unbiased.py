@@ -53,6 +53,27 @@ def _softplus(x):
 
 
 @njit(cache=True, inline="always")
+def _terms_and_loss(ds, delta, sigma, regularize, use_table, table, tmin, tmax, tfactor):
+    """``(lambda, hessian, log(1 + exp(-sigma ds)))`` of one pair; one ``exp`` when exact.
+
+    The exact branch is :func:`_pair_terms`'s, with the loss formed from the
+    same ``e = exp(sigma ds)`` as ``log1p(1 / e)``.
+    """
+    if use_table:
+        pl, ph = _pair_terms(ds, delta, sigma, regularize, True, table, tmin, tmax, tfactor)
+        return pl, ph, _softplus(-sigma * ds)
+    x = sigma * ds
+    e = math.exp(x)
+    if e == np.inf:
+        return 0.0, 0.0, 0.0
+    loss = -x if x < -30.0 else math.log1p(1.0 / e)
+    c = _F32_001 + abs(ds) if regularize else 1.0
+    t = 1.0 / ((1.0 + e) * c)
+    sd = sigma * delta
+    return -sd * t, sigma * sd * ((e * t) * c) * t, loss
+
+
+@njit(cache=True, inline="always")
 def _add_costs(li_row, lj_row, s, high, low, cost, t_high, t_low):
     li_row[s + high] += cost / t_low
     lj_row[s + low] += cost / t_high
@@ -98,8 +119,8 @@ def _unbiased_all_pairs(scores, labels, gains, s, n, perm, grad, hess, inv_idcg,
                 gap = gains[s + dj] - gi
                 ds = sj - si
             delta = gap * abs(disc[i] - disc[j]) * inv_idcg
-            pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
-                                 tfactor)
+            pl, ph, loss = _terms_and_loss(ds, delta, sigma, regularize, use_table, table, tmin,
+                                           tmax, tfactor)
             t_high = tp[slot[s + high]]
             t_low = tm[slot[s + low]]
             wt = w / (t_high * t_low)
@@ -108,8 +129,7 @@ def _unbiased_all_pairs(scores, labels, gains, s, n, perm, grad, hess, inv_idcg,
             _add_pair(grad, hess, s, high, low, pl, ph, f32)
             sum_lambdas -= 2.0 * pl
             dreg = delta / (_F32_001 + abs(ds)) if regularize else delta
-            _add_costs(li_row, lj_row, s, high, low, _softplus(-sigma * ds) * dreg * w, t_high,
-                       t_low)
+            _add_costs(li_row, lj_row, s, high, low, loss * dreg * w, t_high, t_low)
     if norm and sum_lambdas > 0.0:
         factor = math.log2(1.0 + sum_lambdas) / sum_lambdas
         for i in range(n):
@@ -237,8 +257,8 @@ def _unbiased_sampled(scores, gains, gid, n_grades, s, n, perm, ibuf, rb, grad, 
             sg = 1.0 if r_high else -1.0
             ds = sg * (sr - rec[3 * x])
             delta = sg * (gr - rec[3 * x + 1]) * abs(dr - disc[x]) * inv_idcg
-            pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
-                                 tfactor)
+            pl, ph, loss = _terms_and_loss(ds, delta, sigma, regularize, use_table, table, tmin,
+                                           tmax, tfactor)
             high = doc_r if r_high else doc_x
             low = doc_x if r_high else doc_r
             t_high = tp[slot[s + high]]
@@ -261,8 +281,7 @@ def _unbiased_sampled(scores, gains, gid, n_grades, s, n, perm, ibuf, rb, grad, 
                 acc[2 * r + 1] += ph
             sl -= pl
             dreg = delta / (_F32_001 + abs(ds)) if regularize else delta
-            _add_costs(li_row, lj_row, s, high, low, _softplus(-sigma * ds) * dreg * scale,
-                       t_high, t_low)
+            _add_costs(li_row, lj_row, s, high, low, loss * dreg * scale, t_high, t_low)
         sum_lambdas += 2.0 * sl
     factor = 1.0
     if norm and sum_lambdas > 0.0:
