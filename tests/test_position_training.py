@@ -289,3 +289,75 @@ def test_config_names_a_bad_position_before_any_folder(logged, tmp_path, capsys)
     assert main(["train", str(cfg), "--out", str(tmp_path / "run")]) == 1
     assert "data.position" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+# ----------------------------------------------------------------- IPS evaluation in a run
+
+
+def _session_csv(tmp_path: Path, letor_slice_dir: Path) -> Path:
+    """Impressions of 4 stochastic-logger sessions per query: one list (qid) per session."""
+    from ltr.clicks import simulate_pbm
+
+    tr = load_letor(letor_slice_dir / "rank.train")
+    logger = tr.y + np.random.default_rng(3).normal(0.0, 1.5, tr.n_rows)
+    log = simulate_pbm(tr.y.astype(int), offsets=tr.offsets, logging_scores=logger,
+                       temperature=1.0, n_sessions=4, random_state=0)
+    df = pd.DataFrame(tr.X[log.row, :20], columns=[f"f{j}" for j in range(20)])
+    lists = np.repeat(np.arange(len(log.offsets) - 1), np.diff(log.offsets))
+    df.insert(0, "qid", lists)
+    df.insert(1, "grade", tr.y[log.row])
+    df.insert(2, "shown_at", log.position)
+    df.insert(3, "clicked", log.click.astype(int))
+    df.insert(4, "doc", log.row)
+    path = tmp_path / "sessions.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("source", ["em", "learned", [1.0, 0.6, 0.4, 0.3, 0.25]])
+def test_run_reports_ips_ndcg_equal_to_the_metric_on_its_own_split(
+    letor_slice_dir, tmp_path, capsys, source
+):
+    from ltr.ips import ips_ndcg
+    from ltr.runs.config import load_config, resolve_data_paths
+    from ltr.runs.data import load_data
+
+    path = _config(tmp_path, _session_csv(tmp_path, letor_slice_dir))
+    cfg = yaml.safe_load(path.read_text())
+    cfg["data"]["doc"] = "doc"
+    prop = source if isinstance(source, list) else None
+    if prop is not None:  # positions deeper than the list share its last value
+        prop = prop + [prop[-1]] * 60
+    cfg["evaluation"] = {"eval_at": [5, 10], "ips": {"propensity": prop or source, "clip": 0.05}}
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    assert main(["train", str(path), "--out", str(tmp_path / "run")]) == 0
+    run = tmp_path / "run"
+    metrics = json.loads((run / "metrics.json").read_text())
+    bias = metrics["position_bias"]
+    used = np.asarray(bias["propensity"]["values"])
+    assert used[0] == 1.0 and np.all((used > 0) & (used <= 1))
+    # the same numbers from the metric itself, on the run's own split
+    sets = load_data(resolve_data_paths(load_config(path)))
+    model = RankingModel.load(run / "model.json")
+    from ltr.runs.data import CLICK_KEY, POSITION_KEY
+
+    test = sets["test"]
+    expect = ips_ndcg(test.labels[CLICK_KEY], model.predict(test.X),
+                      position=test.labels[POSITION_KEY], propensity=used,
+                      offsets=test.offsets, k=[5, 10], clip=0.05)
+    assert bias["ips"]["test"]["ips_ndcg@10"] == pytest.approx(expect[10], abs=1e-12)
+    assert bias["ips"]["test"]["ips_ndcg@5"] == pytest.approx(expect[5], abs=1e-12)
+    assert (run / "propensity.png").stat().st_size > 0
+    header = (run / "propensity.csv").read_text().splitlines()[0]
+    assert header.startswith("position,learned t+,learned t-,IPS propensity")
+    assert "Position bias" in (run / "report.md").read_text()
+    capsys.readouterr()
+
+
+def test_ips_em_without_doc_ids_is_refused(logged, tmp_path, capsys):
+    path = _config(tmp_path, _click_csv(tmp_path, logged))
+    cfg = yaml.safe_load(path.read_text())
+    cfg["evaluation"] = {"ips": {"propensity": "em"}}
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    assert main(["validate", str(path)]) == 1
+    assert "needs data.doc" in capsys.readouterr().err

@@ -108,7 +108,9 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
     """Unbiased training and IPS evaluation need positions (and clicks) from tabular data."""
     obj, data, ips = cfg.objective, cfg.data, cfg.evaluation.ips
     tabular = data.source in ("parquet", "csv")
-    for key, column in (("data.position", data.position), ("data.click", data.click)):
+    for key, column in (
+        ("data.position", data.position), ("data.click", data.click), ("data.doc", data.doc)
+    ):
         if column is not None and not tabular:
             raise ConfigError(
                 f"{where}{key}: {data.source} data has no {key.split('.')[1]} column; "
@@ -139,6 +141,12 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
             raise ConfigError(
                 f"{where}evaluation.ips: needs data.position and data.click (the logged "
                 "ranking's positions and clicks of valid/test)"
+            )
+        if ips.propensity == "em" and data.doc is None:
+            raise ConfigError(
+                f"{where}evaluation.ips.propensity: 'em' estimates propensities from documents "
+                "logged at several positions and needs data.doc (the document id column); or "
+                "give a list of propensities, or 'learned'"
             )
         if ips.propensity == "learned" and not (obj.unbiased and obj.type == "lambdarank"):
             raise ConfigError(

@@ -199,6 +199,11 @@ class DataConfig(_Section):
         description="tabular: click column (0/1): training learns from clicks instead of "
         "data.label (which, when present, stays the graded truth of valid/test metrics)",
     )
+    doc: str | None = Field(
+        None,
+        description="tabular: integer document id column (one query-document pair across the "
+        "lists that show it), for evaluation.ips.propensity: em",
+    )
     split: SplitConfig = Field(default_factory=SplitConfig)
     objectives: dict[str, ObjectiveColumnConfig] | None = Field(
         None, description="multi-objective labels: name -> column, grades, weight"

@@ -15,12 +15,13 @@ import numpy as np
 from ltr.datasets import RankingData
 from ltr.runs.config import RunConfig, RunError
 
-__all__ = ["CLICK_KEY", "POSITION_KEY", "SETS", "load_data"]
+__all__ = ["CLICK_KEY", "DOC_KEY", "POSITION_KEY", "SETS", "load_data"]
 
 SETS = ("train", "valid", "test")
 #: ``RankingData.labels`` keys of the data.position and data.click columns (kept through splits)
 POSITION_KEY = "__position__"
 CLICK_KEY = "__click__"
+DOC_KEY = "__doc__"
 
 
 def _wrap_data_error(label: str, exc: Exception) -> RunError:
@@ -68,6 +69,7 @@ def _read_tabular(cfg: RunConfig, path: str, key: str) -> RankingData:
         ("data.segment", data.segment),
         ("data.position", data.position),
         ("data.click", data.click),
+        ("data.doc", data.doc),
     ):
         if column is not None and column not in df.columns:
             raise RunError(f"{field}: column {column!r} not found in {path} (columns: {shown})")
@@ -102,12 +104,14 @@ def _read_tabular(cfg: RunConfig, path: str, key: str) -> RankingData:
                     )
             labels[name] = column
     label_column = next(iter(labels.values())) if label_from_objective else data.label
-    if label_from_click and not label_from_objective:
+    if label_from_click and not label_from_objective and data.click is not None:
         label_column = data.click
     if data.position is not None:
         labels[POSITION_KEY] = data.position
     if data.click is not None:
         labels[CLICK_KEY] = data.click
+    if data.doc is not None:
+        labels[DOC_KEY] = data.doc
     features = data.features
     if features is None:
         skip = {label_column, data.qid, data.segment, *labels.values(), *used_raw}

@@ -21,6 +21,7 @@ from ltr._io import to_jsonable, write_atomic
 from ltr.metric_names import format_metric_name
 from ltr.runs.config import RunConfig, RunError
 from ltr.runs.folder import data_summary
+from ltr.runs.position_bias import position_bias_metrics
 from ltr.runs.report import plot_curves
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -203,6 +204,9 @@ def compute_metrics(
         "final": {n: _means(per_query[n]) for n in scores},
         "stages": stage_metrics(model, run_dir),
     }
+    bias = position_bias_metrics(cfg, model, sets, scores, run_dir)
+    if bias is not None:
+        metrics["position_bias"] = bias
     if cfg.data.objectives:
         weights = {name: oc.weight for name, oc in cfg.data.objectives.items()}
         metrics["composite_k"] = ev.k

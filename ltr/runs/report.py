@@ -114,6 +114,39 @@ def plot_curves(
 # --------------------------------------------------------------------------- tables
 
 
+def plot_propensity(
+    curves: Mapping[str, Any], path: str | os.PathLike[str]
+) -> Path:
+    """Plot propensity-like curves (learned t+/t-, IPS propensities) against position.
+
+    Parameters
+    ----------
+    curves : mapping of str to array-like of float
+        ``{label: value per position}`` (index 0 = position 1).
+    path : path-like
+        PNG file to write.
+
+    Returns
+    -------
+    Path
+        The written file.
+    """
+    plt = import_matplotlib_pyplot()
+    fig, ax = plt.subplots(figsize=(7.0, 4.0), dpi=100)
+    try:
+        for label, values in curves.items():
+            v = list(values)
+            ax.plot(range(1, len(v) + 1), v, marker="o", markersize=3, label=label)
+        ax.set_xlabel("display position")
+        ax.set_ylabel("relative to position 1")
+        ax.set_title("Position bias")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="upper right", fontsize=8)
+        return _save_png(fig, path)
+    finally:
+        plt.close(fig)
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
@@ -211,7 +244,7 @@ class RunReport:
                     importance.append({k: _maybe_float(v) for k, v in row.items()})
         images = {
             name: run_dir / f"{name}.png"
-            for name in ("curves", "importance")
+            for name in ("curves", "importance", "propensity")
             if (run_dir / f"{name}.png").exists()
         }
         return cls(
@@ -300,6 +333,17 @@ class RunReport:
             rows = [[r.get(h) for h in header] for r in rows_]
             k = m.get("segments_k", "")
             out.append((f"Per segment nDCG@{k} ({set_name})", "table", _table(header, rows)))
+
+        bias = m.get("position_bias") or {}
+        for set_name, vals in (bias.get("ips") or {}).items():
+            keys = list(vals)
+            out.append((f"Click-based metrics ({set_name})", "table",
+                        _table(["metric", "value"], [[k, vals[k]] for k in keys])))
+        if bias.get("propensity"):
+            out.append(("IPS propensities", "text", (f"source: {bias['propensity']['source']}, "
+                        f"clipped at {bias['propensity']['clip']}")))
+        if "propensity" in self.images:
+            out.append(("Position bias", "image", self.images["propensity"]))
 
         if self.importance:
             header = list(self.importance[0])

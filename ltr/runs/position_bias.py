@@ -1,0 +1,157 @@
+"""Position bias in a run: the propensity curve, click-based IPS nDCG, their plot.
+
+A run trained or evaluated on clicks (``data.click`` and ``data.position``)
+gets a ``position_bias`` block in ``metrics.json``:
+
+* ``learned``: the t+ / t- per position that ltr's Unbiased LambdaMART learned
+  (``model.position_bias``), when the run trained with it;
+* ``propensity``: the examination propensities the IPS metrics used
+  (``evaluation.ips.propensity``: ``"em"`` estimated from the training clicks
+  with :func:`ltr.clicks.estimate_propensity_em` and the ``data.doc`` ids,
+  ``"learned"`` the objective's t+, or the configured list);
+* ``ips``: per valid/test set, ``ips_ndcg@k`` (:func:`ltr.metrics.ips_ndcg`,
+  propensities clipped at ``evaluation.ips.clip``), the self-normalised
+  ``snips_dcg@k`` when asked, and the naive ``click_ndcg@k`` (every click
+  weight 1) beside them.
+
+``propensity.csv`` and ``propensity.png`` (the curve against position) go into
+the run folder; the report shows both.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ltr._io import write_atomic
+from ltr.runs.config import RunConfig, RunError
+from ltr.runs.data import CLICK_KEY, DOC_KEY, POSITION_KEY
+from ltr.runs.report import plot_propensity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ltr.datasets import RankingData
+
+__all__ = ["position_bias_metrics"]
+
+
+def _ips_propensity(
+    cfg: RunConfig, model: Any, train: RankingData
+) -> tuple[np.ndarray, str] | None:
+    ips = cfg.evaluation.ips
+    if ips is None:
+        return None
+    source = ips.propensity
+    if isinstance(source, list):
+        return np.asarray(source, dtype=np.float64), "evaluation.ips.propensity"
+    if source == "learned":
+        state = model.position_bias
+        if state is None:  # pragma: no cover - the config check requires the unbiased objective
+            raise RunError("evaluation.ips.propensity: 'learned' but the model learned no t+")
+        return np.asarray(state["t_plus"], dtype=np.float64), "learned t+ (Unbiased LambdaMART)"
+    from ltr.clicks import estimate_propensity_em
+
+    est = estimate_propensity_em(
+        train.labels[CLICK_KEY],
+        train.labels[POSITION_KEY],
+        train.labels[DOC_KEY],
+        offsets=train.offsets,
+    )
+    prop = est.propensity
+    # positions never logged have no estimate: carry the deepest estimate down
+    for p in range(1, len(prop)):
+        if not np.isfinite(prop[p]):
+            prop[p] = prop[p - 1]
+    return np.clip(prop, 1e-12, 1.0), f"EM on the training clicks ({est.n_iter} iterations)"
+
+
+def position_bias_metrics(
+    cfg: RunConfig,
+    model: Any,
+    sets: Mapping[str, RankingData],
+    scores: Mapping[str, np.ndarray],
+    run_dir: Path,
+) -> dict[str, Any] | None:
+    """Return the ``position_bias`` block of ``metrics.json`` (None when not applicable).
+
+    Writes ``propensity.csv`` and ``propensity.png`` into *run_dir*.
+
+    Parameters
+    ----------
+    cfg : RunConfig
+        The run's config.
+    model : RankingModel
+        The trained model (``position_bias`` when ltr's unbiased objective learned one).
+    sets : mapping of str to RankingData
+        The run's data sets.
+    scores : mapping of str to ndarray
+        The model's scores of every set but train.
+    run_dir : Path
+        The run folder.
+
+    Returns
+    -------
+    dict or None
+    """
+    learned = model.position_bias
+    used = _ips_propensity(cfg, model, sets["train"])
+    if learned is None and used is None:
+        return None
+    out: dict[str, Any] = {}
+    curves: dict[str, np.ndarray] = {}
+    if learned is not None:
+        out["learned"] = learned
+        curves["learned t+"] = np.asarray(learned["t_plus"], dtype=np.float64)
+        curves["learned t-"] = np.asarray(learned["t_minus"], dtype=np.float64)
+    if used is not None:
+        from ltr.ips import ips_dcg, ips_ndcg
+        from ltr.metrics import ndcg
+
+        prop, source = used
+        ips = cfg.evaluation.ips
+        assert ips is not None
+        out["propensity"] = {"source": source, "values": prop.tolist(), "clip": ips.clip}
+        curves["IPS propensity"] = prop
+        ks = list(cfg.evaluation.eval_at)
+        out["ips"] = {}
+        for name, s in scores.items():
+            ds = sets[name]
+            click, pos = ds.labels[CLICK_KEY], ds.labels[POSITION_KEY]
+            if int(pos.max()) > len(prop):
+                raise RunError(
+                    f"evaluation.ips.propensity: has {len(prop)} positions but data.position "
+                    f"({name}) goes to {int(pos.max())}; give a propensity for every position"
+                )
+            common: dict[str, Any] = {
+                "position": pos, "propensity": prop, "offsets": ds.offsets, "k": ks,
+                "clip": ips.clip,
+            }
+            block: dict[str, float] = {}
+            for k, v in ips_ndcg(click, s, **common).items():
+                block[f"ips_ndcg@{k}"] = float(v)
+            if ips.self_normalized:
+                for k, v in ips_dcg(click, s, self_normalize=True, **common).items():
+                    block[f"snips_dcg@{k}"] = float(v)
+            naive = ndcg(click, s, offsets=ds.offsets, k=ks, convention="lightgbm")
+            for k, v in naive.items():
+                block[f"click_ndcg@{k}"] = float(v)
+            out["ips"][name] = block
+    _write_curves(curves, run_dir)
+    return out
+
+
+def _write_curves(curves: Mapping[str, np.ndarray], run_dir: Path) -> None:
+    depth = max(len(v) for v in curves.values())
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["position", *curves])
+    for p in range(depth):
+        writer.writerow(
+            [p + 1, *(repr(float(v[p])) if p < len(v) else "" for v in curves.values())]
+        )
+    write_atomic(run_dir / "propensity.csv", buf.getvalue())
+    plot_propensity(curves, run_dir / "propensity.png")
