@@ -202,7 +202,9 @@ class LambdaMARTRanker(BaseEstimator):
         metadata routing, like ``qid``).  ``objective="lambdarank"`` (or None):
         ltr's Unbiased LambdaMART, position biases t+/t- learned every round
         and kept in ``model_.position_bias``; ``"native"``: the engine's own
-        (LightGBM's position GAM, XGBoost's ``lambdarank_unbiased``).
+        (LightGBM's position GAM, XGBoost's ``lambdarank_unbiased``).  LightGBM
+        does not save its position factors: each stage of a native schedule
+        starts them afresh.
     bias_norm : float, default=1.0
         Regulariser ``p`` of the bias estimate ``(l_i / l_1) ** (1 / (1 + p))``
         (ltr's objective, XGBoost's ``lambdarank_bias_norm``).
