@@ -28,6 +28,10 @@ __all__ = [
 ]
 
 
+# From this many rows, integer qid are scanned by a threaded kernel (numpy below:
+# as fast there, and nothing to compile).  Kept equal to the kernel's own threshold.
+_SCAN_MIN_ROWS = 200_000
+
 #: The advice of APIs that take ``sort=`` (pass it as ``sort_hint``).
 SORT_HINT = "or pass sort=True to stable-sort them (the permutation is returned)"
 
@@ -207,6 +211,17 @@ def offsets_from_qid(
     QueryGroups
     """
     arr = _as_qid_array(qid)
+    if arr.size >= _SCAN_MIN_ROWS and arr.dtype.kind in "iu":
+        # Large integer ids: one threaded scan finds the runs and whether the
+        # ids are sorted (then every query is contiguous); else the general path.
+        from ltr.kernels._scan import sorted_run_starts
+
+        sorted_starts, is_sorted = sorted_run_starts(np.ascontiguousarray(arr))
+        if is_sorted:
+            offsets = np.empty(sorted_starts.size + 1, dtype=np.int64)
+            offsets[:-1] = sorted_starts
+            offsets[-1] = arr.size
+            return QueryGroups(offsets=offsets, order=None, query_ids=arr[sorted_starts])
     starts, run_ids = _runs(arr)
     if len(np.unique(run_ids)) == len(run_ids):
         offsets = np.append(starts, arr.size).astype(np.int64)

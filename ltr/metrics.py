@@ -47,6 +47,8 @@ from ltr._validation import (
 from ltr.groups import resolve_groups
 from ltr.ips import ips_dcg, ips_ndcg
 from ltr.kernels import _dcg as K
+from ltr.kernels._scan import PARALLEL_MIN_ROWS as _SCAN_MIN_ROWS
+from ltr.kernels._scan import label_score_stats
 
 __all__ = [
     "CONVENTIONS",
@@ -207,12 +209,12 @@ def _first(mask: np.ndarray) -> int:
 
 
 def _check_peer_labels(labels: np.ndarray, lo: float, hi: float, conv: Convention,
-                       kind: str, payload: Any) -> None:
+                       kind: str, payload: Any, whole: bool | None = None) -> None:
     """Refuse labels the convention's peer refuses, naming the convention.
 
     *lo* and *hi* are the labels' min and max (already computed), so a rule
-    costs a pass only when a label breaks it (``lightgbm``'s integer rule
-    aside).
+    costs a pass only when a label breaks it; *whole* says whether all labels
+    are whole numbers when a scan found out (``None``: look).
     """
     peer = conv.peer
     if peer is None or peer in ("trec_eval", "ranx"):
@@ -235,7 +237,7 @@ def _check_peer_labels(labels: np.ndarray, lo: float, hi: float, conv: Conventio
             f"{labels[i].item()!r}"
         )
     if peer == "lightgbm":
-        frac = labels != np.floor(labels)
+        frac = np.zeros(1, dtype=bool) if whole else labels != np.floor(labels)
         if frac.any():
             i = _first(frac)
             raise ValueError(
@@ -259,18 +261,23 @@ def _check_peer_labels(labels: np.ndarray, lo: float, hi: float, conv: Conventio
         )
 
 
-def _gain_rows(labels: np.ndarray, gain: Any, conv: Convention) -> tuple[np.ndarray, int]:
+def _gain_rows(labels: np.ndarray, gain: Any, conv: Convention,
+               stats: tuple[float, float, bool] | None = None) -> tuple[np.ndarray, int]:
     """Return (per-row gains or empty array, gain mode).
 
-    Labels are checked here, in the passes that find their min and max:
+    Labels are checked here, in the passes that find their min and max (or
+    from *stats*, ``(min, max, all whole)`` of a scan that already read them):
     finite, the convention's peer rules, and exp2 overflow.
     """
     empty = np.empty(0)
     kind, payload = parse_gain(gain, "gain")
-    lo, hi = float(labels.min()), float(labels.max())  # NaN/inf propagate
+    if stats is None:
+        lo, hi, whole = float(labels.min()), float(labels.max()), None  # NaN/inf propagate
+    else:
+        lo, hi, whole = stats
     if not (np.isfinite(lo) and np.isfinite(hi)):
         check_finite(labels, "y_true")
-    _check_peer_labels(labels, lo, hi, conv, kind, payload)
+    _check_peer_labels(labels, lo, hi, conv, kind, payload, whole)
     if kind == "exp2":
         if lo < 0:
             bad = int(np.argmin(labels))
@@ -396,7 +403,16 @@ def _prepare(
         raise ValueError(
             f"y_score has {scores.shape[0]} rows but y_true has {labels.shape[0]}; they must match"
         )
-    check_finite(scores, "y_score")  # labels: in _gain_rows
+    stats = None
+    if labels.size >= _SCAN_MIN_ROWS:
+        # One threaded pass over both arrays instead of numpy's min, max,
+        # whole-number and finite passes.
+        lo, hi, whole, scores_finite = label_score_stats(labels, scores)
+        stats = (lo, hi, whole)
+        if not scores_finite:
+            check_finite(scores, "y_score")
+    else:
+        check_finite(scores, "y_score")  # labels: in _gain_rows
     if offsets is not None:
         if qid is not None or group is not None:
             raise ValueError("pass only one of qid, group or offsets")
@@ -408,7 +424,7 @@ def _prepare(
     if conv.score_float32:
         scores = scores.astype(np.float32).astype(np.float64)
 
-    gains, gain_mode = _gain_rows(labels, conv.gain, conv)
+    gains, gain_mode = _gain_rows(labels, conv.gain, conv, stats)
 
     if not isinstance(conv.ties, str) or conv.ties not in _TIES:
         raise ValueError(f"ties must be one of {sorted(_TIES)}, got {conv.ties!r}")

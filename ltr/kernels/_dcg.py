@@ -32,6 +32,10 @@ TIES_OPTIMISTIC = 4  # highest gain first
 
 # Selections of more rows than this (m = min(k, n)) use the merge sort, not the buffer.
 _BUFFER_MAX = 48
+# Selections of at most this many rows with ties in row order: threshold and rank counting
+# (_select_top_stable), unless more than _CAND_MAX rows reach the threshold.
+_SMALL_MAX = 16
+_CAND_MAX = 48
 _CHUNK = 64  # queries per chunk; chunks are dealt round-robin to the blocks
 _RUN = 4  # merge sort: insertion-sorted runs of this length (short: fewer mispredictions)
 
@@ -155,14 +159,97 @@ def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end
 
 
 @njit(cache=True)
+def _rank_candidates(start, cand, cv, m, buf_idx):
+    """Write ``start + cand[j]`` at its rank among the ``c`` candidates, for ranks below ``m``.
+
+    Candidates are in row order with scores ``cv``; the rank of ``j`` is
+    the number of candidates with a higher score plus the earlier ones with an
+    equal score (stable ties).  Branch-free: a rank ``>= m`` lands in
+    ``buf_idx[m]``, a spare entry (needed only when ``c > m``).
+    """
+    c = cv.shape[0]
+    for j in range(c):
+        v = cv[j]
+        r = 0
+        for q in range(c):
+            r += (cv[q] > v) | ((cv[q] == v) & (q < j))
+        buf_idx[min(r, m)] = start + cand[j]
+
+
+@njit(cache=True)
+def _select_top_stable(primary, start, end, m, buf_idx, vals, cand):
+    """Fill ``buf_idx[:m]`` with the best ``m`` rows of ``start:end``, ties in row order.
+
+    The rows and order of the insertion buffer with stable ties, with few
+    data-dependent branches (``m <= _SMALL_MAX``; returns False, having done
+    nothing, when ties leave too many candidates):
+
+    1. a lower bound ``t0`` of the ``m``-th largest score: the rows are dealt
+       into ``2 m`` blocks and ``t0`` is the ``m``-th largest block maximum
+       (``m`` distinct rows score at least ``t0``);
+    2. one pass collects the rows scoring ``>= t0`` (every row of the top
+       ``m``; typically ``1.5 m`` rows) in row order;
+    3. each candidate's rank is counted against the others (score
+       descending, row ascending) and the top ``m`` written at their ranks.
+
+    A query of ``m`` rows skips steps 1-2.  ``vals`` needs
+    ``max(2 m, _CAND_MAX)`` entries, ``cand`` ``min(end - start, _CAND_MAX + 1)``
+    and ``buf_idx`` ``m + 1`` when ``m < end - start``.
+    """
+    n = end - start
+    ps = primary[start:end]  # a view: loops over it vectorise (no index wraparound)
+    if m >= n:
+        for j in range(n):
+            cand[j] = j
+            vals[j] = ps[j]
+        _rank_candidates(start, cand, vals[:n], n, buf_idx)
+        return True
+    nb = min(2 * m, n)
+    # Block b holds rows b, b + nb, b + 2 nb, ...: the maxima are a row-wise max.
+    rows = n // nb
+    for b in range(nb):
+        vals[b] = ps[b]
+    for r in range(1, rows):
+        row = ps[r * nb:(r + 1) * nb]
+        for b in range(nb):
+            vals[b] = max(vals[b], row[b])
+    rest = ps[rows * nb:]
+    for b in range(rest.shape[0]):
+        vals[b] = max(vals[b], rest[b])
+    t0 = np.inf
+    for b in range(nb):
+        v = vals[b]
+        above = 0
+        for q in range(nb):
+            above += vals[q] > v
+        t0 = min(t0, v if above < m else np.inf)
+    c = 0
+    for i in range(n):
+        cand[c] = i
+        c += ps[i] >= t0
+        if c > _CAND_MAX:
+            return False
+    for j in range(c):
+        vals[j] = ps[cand[j]]
+    _rank_candidates(start, cand, vals[:c], m, buf_idx)
+    return True
+
+
+@njit(cache=True)
 def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
                 buf_idx, buf_p, buf_tmp, sort_f):
     """Fill ``buf_idx[:m]`` with the best ``m`` rows of ``start:end`` (best first).
 
-    Allocates nothing: ``m <= _BUFFER_MAX`` (a short query, or a small cut-off)
-    goes through a sorted insertion buffer (``buf_idx``/``buf_p``), anything
-    larger through :func:`_sort_rows` in ``buf_idx``/``buf_tmp``/``sort_f``.
+    Allocates nothing: ``m <= _SMALL_MAX`` with ties in row order (stable or
+    averaged) goes through :func:`_select_top_stable` (see its buffer sizes;
+    ``buf_p`` has ``_BUFFER_MAX + 1`` entries), other ``m <= _BUFFER_MAX`` (a short
+    query, or a small cut-off) through a sorted insertion buffer
+    (``buf_idx``/``buf_p``), anything larger through :func:`_sort_rows` in
+    ``buf_idx``/``buf_tmp``/``sort_f``.
     """
+    if (m <= _SMALL_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
+            and _select_top_stable(primary, start, end, m, buf_idx, buf_p, buf_tmp)):
+        return
     if m > _BUFFER_MAX:
         _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
                    buf_idx, buf_tmp, sort_f)
@@ -205,8 +292,10 @@ def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, en
 @njit(cache=True)
 def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start, end, m,
                buf_idx, buf_p, buf_tmp, sort_f):
-    _select_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                buf_idx, buf_p, buf_tmp, sort_f)
+    if not (m <= _SMALL_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
+            and _select_top_stable(scores, start, end, m, buf_idx, buf_p, buf_tmp)):
+        _select_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                    buf_idx, buf_p, buf_tmp, sort_f)
     total = 0.0
     if tie_mode != TIES_AVERAGE:
         for j in range(m):
@@ -331,9 +420,9 @@ def _widths(offsets, k):
 @njit(cache=True)
 def _block_buffers(n_blocks, offsets, k, n_labels):
     width, sort_width = _widths(offsets, k)
-    buf_idx = np.empty((n_blocks, width), dtype=np.int64)
+    buf_idx = np.empty((n_blocks, width + 1), dtype=np.int64)  # + 1: _rank_candidates
     buf_p = np.empty((n_blocks, _BUFFER_MAX + 1))
-    buf_tmp = np.empty((n_blocks, sort_width), dtype=np.int64)
+    buf_tmp = np.empty((n_blocks, max(sort_width, _CAND_MAX + 1)), dtype=np.int64)
     sort_f = np.empty((n_blocks, 3, sort_width))  # tie values, two key buffers
     counts = np.empty((n_blocks, max(n_labels, 1)), dtype=np.int64)
     return buf_idx, buf_p, buf_tmp, sort_f, counts

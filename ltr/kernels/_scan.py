@@ -1,0 +1,130 @@
+"""One-pass scans over large per-row arrays (numba, threaded, no validation).
+
+* :func:`sorted_run_starts`: the start row of each run of equal query ids
+  when the ids are sorted (either direction), which makes every query
+  contiguous; ``ltr.groups`` falls back to its general path otherwise.
+* :func:`label_score_stats`: the labels' min, max and whether they are all
+  whole numbers, and whether the scores are all finite, in one pass over
+  both arrays (``ltr.metrics`` turns them into its usual checks).
+
+The public wrappers call these only on large inputs (``PARALLEL_MIN_ROWS``):
+below that numpy is as fast and nothing needs compiling.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+# Below this many rows the callers use numpy: waking threads and compiling
+# cost more than the scan saves.
+PARALLEL_MIN_ROWS = 200_000
+
+
+@njit(cache=True, parallel=True)
+def _run_starts(qid, n_chunks):
+    n = qid.shape[0]
+    counts = np.zeros(n_chunks + 1, dtype=np.int64)
+    order = np.zeros(n_chunks, dtype=np.int64)  # bit 1: a rise seen, bit 2: a fall seen
+    for c in prange(n_chunks):
+        lo = max(1, c * n // n_chunks)
+        hi = (c + 1) * n // n_chunks
+        prev = qid[lo - 1:hi - 1]  # views: the loop vectorises
+        cur = qid[lo:hi]
+        cnt = 0
+        up = False
+        down = False
+        for i in range(cur.shape[0]):
+            a = prev[i]
+            b = cur[i]
+            cnt += a != b
+            up |= b > a
+            down |= b < a
+        counts[c + 1] = cnt
+        order[c] = up + 2 * down
+    seen = 0
+    for c in range(n_chunks):
+        seen |= order[c]
+    if seen == 3:
+        return np.empty(0, dtype=np.int64), False
+    for c in range(n_chunks):
+        counts[c + 1] += counts[c]
+    starts = np.empty(counts[n_chunks] + 1, dtype=np.int64)
+    starts[0] = 0
+    for c in prange(n_chunks):
+        lo = max(1, c * n // n_chunks)
+        hi = (c + 1) * n // n_chunks
+        prev = qid[lo - 1:hi - 1]
+        cur = qid[lo:hi]
+        pos = counts[c] + 1
+        for i in range(cur.shape[0]):
+            if prev[i] != cur[i]:
+                starts[pos] = lo + i
+                pos += 1
+    return starts, True
+
+
+def sorted_run_starts(qid):
+    """Return ``(starts, ok)``: the start row of each run of equal ids, if ``qid`` is sorted.
+
+    ``ok`` is False (and ``starts`` empty) when ``qid`` rises somewhere and
+    falls somewhere else: its runs may repeat an id, which the caller checks
+    its own way.  ``qid`` is a 1-D integer array with at least one row.
+    """
+    n_chunks = max(1, min(qid.shape[0] // 65_536, 8 * numba.get_num_threads()))
+    return _run_starts(qid, n_chunks)
+
+
+_EXP_MASK = 0x7FF0000000000000  # exponent bits of a float64: all set for NaN and inf
+
+
+@njit(cache=True, parallel=True, fastmath=True)
+def _stats(labels, scores, n_chunks):
+    # fastmath lets min/max vectorise; NaN and inf are found on the bits,
+    # which fastmath cannot assume away (min/max are discarded then).
+    n = labels.shape[0]
+    lab_bits = labels.view(np.int64)
+    sc_bits = scores.view(np.int64)
+    lo_c = np.empty(n_chunks)
+    hi_c = np.empty(n_chunks)
+    frac_c = np.zeros(n_chunks, dtype=np.bool_)
+    bad_c = np.zeros(n_chunks, dtype=np.bool_)
+    bad_c2 = np.zeros(n_chunks, dtype=np.bool_)
+    for c in prange(n_chunks):
+        a = c * n // n_chunks
+        b = (c + 1) * n // n_chunks
+        lab = labels[a:b]
+        lb = lab_bits[a:b]
+        sb = sc_bits[a:b]
+        lo = np.inf
+        hi = -np.inf
+        frac = False
+        lab_bad = False
+        sc_bad = False
+        for i in range(lab.shape[0]):
+            v = lab[i]
+            lo = min(lo, v)
+            hi = max(hi, v)
+            frac |= v != np.floor(v)
+            lab_bad |= (lb[i] & _EXP_MASK) == _EXP_MASK
+            sc_bad |= (sb[i] & _EXP_MASK) == _EXP_MASK
+        lo_c[c] = lo
+        hi_c[c] = hi
+        frac_c[c] = frac
+        bad_c[c] = lab_bad
+        bad_c2[c] = sc_bad
+    return lo_c, hi_c, frac_c, bad_c, bad_c2
+
+
+def label_score_stats(labels, scores):
+    """Return ``(lo, hi, whole, scores_finite)`` of float64 ``labels`` and ``scores``.
+
+    ``lo`` and ``hi`` are NaN when a label is NaN or infinite (the caller
+    then finds it with its usual check).
+    """
+    n_chunks = max(1, min(labels.shape[0] // 65_536, 8 * numba.get_num_threads()))
+    lo_c, hi_c, frac_c, bad_lab, bad_sc = _stats(labels, scores, n_chunks)
+    if bad_lab.any():
+        return float("nan"), float("nan"), False, not bool(bad_sc.any())
+    return float(lo_c.min()), float(hi_c.max()), not bool(frac_c.any()), not bool(bad_sc.any())
