@@ -171,10 +171,16 @@ def test_train_rejects_bad_input_with_informative_errors_before_training(client)
     empty = dd.from_pandas(df.iloc[:0], npartitions=1)
     with pytest.raises(ValueError, match="no rows"):
         ldask.train(client, empty, label="y", qid="qid")
-    with pytest.raises(ValueError, match="eval_sets are not supported"):
-        ldask.train(client, ddf, label="y", qid="qid", eval_sets=[("valid", ddf)])
-    with pytest.raises(ValueError, match="native objective takes one k"):
-        ldask.train(client, ddf, label="y", qid="qid", schedule=[(3, 2), (5, 2)])
+    with pytest.raises(ValueError, match="early_stopping_rounds needs at least one eval set"):
+        ldask.train(client, ddf, label="y", qid="qid", early_stopping_rounds=2)
+    with pytest.raises(ValueError, match="position-bias.*not supported on Dask.*single-machine"):
+        ldask.train(client, ddf, label="y", qid="qid", position="f0")
+    with pytest.raises(ValueError, match="needs labels=.*objective: column"):
+        ldask.train(client, ddf, label="y", qid="qid", objective={"a": 1.0, "b": 1.0})
+    # a native objective follows a schedule stage by stage (continued trainings)
+    model = ldask.train(client, ddf, label="y", qid="qid", schedule=[(3, 2), (5, 2)],
+                        engine="xgboost")
+    assert [st["k"] for st in model.stages] == [3, 5] and model.num_trees() == 4
 
 
 def test_empty_partitions_are_dropped_and_training_proceeds(client):
@@ -185,3 +191,113 @@ def test_empty_partitions_are_dropped_and_training_proceeds(client):
     assert (layout.rows > 0).all() and layout.n_rows == len(df)
     model = ldask.train(client, ddf, label="y", qid="qid", engine="xgboost", num_boost_round=3)
     assert model.num_trees() == 3
+
+
+def _offsets(q):
+    q = np.asarray(q)
+    return np.r_[np.flatnonzero(np.r_[True, q[1:] != q[:-1]]), len(q)].astype(np.int64)
+
+
+def test_eval_sets_and_early_stopping_match_single_machine_xgboost(client):
+    feats = [f"f{j}" for j in range(5)]
+    df = _frame(120, levels=32)
+    valid = _frame(40, levels=32, seed=5)
+    ddf = _split_queries(df, 3)
+    frame, _ = ldask.shuffle_by_query(ddf, "qid", npartitions=3, client=client)
+    pdf, offsets = _collect(frame)
+    v_off = _offsets(valid["qid"])
+    obj = LambdaRankObjective(k=10, schedule=Steps([(3, 8), (10, 12)]))
+    kw = dict(engine="xgboost", objective=obj, num_boost_round=20, params={"max_depth": 3,
+              "learning_rate": 0.5}, eval_at=(5, 10), early_stopping_rounds=2)
+    model = ldask.train(client, ddf, label="y", qid="qid", npartitions=3,
+                        eval_sets=[("valid", valid[feats].to_numpy(), valid["y"].to_numpy(),
+                                    v_off),
+                                   ("again", dd.from_pandas(valid, npartitions=2))], **kw)
+    ref = local_train(pdf[feats].to_numpy(), pdf["y"].to_numpy(), offsets,
+                      eval_sets=[("valid", valid[feats].to_numpy(), valid["y"].to_numpy(),
+                                  v_off)], **kw)
+    assert [s["best_iteration"] for s in model.stages] == [s["best_iteration"]
+                                                          for s in ref.stages]
+    assert model.num_trees() == ref.num_trees() < 20  # it stopped early
+    for key in ("ndcg@5", "ndcg@10"):
+        np.testing.assert_allclose(model.evals_result["valid"][key],
+                                   ref.evals_result["valid"][key], rtol=0, atol=1e-6)
+        np.testing.assert_allclose(model.evals_result["again"][key],
+                                   ref.evals_result["valid"][key], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(model.predict(valid[feats]), ref.predict(valid[feats].to_numpy()),
+                               rtol=0, atol=1e-6)
+
+
+def test_composite_labels_and_query_weights_match_single_machine_xgboost(client):
+    feats = [f"f{j}" for j in range(5)]
+    df = _frame(100, levels=32)
+    rng = np.random.default_rng(1)
+    df["watch"] = df["y"]
+    df["share"] = rng.integers(0, 3, len(df)).astype(np.float64)
+    df["w"] = rng.uniform(0.5, 2.0, len(df))
+    ddf = _split_queries(df, 3)
+    weights = {"watch": 0.7, "share": 0.3}
+    model = ldask.train(client, ddf, label="y", qid="qid", features=feats, weight="w",
+                        labels={"watch": "watch", "share": "share"}, engine="xgboost",
+                        objective=weights, k=10, num_boost_round=15, npartitions=3,
+                        params={"max_depth": 3})
+    frame, _ = ldask.shuffle_by_query(ddf, "qid", npartitions=3, client=client)
+    pdf, offsets = _collect(frame)
+    ref = local_train(pdf[feats].to_numpy(), pdf["y"].to_numpy(), offsets, engine="xgboost",
+                      objective=weights, k=10, num_boost_round=15, params={"max_depth": 3},
+                      sample_weight=pdf["w"].to_numpy(),
+                      labels={"watch": pdf["watch"].to_numpy(), "share": pdf["share"].to_numpy()})
+    np.testing.assert_allclose(model.predict(df[feats]), ref.predict(df[feats].to_numpy()),
+                               rtol=0, atol=1e-6)
+    lgb_model = ldask.train(client, dd.from_pandas(df, npartitions=2), label="y", qid="qid",
+                            features=feats, weight="w", labels={"watch": "watch",
+                            "share": "share"}, objective=weights, num_boost_round=3,
+                            params={"min_data_in_leaf": 5})
+    assert lgb_model.num_trees() == 3
+    with pytest.raises(ValueError, match="xgboost.dask takes no weights together with query"):
+        ldask.train(client, dd.from_pandas(df, npartitions=2), label="y", qid="qid",
+                    features=feats, weight="w", engine="xgboost", num_boost_round=2)
+    df["share"] = df["share"] + 0.5
+    with pytest.raises(ValueError, match=r"labels\['share'\].*fractional grades"):
+        ldask.train(client, dd.from_pandas(df, npartitions=2), label="y", qid="qid",
+                    features=feats, labels={"watch": "watch", "share": "share"},
+                    objective=weights, num_boost_round=2)
+
+
+def test_bad_partitions_and_oversized_queries_are_refused_before_training(client, monkeypatch):
+    df = _frame(20)
+    a, b = df.iloc[:200].copy(), df.iloc[200:].copy()
+    b["qid"] = b["qid"].astype(str)  # one partition with string query ids
+    mixed = dd.from_delayed([dask.delayed(a), dask.delayed(b)], meta=df.iloc[:0],
+                            verify_meta=False)
+    with pytest.raises(ValueError, match="qid column 'qid' has dtype int64 in partition 0 but "
+                                         "(object|str) in partition 1.*cast it"):
+        ldask.train(client, mixed, label="y", qid="qid", num_boost_round=2)
+    bad = df.copy()
+    bad.loc[3, "f1"] = 1.0
+    bad["w"] = 1.0
+    bad.loc[7, "w"] = -2.0
+    with pytest.raises(ValueError, match="column 'w' must be finite and >= 0, got -2.0"):
+        ldask.train(client, dd.from_pandas(bad, npartitions=2), label="y", qid="qid",
+                    weight="w", num_boost_round=2)
+    import ltr.dask._train as T
+
+    workers = T._workers(client)
+    small = {a: {**w, "memory_limit": 1_000} for a, w in workers.items()}
+    monkeypatch.setattr(T, "_workers", lambda c: small)
+    with pytest.raises(ValueError, match=r"query \d+ has \d+ rows .*memory_limit is 0.0 MiB.*"
+                                         "never split"):
+        ldask.train(client, dd.from_pandas(df, npartitions=2), label="y", qid="qid",
+                    num_boost_round=2)
+
+
+def test_connect_names_an_unreachable_scheduler_within_the_timeout():
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(ConnectionError, match=r"no Dask scheduler answered at "
+                                              r"'tcp://127.0.0.1:9' within 2 s"):
+        ldask.connect("tcp://127.0.0.1:9", timeout=2)
+    assert time.perf_counter() - t0 < 10
+    with pytest.raises(ValueError, match="address must look like 'tcp://host:port'"):
+        ldask.connect("127.0.0.1:8786")

@@ -129,6 +129,10 @@ def validate(
 def _check_settings(cfg: RunConfig) -> None:
     """Every settings error a training would meet, before any data is read."""
     check_engine_params(cfg)
+    if cfg.cluster is not None:
+        from ltr.runs.cluster import check_cluster_config
+
+        check_cluster_config(cfg)
     try:
         settings = settings_from_config(cfg)
         resolve_objective(settings)  # objective choices, unbiased included
@@ -192,25 +196,38 @@ def train_run(
         )
     settings = settings_from_config(cfg)
     _check_settings(cfg)
-    sets = _load_checked(cfg)  # all input errors surface before a folder exists
-    if resume is None:
-        run_dir = new_run_dir(cfg, out)
-        write_run_config(run_dir, cfg)
-    metrics = _fit_and_write(
-        cfg,
-        settings,
-        sets,
-        run_dir,
-        resume=resume is not None,
-        progress=progress_enabled(cfg, progress),
-        keep_folder=out is not None,
-    )
+    cluster = None
+    if cfg.cluster is not None:  # train on a Dask cluster: the rows stay there
+        from ltr.runs.cluster import open_cluster_run
+
+        cluster = open_cluster_run(cfg)
+    try:
+        sets = _load_checked(cfg, cluster)  # all input errors surface before a folder exists
+        if resume is None:
+            run_dir = new_run_dir(cfg, out)
+            write_run_config(run_dir, cfg)
+        metrics = _fit_and_write(
+            cfg,
+            settings,
+            sets,
+            run_dir,
+            resume=resume is not None,
+            progress=progress_enabled(cfg, progress),
+            keep_folder=out is not None,
+            cluster=cluster,
+        )
+    finally:
+        if cluster is not None:
+            cluster.close()
     return RunResult(run_dir, metrics)
 
 
-def _load_checked(cfg: RunConfig) -> dict[str, RankingData]:
-    """Load the data and check everything a training needs from it, before any work."""
-    sets = load_data(cfg)
+def _load_checked(cfg: RunConfig, cluster: Any = None) -> dict[str, RankingData]:
+    """Load the data and check everything a training needs from it, before any work.
+
+    With a *cluster* run the training rows stay on the cluster: only valid/test are here.
+    """
+    sets = load_data(cfg) if cluster is None else dict(cluster.sets)
     for name, ds in sets.items():  # the logged positions and clicks, before any folder exists
         try:
             if cfg.data.position is not None:
@@ -239,6 +256,7 @@ def _fit_and_write(
     progress: bool,
     keep_folder: bool,
     extra: Mapping[str, Any] | None = None,
+    cluster: Any = None,
 ) -> dict[str, Any]:
     """Train *settings* into *run_dir* and write every file of a run; returns the metrics.
 
@@ -260,7 +278,9 @@ def _fit_and_write(
                     ds.n_features,
                 )
             try:
-                model = _train_model(cfg, settings, sets, run_dir, resume=resume, progress=progress)
+                model = _train_model(
+                    cfg, settings, sets, run_dir, resume=resume, progress=progress, cluster=cluster
+                )
                 model.save(run_dir / MODEL_FILE)
                 model.save_native(run_dir / _native_model_name(cfg.model.engine))
                 metrics = compute_metrics(cfg, model, sets, run_dir)
@@ -313,12 +333,15 @@ def _train_model(
     *,
     resume: bool,
     progress: bool,
+    cluster: Any = None,
 ) -> RankingModel:
     from ltr.engines import train
 
-    tr = sets["train"]
     stage_dir = run_dir / "models"
     stage_dir.mkdir(exist_ok=True)
+    if cluster is not None:  # the same builder's settings, trained by ltr.dask
+        return cluster.train_model(cfg, settings, _eval_sets(cfg, sets), stage_dir, resume=resume)
+    tr = sets["train"]
     labels = {o: tr.labels[o] for o in (cfg.data.objectives or {})} or None
     # data.click: learn from the clicks; data.position: the logged ranking, for unbiased training
     y = tr.labels[CLICK_KEY] if cfg.data.click is not None else tr.y

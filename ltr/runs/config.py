@@ -42,6 +42,7 @@ from pydantic import (
 from ltr._compat import import_yaml
 from ltr.runs._schema_errors import format_validation_error
 from ltr.runs.checks import check_consistency
+from ltr.runs.cluster_config import ClusterConfig, LocalClusterConfig, is_glob, resolve_glob
 from ltr.runs.errors import ConfigError, RunError, RunInterrupted
 from ltr.runs.overrides import apply_overrides, got, parse_override, yaml_reason
 
@@ -52,11 +53,13 @@ _MAX_INT = 2**31 - 1
 _MAX_NAME = 200
 
 __all__ = [
+    "ClusterConfig",
     "ConfigError",
     "DataConfig",
     "EvaluationConfig",
     "ImportanceConfig",
     "LinearScheduleConfig",
+    "LocalClusterConfig",
     "ModelConfig",
     "ObjectiveColumnConfig",
     "ObjectiveConfig",
@@ -76,6 +79,7 @@ __all__ = [
     "diff_configs",
     "dump_config",
     "format_validation_error",
+    "is_glob",
     "load_config",
     "parse_config",
     "parse_override",
@@ -483,6 +487,9 @@ class RunConfig(_Section):
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     importance: ImportanceConfig = Field(default_factory=ImportanceConfig)
     search: SearchConfig | None = None
+    cluster: ClusterConfig | None = Field(
+        None, description="train on a Dask cluster (absent: one process)"
+    )
     output: OutputConfig = Field(default_factory=OutputConfig)
     versions: dict[str, str] | None = Field(
         None, description="written into a run folder's config.yaml; ignored on load"
@@ -650,6 +657,9 @@ def resolve_data_paths(cfg: RunConfig, *, check: bool = True) -> RunConfig:
     for name in ("train", "valid", "test"):
         value = getattr(cfg.data, name)
         if value is None:
+            continue
+        if cfg.data.source == "parquet" and is_glob(value):
+            updates[name] = resolve_glob(value, cfg.source, f"{label}data.{name}", check)
             continue
         cands = _candidates(value, cfg.source)
         found = next((c for c in cands if c.exists()), None)

@@ -9,13 +9,14 @@ their own are split from the training data by query.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from ltr.datasets import RankingData
 from ltr.runs.config import RunConfig, RunError
 
-__all__ = ["CLICK_KEY", "DOC_KEY", "POSITION_KEY", "SETS", "load_data"]
+__all__ = ["CLICK_KEY", "DOC_KEY", "POSITION_KEY", "SETS", "frame_data", "load_data"]
 
 SETS = ("train", "valid", "test")
 #: ``RankingData.labels`` keys of the data.position and data.click columns (kept through splits)
@@ -49,14 +50,25 @@ def _split_queries(
 
 
 def _read_tabular(cfg: RunConfig, path: str, key: str) -> RankingData:
-    from ltr.datasets import from_frame, read_table
+    from ltr.datasets import read_table
+    from ltr.runs.cluster_config import is_glob, read_files
+
+    try:  # a glob of parquet files is read file by file, in name order
+        df = read_files(path) if is_glob(path) else read_table(path)
+    except Exception as exc:
+        raise _wrap_data_error(f"{key} ({path})", exc) from exc
+    return frame_data(cfg, df, path, key)
+
+
+def frame_data(cfg: RunConfig, df: Any, path: str, key: str) -> RankingData:
+    """Turn a pandas DataFrame read from *path* into a set, with the columns ``cfg.data`` names.
+
+    Used for tabular files, and for the held-out sets a distributed run collects.
+    """
+    from ltr.datasets import from_frame
 
     data = cfg.data
     label = f"{key} ({path})"
-    try:
-        df = read_table(path)
-    except Exception as exc:
-        raise _wrap_data_error(label, exc) from exc
     cols = [str(c) for c in df.columns]
     shown = ", ".join(cols[:15]) + (", ..." if len(cols) > 15 else "")
     # with objectives, a missing label column means: rank by the first objective's grades;
