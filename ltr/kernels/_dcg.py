@@ -40,7 +40,7 @@ _CHUNK = 64  # queries per chunk; chunks are dealt round-robin to the blocks
 _RUN = 4  # merge sort: insertion-sorted runs of this length (short: fewer mispredictions)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _gain(i, labels, gains, gain_mode):
     if gain_mode == GAIN_EXP2:
         lab = labels[i]
@@ -362,7 +362,8 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, co
         key = gains
     else:
         key = labels  # exp2 and linear gains increase with the label
-    _select_top(key, labels, gains, gain_mode, ideal_keys, TIES_STABLE, start, end, m,
+    stable = TIES_STABLE + 0 * gain_mode  # not a literal: one compiled _select_top, not two
+    _select_top(key, labels, gains, gain_mode, ideal_keys, stable, start, end, m,
                 buf_idx, buf_p, buf_tmp, sort_f)
     total = 0.0
     for j in range(m):
