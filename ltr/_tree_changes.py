@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numba
 import numpy as np
 
 from ltr.engines._trees import (
@@ -49,7 +50,7 @@ def _module_of(obj: Any) -> str:
 
 
 # LightGBM treats |x| <= kZeroThreshold as zero (missing_type "Zero").
-_LGB_ZERO = 1e-35
+_LGB_ZERO = float(np.float32(1e-35))  # a float widened to double, as LightGBM compares
 _KERNEL_LOCK = threading.Lock()
 
 
@@ -218,19 +219,25 @@ class _ExactRescorer:
         tr = self.trees
         return np.float32(tr.init) if tr.strict else np.float64(tr.init)
 
+    def thresholds(self, j: int) -> np.ndarray:
+        """Sorted distinct thresholds of column *j* in the trees that count."""
+        tr = self.trees
+        end = int(tr.start[self.n_trees])
+        return np.unique(tr.threshold[:end][tr.feature[:end] == j])
+
     def codes(self, j: int) -> np.ndarray | None:
         """Threshold code per row of column *j* (None: no used tree splits on it).
 
-        Rows with equal codes take the same branch at every split on the column.
+        Rows with equal codes take the same branch at every split on the column
+        (code ``m`` goes left at the ``m``-th smallest threshold and beyond);
+        NaN and zero get the codes -1 and -2.
         """
-        tr = self.trees
-        end = int(tr.start[self.n_trees])
-        ts = tr.threshold[:end][tr.feature[:end] == j]
+        ts = self.thresholds(j)
         if ts.size == 0:
             return None
         col = self.X[:, j]
-        return (_xgb_codes(col, np.unique(ts).astype(np.float32)) if tr.strict
-                else _lgb_codes(col, np.unique(ts)))
+        return (_xgb_codes(col, ts.astype(np.float32)) if self.trees.strict
+                else _lgb_codes(col, ts))
 
     def for_columns(self, cols: Sequence[int]) -> Callable[[np.ndarray, np.ndarray], int] | None:
         """Return ``rescore(perm, scores) -> rows rescored`` (None: the model ignores *cols*).
@@ -250,14 +257,22 @@ class _ExactRescorer:
             [tr.trees_of.get(int(j), np.zeros(0, dtype=np.int64)) for j in used]))
         tree_ids = tree_ids[tree_ids < self.n_trees]
         first = tr.first_nodes(list(used), tree_ids)
+        if len(used) == 1:
+            code_lo, code_hi = tr.code_bounds(int(used[0]), tree_ids, self.thresholds(int(used[0])))
+        else:
+            code_lo = code_hi = np.zeros((0, 0), dtype=np.int32)
         leaf_start = tr.leaf_start[: self.n_trees + 1]
         init = self._init()
         X, leaves = self.X, self.leaves
 
         def rescore(perm: np.ndarray, scores: np.ndarray) -> int:
-            with _KERNEL_LOCK:  # numba's workqueue layer is not re-entrant across threads
+            # numba's workqueue layer is not re-entrant across threads; chunks of rows are
+            # handed out one at a time, so a thread descheduled on a busy machine does
+            # not hold the others at the end of the parallel loop.
+            with _KERNEL_LOCK, numba.parallel_chunksize(1):
                 return int(_permuted_scores(
-                    X, perm, used, col_values, codes, tree_ids, first, tr.start, tr.feature,
+                    X, perm, used, col_values, codes, tree_ids, first, code_lo, code_hi,
+                    tr.start, tr.feature,
                     tr.threshold, tr.decision, tr.left, tr.right, tr.strict, leaves, leaf_start,
                     tr.leaf_value, init, scores))
 

@@ -128,6 +128,32 @@ class FlatTrees:
         return np.where(hit.any(axis=2), first, -1).astype(np.int32)
 
 
+    def code_bounds(self, j: int, tree_ids: np.ndarray,
+                    thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return ``(lo, hi)[a, leaf]``: the codes of column *j* that keep the path to ``leaf``.
+
+        A value's code is the number of *thresholds* (the sorted distinct
+        thresholds of the column) it is above (LightGBM: ``value >
+        threshold``; XGBoost: ``value >= threshold``), so it goes left at
+        threshold ``m`` exactly when its code is ``<= m``.  NaN and values the
+        engine may treat as missing are not covered (the caller walks them).
+        """
+        paths = self.paths[tree_ids]  # (T, L, D)
+        valid = paths >= 0
+        nodes = np.where(valid, paths, 0) + self.start[tree_ids][:, None, None]
+        on = valid & (self.feature[nodes] == j)
+        leaf = np.arange(paths.shape[1], dtype=np.int32)[None, :, None]
+        nxt = np.concatenate([paths[..., 1:], np.full(paths.shape[:2] + (1,), -1, np.int32)],
+                             axis=2)
+        nxt = np.where(nxt >= 0, nxt, ~leaf)  # the node (or ~leaf) the path goes to next
+        went_left = self.left[nodes] == nxt
+        m = np.searchsorted(thresholds, self.threshold[nodes]).astype(np.int32)
+        big = np.iinfo(np.int32).max
+        lo = np.where(on & ~went_left, m + 1, 0).max(axis=2, initial=0)
+        hi = np.where(on & went_left, m, big).min(axis=2, initial=big)
+        return lo.astype(np.int32), hi.astype(np.int32)
+
+
 LgbTrees = FlatTrees  # the former name
 
 

@@ -19,6 +19,7 @@ from numba import njit, prange
 
 _ZERO_F32 = float(np.float32(1e-35))  # LightGBM kZeroThreshold (a float widened to double)
 _CHUNK = 512  # rows per parallel task (one scratch allocation per task)
+_BUF = 32  # changed rows whose leaves are gathered before they are re-summed
 
 
 @njit(cache=True, inline="always")
@@ -91,18 +92,54 @@ def _leaf_sums(leaves, n_trees, leaf_start, leaf_value, init, out):
         out[i] = s
 
 
+@njit(cache=True, inline="always")
+def _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out):
+    """``out[rows[b]]``: ``init`` plus the leaf values ``buf[b, t]`` over trees in order.
+
+    Four rows at a time: each row's sum stays sequential (the engine's order),
+    the four independent sums hide the addition latency.
+    """
+    b = 0
+    while b + 4 <= n_buf:
+        s0 = init
+        s1 = init
+        s2 = init
+        s3 = init
+        for t in range(n_trees):
+            lo = leaf_start[t]
+            s0 += leaf_value[lo + buf[b, t]]
+            s1 += leaf_value[lo + buf[b + 1, t]]
+            s2 += leaf_value[lo + buf[b + 2, t]]
+            s3 += leaf_value[lo + buf[b + 3, t]]
+        out[rows[b]] = s0
+        out[rows[b + 1]] = s1
+        out[rows[b + 2]] = s2
+        out[rows[b + 3]] = s3
+        b += 4
+    while b < n_buf:
+        s = init
+        for t in range(n_trees):
+            s += leaf_value[leaf_start[t] + buf[b, t]]
+        out[rows[b]] = s
+        b += 1
+
+
 @njit(cache=True, parallel=True)
-def _permuted_scores(X, perm, cols, col_values, codes, trees, first, start, feature, threshold,
-                     decision, left, right, strict, leaves, leaf_start, leaf_value, init, out):
+def _permuted_scores(X, perm, cols, col_values, codes, trees, first, code_lo, code_hi, start,
+                     feature, threshold, decision, left, right, strict, leaves, leaf_start,
+                     leaf_value, init, out):
     """Rescore the rows whose leaf changes when ``cols`` take the values of row ``perm[i]``.
 
     Parameters are flat arrays: ``col_values[c]``/``codes[c]`` hold column
     ``cols[c]`` and its threshold code per row (equal codes take the same
-    branch at every split on the column); ``trees`` are the sorted ids of the
-    trees splitting on ``cols``, ``first[a, leaf]`` the first node on
-    ``cols`` along the path to ``leaf`` of tree ``trees[a]`` (-1: none);
-    ``leaves[i, t]`` the cached leaf of row ``i``.  Only those trees are
-    walked, from that node; a row with a changed leaf is re-summed over the
+    branch at every split on the column; codes < 0 mark NaN and zero, which
+    may go the default way); ``trees`` are the sorted ids of the trees
+    splitting on ``cols``, ``first[a, leaf]`` the first node on ``cols``
+    along the path to ``leaf`` of tree ``trees[a]`` (-1: none); ``leaves[i,
+    t]`` the cached leaf of row ``i``.  With one column, ``code_lo[a, leaf] <=
+    code <= code_hi[a, leaf]`` are the codes that keep the path to ``leaf``
+    (empty arrays: not used), so only trees whose leaf changes are walked.
+    Walks start at ``first``; a row with a changed leaf is re-summed over the
     first ``leaf_start.size - 1`` trees in order into ``out[i]`` (other rows
     are left as they are).  Returns the number of rows rescored.
     """
@@ -110,11 +147,14 @@ def _permuted_scores(X, perm, cols, col_values, codes, trees, first, start, feat
     n_cols = cols.shape[0]
     n_aff = trees.shape[0]
     n_trees = leaf_start.shape[0] - 1
+    bounded = n_cols == 1 and code_lo.shape[0] == n_aff
     n_chunks = (n + _CHUNK - 1) // _CHUNK
     counts = np.zeros(n_chunks, dtype=np.int64)
     for ch in prange(n_chunks):
         vals = np.empty(n_cols)
-        new_leaf = np.empty(max(n_aff, 1), dtype=np.int64)
+        buf = np.empty((_BUF, n_trees), dtype=leaves.dtype)
+        rows = np.empty(_BUF, dtype=np.int64)
+        n_buf = 0
         count = 0
         for i in range(ch * _CHUNK, min(n, (ch + 1) * _CHUNK)):
             j = perm[i]
@@ -127,31 +167,31 @@ def _permuted_scores(X, perm, cols, col_values, codes, trees, first, start, feat
                 continue
             for c in range(n_cols):
                 vals[c] = col_values[c, j]
+            exact_bounds = bounded and codes[0, j] >= 0 and codes[0, i] >= 0
+            code = codes[0, j]
             changed = False
             for a in range(n_aff):
                 t = trees[a]
                 leaf0 = leaves[i, t]
+                if exact_bounds and code_lo[a, leaf0] <= code <= code_hi[a, leaf0]:
+                    continue  # the path to leaf0 admits the new value
                 node = first[a, leaf0]
                 if node < 0:
-                    new_leaf[a] = leaf0
                     continue
                 leaf = _walk(X, i, cols, vals, start[t], node, feature, threshold, decision,
                              left, right, strict)
-                new_leaf[a] = leaf
                 if leaf != leaf0:
-                    changed = True
-            if not changed:
-                continue
-            s = init
-            a = 0
-            for t in range(n_trees):
-                if a < n_aff and trees[a] == t:
-                    leaf = new_leaf[a]
-                    a += 1
-                else:
-                    leaf = leaves[i, t]
-                s += leaf_value[leaf_start[t] + leaf]
-            out[i] = s
-            count += 1
+                    if not changed:
+                        buf[n_buf, :] = leaves[i, :n_trees]
+                        rows[n_buf] = i
+                        changed = True
+                    buf[n_buf, t] = leaf
+            if changed:
+                n_buf += 1
+                count += 1
+                if n_buf == _BUF:
+                    _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
+                    n_buf = 0
+        _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
         counts[ch] = count
     return counts.sum()
