@@ -98,7 +98,8 @@ def position_bias_metrics(
     dict or None
     """
     learned = model.position_bias
-    used = _ips_propensity(cfg, model, sets["train"])
+    # a run on a Dask cluster keeps train there (and refuses position-bias settings)
+    used = _ips_propensity(cfg, model, sets["train"]) if "train" in sets else None
     if learned is None and used is None:
         return None
     out: dict[str, Any] = {}
