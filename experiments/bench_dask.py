@@ -7,16 +7,19 @@ query, 136 float32 features; the default 10,000 queries are about 1.2 M rows):
 * ``ltr.dask.train`` on a ``LocalCluster(host="127.0.0.1")`` with 1 and 2 worker processes
   (threads split so every run uses all cores).
 
-Each configuration trains twice, with ``--rounds`` and with 2 rounds: the difference gives the
-per-round time, the rest is the fixed cost (data handling, Dataset/DMatrix construction, the
-shuffle that keeps queries whole, network setup).  The shuffle and the cluster start are
-also timed on their own.  Everything is printed as one table plus ratios.
+Each configuration trains once; a callback stamps the time after every boosting round (on
+every worker, fetched afterwards), and the per-round time is the median interval between
+stamps (robust to a shared machine's load spikes).  The rest of the wall time is the fixed
+cost (data handling, Dataset/DMatrix construction, the shuffle that keeps queries whole,
+network setup).  The shuffle and the cluster start are also timed on their own.  Everything
+is printed as one table plus ratios.
 
 Usage::
 
     python experiments/bench_dask.py --quick          # 1,000 queries, 10 rounds
     python experiments/bench_dask.py --queries 3000 --rounds 20 --engine lightgbm
-    python experiments/bench_dask.py                  # 10,000 queries (~1.2 M rows), 20 rounds
+    python experiments/bench_dask.py                  # 10,000 queries (~1.2 M rows), 20 rounds,
+                                                      # both engines
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-REPEAT = 2  # each timing is the best of REPEAT runs (the machine may be shared)
+REPEAT = 1  # each timing is the best of REPEAT runs (the machine may be shared)
+STAMPS: list[float] = []  # round ends in this process (single-process training)
 
 
 def timed(fn, *args, **kwargs):
@@ -41,20 +45,82 @@ def timed(fn, *args, **kwargs):
     return best, out
 
 
+def _stamp_worker(*_args, **_kwargs):
+    """Record the end of a round in the worker process (fetched with client.run)."""
+    import ltr.dask._workers as W
+
+    W._STATE.setdefault("__bench__", {"t": []})["t"].append(time.perf_counter())
+
+
+def _fetch_worker():
+    import ltr.dask._workers as W
+
+    return W._STATE.pop("__bench__", {"t": []})["t"]
+
+
+def _median_round(stamps):
+    d = np.diff(np.asarray(stamps, dtype=np.float64))
+    return float(np.median(d)) if d.size else float("nan")
+
+
+def _install_stamps():
+    """Stamp every round: ltr.engines' recorder callbacks, and ltr.dask's worker callbacks."""
+    import ltr.dask._workers as W
+    import ltr.engines.lightgbm as LA
+    import ltr.engines.xgboost as XA
+
+    lgb_record = LA.record_callback
+
+    class LgbStamp:
+        order = 100
+        before_iteration = False
+
+        def __init__(self, inner=None):
+            self.inner = inner
+
+        def __call__(self, env):
+            if self.inner is None:
+                _stamp_worker()
+            else:
+                STAMPS.append(time.perf_counter())
+                self.inner(env)
+
+    LA.record_callback = lambda recorder: LgbStamp(lgb_record(recorder))
+
+    class XgbLocal(XA._RecordCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            STAMPS.append(time.perf_counter())
+            return super().after_iteration(model, epoch, evals_log)
+
+    XA.record_callback = XgbLocal
+
+    import xgboost
+
+    class XgbStamp(xgboost.callback.TrainingCallback):
+        def after_iteration(self, model, epoch, evals_log):
+            _stamp_worker()
+            return False
+
+    lgb_cbs, xgb_cbs = W.lightgbm_callbacks, W.xgboost_callbacks
+    W.lightgbm_callbacks = lambda token, **kw: lgb_cbs(token, **kw) + [LgbStamp()]
+    W.xgboost_callbacks = lambda token, **kw: xgb_cbs(token, **kw) + [XgbStamp()]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--queries", type=int, default=10_000)
     ap.add_argument("--features", type=int, default=136)
     ap.add_argument("--rounds", type=int, default=20)
-    ap.add_argument("--engine", choices=("lightgbm", "xgboost"), default="lightgbm")
+    ap.add_argument("--engine", choices=("lightgbm", "xgboost", "both"), default="both")
     ap.add_argument("--objective", choices=("native", "ours"), default="native")
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--partitions", type=int, default=8, help="input partitions of the dask frame")
     ap.add_argument("--quick", action="store_true", help="1,000 queries, 10 rounds")
-    ap.add_argument("--repeat", type=int, default=2, help="best of this many runs per timing")
+    ap.add_argument("--repeat", type=int, default=1, help="best of this many runs per timing")
     args = ap.parse_args()
     global REPEAT
     REPEAT = args.repeat
+    _install_stamps()
     if args.quick:
         args.queries, args.rounds = 1_000, 10
 
@@ -74,33 +140,39 @@ def main() -> None:
     df["y"] = d.y.astype(np.float64)
     df["qid"] = np.repeat(np.arange(len(d.offsets) - 1), np.diff(d.offsets))
     mb = df.memory_usage(index=False).sum() / 2**20
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"data: {args.queries} queries, {n_rows} rows x {len(feats)} features "
           f"({mb:.0f} MiB in pandas), generated in {t_gen:.1f} s; engine={args.engine}, "
+          f"load average at start {load:.1f}, "
           f"objective={args.objective}, rounds={args.rounds}, cores={cores}")
 
     def objective():
         return "native" if args.objective == "native" else LambdaRankObjective(k=10)
 
+    engines = ["lightgbm", "xgboost"] if args.engine == "both" else [args.engine]
     rows = []
-    # single process (after a warm-up: library loading and numba compilation are not per-round)
     X, y = d.X, d.y.astype(np.float64)
     small = make_ranking(50, n_features=args.features, random_state=1)
-    train(small.X, small.y, small.offsets, engine=args.engine, objective=objective(), k=10,
-          num_boost_round=2)
-    t_short, _ = timed(train, X, y, d.offsets, engine=args.engine, objective=objective(), k=10,
-                       num_boost_round=2)
-    t_long, _ = timed(train, X, y, d.offsets, engine=args.engine, objective=objective(), k=10,
-                      num_boost_round=args.rounds)
-    per_round = (t_long - t_short) / (args.rounds - 2)
-    rows.append({"config": "single process", "start": 0.0, "shuffle": 0.0,
-                 "fixed": t_short - 2 * per_round, "per_round": per_round, "total": t_long})
+    for engine in engines:
+        # single process (after a warm-up: library loading, numba compilation are not per-round)
+        train(small.X, small.y, small.offsets, engine=engine, objective=objective(), k=10,
+              num_boost_round=2)
+        STAMPS.clear()
+        t_long, _ = timed(train, X, y, d.offsets, engine=engine, objective=objective(), k=10,
+                          num_boost_round=args.rounds)
+        per_round = _median_round(STAMPS[-args.rounds:])
+        rows.append({"engine": engine, "config": "single process", "start": 0.0,
+                     "shuffle": 0.0, "fixed": t_long - args.rounds * per_round,
+                     "per_round": per_round, "total": t_long})
+        print(f"  {engine} single process: total {t_long:.1f} s", flush=True)
 
     for w in args.workers:
+        threads = max(1, cores // w)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             t0 = time.perf_counter()
             cluster = LocalCluster(
-                n_workers=w, threads_per_worker=max(1, cores // w),
+                n_workers=w, threads_per_worker=threads,
                 processes=True, host="127.0.0.1", dashboard_address=None,
             )
             client = Client(cluster)
@@ -111,38 +183,45 @@ def main() -> None:
             from distributed import wait
 
             wait(ddf)
-            t_shuffle, (frame, _) = timed(ldask.shuffle_by_query, ddf, "qid", label="y",
-                                          client=client)
+            t0 = time.perf_counter()
+            frame, _ = ldask.shuffle_by_query(ddf, "qid", label="y", client=client)
+            t_shuffle = time.perf_counter() - t0  # the cold shuffle (a rerun hits dask's cache)
             del frame
-            kw = {"label": "y", "qid": "qid", "engine": args.engine, "k": 10}
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t_short, _ = timed(ldask.train, client, ddf, objective=objective(),
-                                   num_boost_round=2, **kw)
-                t_long, _ = timed(ldask.train, client, ddf, objective=objective(),
-                                  num_boost_round=args.rounds, **kw)
-            per_round = (t_long - t_short) / (args.rounds - 2)
-            name = f"LocalCluster {w} worker{'s' if w > 1 else ''} x {max(1, cores // w)} thread(s)"
-            rows.append({"config": name, "start": t_start, "shuffle": t_shuffle,
-                         "fixed": t_short - 2 * per_round, "per_round": per_round, "total": t_long})
+            name = f"LocalCluster {w} worker{'s' if w > 1 else ''} x {threads} thread(s)"
+            for engine in engines:
+                kw = {"label": "y", "qid": "qid", "engine": engine, "k": 10}
+                client.run(_fetch_worker)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t_long, _ = timed(ldask.train, client, ddf, objective=objective(),
+                                      num_boost_round=args.rounds, **kw)
+                stamps = client.run(_fetch_worker)
+                per_round = max(_median_round(t[-args.rounds:]) for t in stamps.values())
+                rows.append({"engine": engine, "config": name, "start": t_start,
+                             "shuffle": t_shuffle, "fixed": t_long - args.rounds * per_round,
+                             "per_round": per_round, "total": t_long})
+                print(f"  {engine} {name}: total {t_long:.1f} s", flush=True)
         finally:
             client.close()
             cluster.close()
 
-    table = pd.DataFrame(rows).set_index("config")
+    table = pd.DataFrame(rows).set_index(["engine", "config"])
     print()
-    print("seconds (fixed = training time minus rounds x per_round; it includes the shuffle "
-          "inside ltr.dask.train)")
+    print("seconds (per_round = median interval between round ends; fixed = training time minus "
+          "rounds x per_round, it includes the shuffle inside ltr.dask.train)")
     print(table.round(3).to_string())
-    base = table.iloc[0]
-    print()
-    for name, r in table.iloc[1:].iterrows():
-        print(f"{name}: per-round x{r.per_round / base.per_round:.2f}, "
-              f"total x{r.total / base.total:.2f} vs single process; "
-              f"shuffle {r.shuffle / n_rows * 1e6:.2f} us/row, "
-              f"per-round {r.per_round / n_rows * 1e9:.1f} ns/row")
-    print(f"single process: per-round {base.per_round / n_rows * 1e9:.1f} ns/row, "
-          f"fixed {base.fixed / n_rows * 1e6:.2f} us/row")
+    for engine in engines:
+        sub = table.loc[engine]
+        base = sub.iloc[0]
+        print()
+        print(f"{engine}: single process per-round {base.per_round / n_rows * 1e9:.1f} ns/row, "
+              f"fixed {base.fixed / n_rows * 1e6:.2f} us/row")
+        for name, r in sub.iloc[1:].iterrows():
+            print(f"{engine} {name}: per-round x{r.per_round / base.per_round:.2f}, "
+                  f"fixed x{r.fixed / base.fixed:.2f}, total x{r.total / base.total:.2f} vs "
+                  f"single process; cluster start {r.start:.2f} s, shuffle {r.shuffle:.2f} s "
+                  f"({r.shuffle / n_rows * 1e6:.2f} us/row), per-round "
+                  f"{r.per_round / n_rows * 1e9:.1f} ns/row")
 
 
 if __name__ == "__main__":
