@@ -474,7 +474,23 @@ def dcg_idcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, i
         _dcg_idcg_parallel(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
                            ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg,
                            want_dcg, want_idcg, numba.get_num_threads())
-    else:
-        _dcg_idcg_serial(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
-                         ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg,
-                         want_dcg, want_idcg)
+        return
+    # Serial: the buffers come from numpy and the block kernel runs directly, so
+    # a small run compiles neither _dcg_idcg_serial nor its allocations.
+    buf_idx, buf_p, buf_tmp, sort_f, counts = _block_buffers_np(offsets, k, label_gain.shape[0])
+    _dcg_idcg_block(0, 1, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                    ideal_mode, label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg,
+                    want_idcg, buf_idx, buf_p, buf_tmp, sort_f, counts)
+
+
+def _block_buffers_np(offsets, k, n_labels):
+    """One block's buffers, as :func:`_block_buffers` (numpy, nothing to compile)."""
+    sizes = np.diff(offsets)
+    max_n = int(sizes.max()) if sizes.size else 0
+    m = sizes if k <= 0 else np.minimum(sizes, k)
+    sorted_sizes = sizes[m > _BUFFER_MAX]
+    sort_width = int(sorted_sizes.max()) if sorted_sizes.size else 0
+    width = max(max_n if (k <= 0 or k > max_n) else k, sort_width, 1)
+    return (np.empty(width + 1, dtype=np.int64), np.empty(_BUFFER_MAX + 1),
+            np.empty(max(sort_width, _CAND_MAX + 1), dtype=np.int64),
+            np.empty((3, sort_width)), np.empty(max(n_labels, 1), dtype=np.int64))
