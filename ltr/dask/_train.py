@@ -655,8 +655,9 @@ def train(
             stage_evals = {} if recorder is None else recorder.kept_history()
             rec = {"k": kk, "first_round": first, "n_rounds": n_rounds,
                    "rounds_run": n_rounds if recorder is None else recorder.rounds,
-                   "best_iteration": kept, "early_stopped": kept < n_rounds and bool(
-                       early_stopping_rounds), "n_trees_total": before + kept, "file": None}
+                   "best_iteration": kept,
+                   "early_stopped": recorder is not None and recorder.rounds < n_rounds,
+                   "n_trees_total": before + kept, "file": None}
             if stage_dir is not None:
                 rec["file"] = f"stage_{index:02d}_k{kk}{adapter.suffix}"
                 rec["evals"] = stage_evals
