@@ -1,0 +1,234 @@
+"""Exact rescoring of permuted rows from cached leaves (ltr._tree_changes._ExactRescorer).
+
+The reference is the engine itself: after permuting one column (or a group),
+the rows the rescorer rewrites must equal LightGBM's / XGBoost's full predict
+bit for bit (a last-bit difference can reorder tied documents), and every
+other row must already equal it.  Models whose prediction is not the plain sum
+of their trees (categorical splits, a logistic output) must fall back to the
+engine's predict, and say so.
+"""
+
+from __future__ import annotations
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+from sklearn.inspection import permutation_importance as sk_permutation_importance
+
+from ltr._tree_changes import _ExactRescorer
+from ltr.engines._trees import parse_lightgbm_trees, parse_xgboost_trees
+from ltr.inspection import permutation_importance
+from ltr.metrics import ndcg
+from ltr.testing import deterministic_params
+
+N_QUERIES, DOCS = 40, 50
+
+
+def _data(seed: int = 0, n_features: int = 7) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows with NaNs, exact zeros, tiny values near LightGBM's zero and ties at thresholds."""
+    rng = np.random.default_rng(seed)
+    n = N_QUERIES * DOCS
+    X = rng.normal(size=(n, n_features))
+    X[rng.random(X.shape) < 0.12] = np.nan
+    X[rng.random(X.shape) < 0.10] = 0.0
+    X[rng.random(X.shape) < 0.02] = 1e-36  # LightGBM's missing-type "Zero" treats it as 0
+    X[:, 3] = np.round(X[:, 3], 1)  # many rows exactly at the thresholds
+    y = np.nan_to_num(X[:, 0]) + np.isnan(X[:, 1]) + (X[:, 2] == 0) + 0.5 * np.nan_to_num(X[:, 3])
+    y = np.clip(np.round(y + 1), 0, 4)
+    qid = np.repeat(np.arange(N_QUERIES), DOCS)
+    return X, y, qid
+
+
+def _permuted(X: np.ndarray, cols: list[int], perm: np.ndarray) -> np.ndarray:
+    Z = X.copy()
+    Z[:, cols] = X[perm][:, cols]
+    return Z
+
+
+def _check_bitwise(X: np.ndarray, model_predict, booster, rounds: int = 3) -> int:
+    """Rescore several permutations of single columns and a pair; compare with full predict."""
+    base = np.asarray(model_predict(X), dtype=np.float64)
+    rescorer = _ExactRescorer(X, booster, base)
+    assert rescorer.ok, rescorer.reason
+    rng = np.random.default_rng(5)
+    n_rescored = 0
+    for cols in ([0], [1], [3], [5], [2, 3]):
+        rescore = rescorer.for_columns(cols)
+        assert rescore is not None
+        for _ in range(rounds):
+            perm = rng.permutation(len(X))
+            scores = base.copy()
+            n_rescored += rescore(perm, scores)
+            full = np.asarray(model_predict(_permuted(X, cols, perm)), dtype=np.float64)
+            np.testing.assert_array_equal(scores, full)  # bit for bit, every row
+    assert n_rescored > 0
+    return n_rescored
+
+
+# --------------------------------------------------------------------------- LightGBM
+@pytest.mark.parametrize(
+    ("extra", "dtype"),
+    [
+        ({}, np.float64),  # missing type NaN where the data has NaNs
+        ({"zero_as_missing": True}, np.float64),  # missing type Zero
+        ({"use_missing": False}, np.float32),  # missing type None: NaN -> 0.0
+        ({"objective": "regression", "boost_from_average": True}, np.float32),  # bias in tree 0
+    ],
+)
+def test_lightgbm_rescored_rows_equal_full_predict_bitwise(extra, dtype):
+    X, y, _ = _data(0)
+    X = X.astype(dtype)
+    params = deterministic_params("lightgbm", objective="lambdarank", num_leaves=15,
+                                  min_data_in_leaf=10)
+    params.update(extra)
+    booster = lgb.train(params, lgb.Dataset(X, y, group=[DOCS] * N_QUERIES), num_boost_round=25)
+    decisions = set(((parse_lightgbm_trees(booster).decision >> 2) & 3).tolist())
+    if extra.get("zero_as_missing"):
+        assert 1 in decisions
+    elif not extra.get("use_missing", True):
+        assert decisions == {0}
+    else:
+        assert 2 in decisions
+    _check_bitwise(X, booster.predict, booster)
+
+
+def test_lightgbm_best_iteration_is_the_sum_the_booster_predicts():
+    X, y, _ = _data(1)
+    params = deterministic_params("lightgbm", objective="lambdarank", num_leaves=7,
+                                  min_data_in_leaf=10, eval_at=[5], learning_rate=0.3)
+    train = lgb.Dataset(X[:1000], y[:1000], group=[DOCS] * 20)
+    valid = lgb.Dataset(X[1000:], y[1000:], group=[DOCS] * 20)
+    booster = lgb.train(params, train, num_boost_round=60, valid_sets=[valid],
+                        callbacks=[lgb.early_stopping(3, verbose=False)],
+                        keep_training_booster=True)  # keeps the trees after the best
+    assert 0 < booster.best_iteration < booster.current_iteration()
+    rescorer = _ExactRescorer(X, booster, booster.predict(X))
+    assert rescorer.ok and rescorer.n_trees == booster.best_iteration
+    all_trees = booster.predict(X, num_iteration=booster.current_iteration())
+    assert _ExactRescorer(X, booster, all_trees).n_trees == booster.current_iteration()
+
+
+def test_lightgbm_categorical_splits_fall_back_to_the_engine_predict_and_say_so():
+    X, y, qid = _data(2)
+    X[:, 4] = np.random.default_rng(0).integers(0, 6, len(X))
+    y = np.clip(y + 2 * np.isin(X[:, 4], [1, 4]), 0, 4)  # a category set the trees must split on
+    params = deterministic_params("lightgbm", objective="lambdarank", num_leaves=15,
+                                  min_data_in_leaf=10, min_data_per_group=5, cat_smooth=1)
+    booster = lgb.train(params, lgb.Dataset(X, y, group=[DOCS] * N_QUERIES,
+                                            categorical_feature=[4]), num_boost_round=10)
+    assert "num_cat=0" not in booster.model_to_string()  # a tree splits on the category
+    assert parse_lightgbm_trees(booster) is None
+    assert not _ExactRescorer(X, booster, booster.predict(X)).ok
+    kw = {"qid": qid, "n_repeats": 2, "random_state": 0, "progress": False}
+    fast = permutation_importance(booster, X, y, **kw)
+    full = permutation_importance(lambda Z: booster.predict(np.asarray(Z)), X, y, **kw)
+    assert fast.prediction.startswith("engine predict of changed rows (categorical")
+    assert full.prediction == "full predict"
+    np.testing.assert_array_equal(fast.importances, full.importances)
+
+
+# --------------------------------------------------------------------------- XGBoost
+@pytest.mark.parametrize(
+    ("objective", "dtype"),
+    [("rank:ndcg", np.float32), ("rank:pairwise", np.float64),
+     ("reg:squarederror", np.float64)],
+)
+def test_xgboost_rescored_rows_equal_full_predict_bitwise(objective, dtype):
+    xgb = pytest.importorskip("xgboost")
+    X, y, qid = _data(3)
+    X = X.astype(dtype)
+    dtrain = xgb.DMatrix(X, label=y, qid=qid)
+    booster = xgb.train({"objective": objective, "max_depth": 5, "eta": 0.3, "nthread": 1,
+                         "seed": 0}, dtrain, num_boost_round=20)
+    trees = parse_xgboost_trees(booster)
+    assert trees is not None and trees.strict
+    assert set(((trees.decision[trees.feature >= 0] & 2) != 0).tolist()) == {False, True}
+    _check_bitwise(X, lambda Z: booster.predict(xgb.DMatrix(Z)), booster)
+    _check_bitwise(X, lambda Z: booster.inplace_predict(Z), booster, rounds=1)
+
+
+def test_xgboost_ranker_wrapper_and_logistic_fallback():
+    xgb = pytest.importorskip("xgboost")
+    X, y, qid = _data(4)
+    ranker = xgb.XGBRanker(n_estimators=15, max_depth=4, n_jobs=1, random_state=0)
+    ranker.fit(X, y, qid=qid)
+    _check_bitwise(X, ranker.predict, ranker.get_booster(), rounds=1)
+    # early stopping: the wrapper predicts with the trees up to the best iteration
+    stopped = xgb.XGBRanker(n_estimators=80, max_depth=4, learning_rate=0.5, n_jobs=1,
+                            random_state=0, early_stopping_rounds=2, eval_metric="ndcg@5")
+    stopped.fit(X[:1000], y[:1000], qid=qid[:1000], eval_set=[(X[1000:], y[1000:])],
+                eval_qid=[qid[1000:]], verbose=False)
+    booster = stopped.get_booster()
+    assert booster.best_iteration + 1 < booster.num_boosted_rounds()
+    rescorer = _ExactRescorer(X, booster, stopped.predict(X).astype(np.float64))
+    assert rescorer.ok and rescorer.n_trees == booster.best_iteration + 1
+    # a transformed output is not the plain sum: the engine predicts, and the numbers hold
+    clf = xgb.XGBClassifier(n_estimators=8, max_depth=3, n_jobs=1, random_state=0)
+    clf.fit(X, (y > 1).astype(int))
+    booster = clf.get_booster()
+    assert not _ExactRescorer(X, booster, booster.predict(xgb.DMatrix(X))).ok
+    kw = {"qid": qid, "n_repeats": 2, "random_state": 0, "progress": False}
+    fast = permutation_importance(booster, X, y, **kw)
+    full = permutation_importance(lambda Z: booster.predict(xgb.DMatrix(Z)), X, y, **kw)
+    assert fast.prediction == ("engine predict of changed rows (the model's predictions are "
+                               "not the plain sum of its trees)")
+    np.testing.assert_array_equal(fast.importances, full.importances)
+
+
+def test_xgboost_categorical_splits_are_not_parsed():
+    xgb = pytest.importorskip("xgboost")
+    X, y, qid = _data(5)
+    X[:, 4] = np.random.default_rng(0).integers(0, 6, len(X))
+    y = np.clip(y + 2 * np.isin(X[:, 4], [1, 4]), 0, 4)
+    types = ["q"] * X.shape[1]
+    types[4] = "c"
+    dtrain = xgb.DMatrix(X, label=y, qid=qid, feature_types=types, enable_categorical=True)
+    booster = xgb.train({"objective": "rank:ndcg", "max_depth": 4, "nthread": 1,
+                         "max_cat_to_onehot": 1}, dtrain, num_boost_round=10)
+    assert parse_xgboost_trees(booster) is None
+    assert not _ExactRescorer(X, booster, booster.predict(dtrain)).ok
+
+
+# --------------------------------------------------------------------------- importance
+def _sk_scorer(qid, k):
+    def scorer(estimator, X, y):
+        return float(ndcg(y, estimator.predict(X), qid=qid, k=k, ties="stable"))
+
+    return scorer
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_importance_from_cached_leaves_equals_sklearn_with_nans_and_stable_ties(engine):
+    X, y, qid = _data(6)
+    X = X.astype(np.float32)
+    X[:, 6] = np.round(X[:, 6])  # coarse values: many tied scores inside queries
+    if engine == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        model = xgb.XGBRanker(n_estimators=12, max_depth=3, n_jobs=1, random_state=0)
+        model.fit(X, y, qid=qid)
+    else:
+        model = lgb.LGBMRanker(**deterministic_params("lightgbm", "sklearn", n_estimators=12,
+                                                      num_leaves=7, min_child_samples=10))
+        model.fit(X, y, group=[DOCS] * N_QUERIES)
+    ours = permutation_importance(model, X, y, qid=qid, k=5, n_repeats=3, random_state=2,
+                                  progress=False, ties="stable")
+    theirs = sk_permutation_importance(model, X, y, scoring=_sk_scorer(qid, 5), n_repeats=3,
+                                       random_state=2)
+    assert ours.prediction == "cached leaves"
+    np.testing.assert_allclose(ours.importances, theirs.importances, rtol=0, atol=1e-12)
+    assert ours.importances_mean.max() > 0
+    assert ours.n_rows_predicted < X.shape[1] * 3 * X.shape[0]
+
+
+def test_ltr_ranker_uses_cached_leaves_and_equals_sklearn():
+    from ltr import LambdaMARTRanker
+
+    X, y, qid = _data(7)
+    ranker = LambdaMARTRanker(n_estimators=10, random_state=0, n_jobs=1)
+    ranker.fit(X, y, qid=qid)
+    ours = permutation_importance(ranker, X, y, qid=qid, k=10, n_repeats=2, random_state=0,
+                                  progress=False, ties="stable")
+    theirs = sk_permutation_importance(ranker, X, y, scoring=_sk_scorer(qid, 10), n_repeats=2,
+                                       random_state=0)
+    assert ours.prediction == "cached leaves"
+    np.testing.assert_allclose(ours.importances, theirs.importances, rtol=0, atol=1e-12)
