@@ -11,10 +11,17 @@ Times, in one run, on the same scores:
   dictionaries for 10M rows takes minutes),
 * a plain numpy pass over both arrays (``np.add.reduceat``): the memory-scan floor.
 
+Every ltr row and LightGBM's row are timed by interleaved repetitions (one
+call of each in turn, repeated), reported as the median wall-clock time and
+the median process CPU time; the headline ratios are ltr's wall time from
+ready offsets and from ``qid`` (the conversion included, as users call it)
+over LightGBM's.
+
 Usage::
 
     python experiments/bench_ndcg.py            # 100,000 queries x 100 docs + MSLR-shaped set
     python experiments/bench_ndcg.py --quick    # 10,000 x 100, for a smoke run
+    python experiments/bench_ndcg.py --shapes   # ltr alone on other shapes (short, long, k lists)
     python experiments/bench_ndcg.py --kernel   # the serial dcg kernel alone, CPU time per row
     python experiments/bench_ndcg.py --kernel --kernel-file OLD_dcg.py   # another kernel version
 
@@ -48,6 +55,21 @@ def median_time(fn, repeats):
     return statistics.median(times)
 
 
+def interleaved(fns, repeats):
+    """``{name: (median wall s, median CPU s)}``: one call of each fn in turn, ``repeats`` times."""
+    for fn in fns.values():
+        fn()  # warm up (compilation, first-touch pages)
+    wall = {name: [] for name in fns}
+    cpu = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+    return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in fns}
+
+
 def ties_like_a_model(rng, n):
     # Scores with ties, like a boosted model's leaf sums.
     return np.round(rng.normal(size=n), 2)
@@ -60,33 +82,11 @@ def bench_set(name, y, s, offsets, *, repeats, ranx_queries, sklearn_queries, ou
     print(f"\n## {name}: {n_q:,} queries, {n_rows:,} rows (max {sizes.max()} docs/query)", file=out)
     rows = []
 
-    # warm up numba (compilation is cached on disk after the first run)
+    # numba compiles on the first calls (cached on disk after the first run); the
+    # interleaved timer below calls everything once before timing
     for kk in (10, None):
         for conv in ("lightgbm", "sklearn"):
             ndcg(y[: offsets[10]], s[: offsets[10]], offsets=offsets[:11], k=kk, convention=conv)
-            ndcg(y, s, offsets=offsets, k=kk, convention=conv)  # the threaded driver too
-
-    t_ltr = median_time(lambda: ndcg(y, s, offsets=offsets, k=10, convention="lightgbm"), repeats)
-    v_ltr = ndcg(y, s, offsets=offsets, k=10, convention="lightgbm")
-    rows.append(("ltr (lightgbm convention, stable ties)", t_ltr, n_rows, float(v_ltr)))
-    t_ltr_sk = median_time(lambda: ndcg(y, s, offsets=offsets, k=10, convention="sklearn"), repeats)
-    v_ltr_sk = ndcg(y, s, offsets=offsets, k=10, convention="sklearn")
-    rows.append(("ltr (sklearn convention, averaged ties)", t_ltr_sk, n_rows, float(v_ltr_sk)))
-    # k=None (whole list): every query takes the full-sort path of the kernel.
-    t_all = median_time(lambda: ndcg(y, s, offsets=offsets, k=None, convention="lightgbm"), repeats)
-    v_all = ndcg(y, s, offsets=offsets, k=None, convention="lightgbm")
-    rows.append(("ltr k=None, whole list (lightgbm convention)", t_all, n_rows, float(v_all)))
-    t_all_sk = median_time(lambda: ndcg(y, s, offsets=offsets, k=None, convention="sklearn"), repeats)
-    v_all_sk = ndcg(y, s, offsets=offsets, k=None, convention="sklearn")
-    rows.append(("ltr k=None, whole list (sklearn convention)", t_all_sk, n_rows, float(v_all_sk)))
-    qid = np.repeat(np.arange(n_q), sizes)
-    t_ltr_qid = median_time(lambda: ndcg(y, s, qid=qid, k=10, convention="lightgbm"), repeats)
-    rows.append(("ltr from qid (incl. qid -> offsets)", t_ltr_qid, n_rows, float(v_ltr)))
-
-    t_floor = median_time(
-        lambda: (np.add.reduceat(y, offsets[:-1]), np.add.reduceat(s, offsets[:-1])), repeats
-    )
-    rows.append(("numpy scan floor (reduceat over both arrays)", t_floor, n_rows, float("nan")))
 
     import lightgbm as lgb
 
@@ -94,9 +94,49 @@ def bench_set(name, y, s, offsets, *, repeats, ranx_queries, sklearn_queries, ou
                      params={"verbosity": -1})
     bst = lgb.Booster(params={"objective": "lambdarank", "metric": "ndcg", "eval_at": [10],
                               "verbosity": -1}, train_set=ds)
-    t_lgb = median_time(bst.eval_train, repeats)
+    qid = np.repeat(np.arange(n_q), sizes)
+    fns = {
+        "ltr from offsets (lightgbm convention, stable ties)":
+            lambda: ndcg(y, s, offsets=offsets, k=10, convention="lightgbm"),
+        "ltr from qid (lightgbm convention, incl. qid -> offsets)":
+            lambda: ndcg(y, s, qid=qid, k=10, convention="lightgbm"),
+        "ltr from offsets (sklearn convention, averaged ties)":
+            lambda: ndcg(y, s, offsets=offsets, k=10, convention="sklearn"),
+        "ltr from qid (sklearn convention)":
+            lambda: ndcg(y, s, qid=qid, k=10, convention="sklearn"),
+        "ltr from qid (xgboost convention, float32 scores)":
+            lambda: ndcg(y, s, qid=qid, k=10, convention="xgboost"),
+        "ltr k=None, whole list (lightgbm convention)":
+            lambda: ndcg(y, s, offsets=offsets, k=None, convention="lightgbm"),
+        "ltr k=None, whole list (sklearn convention)":
+            lambda: ndcg(y, s, offsets=offsets, k=None, convention="sklearn"),
+        "ltr k=[1, 5, 10, 20] from qid (lightgbm convention)":
+            lambda: ndcg(y, s, qid=qid, k=[1, 5, 10, 20], convention="lightgbm"),
+        "numpy scan floor (reduceat over both arrays)":
+            lambda: (np.add.reduceat(y, offsets[:-1]), np.add.reduceat(s, offsets[:-1])),
+        "LightGBM C++ ndcg@10 (eval_train)": bst.eval_train,
+    }
+    timed = interleaved(fns, repeats)
+    cpu_of = {label: c for label, (_, c) in timed.items()}
+    v_ltr = ndcg(y, s, qid=qid, k=10, convention="lightgbm")
     v_lgb = bst.eval_train()[0][2]
-    rows.append(("LightGBM C++ ndcg@10 (eval_train)", t_lgb, n_rows, v_lgb))
+    values = {
+        "ltr from offsets (lightgbm convention, stable ties)": float(v_ltr),
+        "ltr from qid (lightgbm convention, incl. qid -> offsets)": float(v_ltr),
+        "ltr from offsets (sklearn convention, averaged ties)":
+            float(ndcg(y, s, offsets=offsets, k=10, convention="sklearn")),
+        "ltr from qid (xgboost convention, float32 scores)":
+            float(ndcg(y, s, qid=qid, k=10, convention="xgboost")),
+        "ltr k=None, whole list (lightgbm convention)":
+            float(ndcg(y, s, offsets=offsets, k=None, convention="lightgbm")),
+        "ltr k=None, whole list (sklearn convention)":
+            float(ndcg(y, s, offsets=offsets, k=None, convention="sklearn")),
+        "LightGBM C++ ndcg@10 (eval_train)": v_lgb,
+    }
+    values["ltr from qid (sklearn convention)"] = values[
+        "ltr from offsets (sklearn convention, averaged ties)"]
+    for label, (t, _) in timed.items():
+        rows.append((label, t, n_rows, values.get(label, float("nan"))))
     if abs(v_lgb - v_ltr) > 1e-12:
         print(f"WARNING: LightGBM {v_lgb!r} != ltr {float(v_ltr)!r}", file=out)
 
@@ -153,18 +193,27 @@ def bench_set(name, y, s, offsets, *, repeats, ranx_queries, sklearn_queries, ou
         print("ranx not installed: skipped", file=out)
 
     ns_per_row = {label: t / r * 1e9 for label, t, r, _ in rows}
-    base = ns_per_row["ltr (lightgbm convention, stable ties)"]
-    print("\n| method | median s | rows | ns/row | ratio vs ltr (per row) | nDCG (@10 unless k=None) |", file=out)
-    print("|---|---:|---:|---:|---:|---:|", file=out)
+    base_label = "ltr from offsets (lightgbm convention, stable ties)"
+    qid_label = "ltr from qid (lightgbm convention, incl. qid -> offsets)"
+    lgb_label = "LightGBM C++ ndcg@10 (eval_train)"
+    base = ns_per_row[base_label]
+    print("\n| method | median wall s | median CPU s | rows | ns/row (wall) | ratio vs ltr "
+          "(per row) | nDCG (@10 unless k=None) |", file=out)
+    print("|---|---:|---:|---:|---:|---:|---:|", file=out)
     for label, t, r, v in rows:
-        print(f"| {label} | {t:.4f} | {r:,} | {ns_per_row[label]:.2f} | "
-              f"{ns_per_row[label] / base:.2f}x | {'' if np.isnan(v) else f'{v:.6f}'} |", file=out)
-    print("\nTargets (per row):", file=out)
-    lgb_ratio = base / ns_per_row["LightGBM C++ ndcg@10 (eval_train)"]
-    print(f"- ltr / LightGBM = {lgb_ratio:.3f} (target <= 0.5)", file=out)
+        cpu = cpu_of.get(label)
+        print(f"| {label} | {t:.4f} | {'' if cpu is None else f'{cpu:.4f}'} | {r:,} | "
+              f"{ns_per_row[label]:.2f} | {ns_per_row[label] / base:.2f}x | "
+              f"{'' if np.isnan(v) else f'{v:.6f}'} |", file=out)
+    print("\nRatios (wall clock, medians of interleaved repetitions):", file=out)
+    lgb = ns_per_row[lgb_label]
+    print(f"- ltr from offsets / LightGBM = {base / lgb:.3f} (CPU time: "
+          f"{cpu_of[base_label] / cpu_of[lgb_label]:.3f})", file=out)
+    print(f"- ltr from qid / LightGBM = {ns_per_row[qid_label] / lgb:.3f} (target <= 0.3; CPU time: "
+          f"{cpu_of[qid_label] / cpu_of[lgb_label]:.3f})", file=out)
     sk_label = next(lbl for lbl in ns_per_row if lbl.startswith("scikit-learn"))
     print(f"- ltr(sklearn conv.) / scikit-learn = "
-          f"{ns_per_row['ltr (sklearn convention, averaged ties)'] / ns_per_row[sk_label]:.4f} "
+          f"{ns_per_row['ltr from offsets (sklearn convention, averaged ties)'] / ns_per_row[sk_label]:.4f} "
           "(target <= 1/15 = 0.067)", file=out)
     rx_label = [lbl for lbl in ns_per_row if lbl.startswith("ranx public path")]
     if rx_label:
@@ -172,6 +221,44 @@ def bench_set(name, y, s, offsets, *, repeats, ranx_queries, sklearn_queries, ou
               file=out)
     print(f"- ltr / numpy scan floor = {base / ns_per_row['numpy scan floor (reduceat over both arrays)']:.2f}"
           " (target <= ~3)", file=out)
+
+
+SHAPES = [
+    # label, docs per query, queries, k
+    ("8-doc queries, k=10", 8, 250_000, 10),
+    ("30-doc queries, k=None", 30, 60_000, None),
+    ("100-doc queries, k=10", 100, 20_000, 10),
+    ("100-doc queries, k=20", 100, 20_000, 20),
+    ("100-doc queries, k=[1, 5, 10, 20]", 100, 20_000, [1, 5, 10, 20]),
+    ("100-doc queries, k=None", 100, 20_000, None),
+    ("10^4-doc queries, k=10", 10_000, 200, 10),
+    ("10^4-doc queries, k=None", 10_000, 200, None),
+    ("10^5-doc queries, k=10", 100_000, 20, 10),
+    ("10^6-doc queries, k=10", 1_000_000, 2, 10),
+    ("10^6-doc queries, k=None", 1_000_000, 2, None),
+]
+
+
+def bench_shapes(repeats, out):
+    """ltr alone from qid on each SHAPES case: median wall and CPU ns/row, interleaved."""
+    rng = np.random.default_rng(0)
+    fns, n_rows = {}, {}
+    for label, size, n_q, k in SHAPES:
+        n = size * n_q
+        qid = np.repeat(np.arange(n_q), size)
+        y = rng.choice(5, size=n, p=[0.52, 0.32, 0.13, 0.02, 0.01]).astype(np.float64)
+        s = ties_like_a_model(rng, n)
+        for conv in ("lightgbm", "sklearn"):
+            fns[(label, conv)] = (lambda y=y, s=s, qid=qid, k=k, conv=conv:
+                                  ndcg(y, s, qid=qid, k=k, convention=conv))
+            n_rows[(label, conv)] = n
+    timed = interleaved(fns, repeats)
+    print(f"\n## other shapes: ltr from qid, median of {repeats} interleaved runs", file=out)
+    print("\n| case | convention | rows | wall ns/row | CPU ns/row |\n|---|---|---:|---:|---:|",
+          file=out)
+    for (label, conv), (t, c) in timed.items():
+        n = n_rows[(label, conv)]
+        print(f"| {label} | {conv} | {n:,} | {t / n * 1e9:.2f} | {c / n * 1e9:.2f} |", file=out)
 
 
 KERNEL_CASES = [
@@ -243,7 +330,12 @@ def main(argv=None):
                         help="time the serial dcg kernel alone (CPU time), nothing else")
     parser.add_argument("--kernel-file", default=None,
                         help="with --kernel: a _dcg.py to time instead of ltr.kernels._dcg")
+    parser.add_argument("--shapes", action="store_true",
+                        help="time ltr alone on other shapes (short, long queries, k lists)")
     args = parser.parse_args(argv)
+    if args.shapes:
+        bench_shapes(max(args.repeats, 5), sys.stdout)
+        return
     if args.kernel:
         out = sys.stdout
         if args.output:
@@ -268,7 +360,8 @@ def main(argv=None):
           f"{os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, "
           f"numba {numba.__version__} ({numba.config.NUMBA_NUM_THREADS} threads), "
           f"LightGBM {lightgbm.__version__}, scikit-learn {sklearn.__version__}. "
-          f"Median of {args.repeats} runs (1 for scikit-learn and ranx).", file=out)
+          f"Median of {args.repeats} interleaved runs (1 for scikit-learn and ranx); "
+          f"load average at start {os.getloadavg()[0]:.1f}.", file=out)
 
     rng = np.random.default_rng(0)
     n_rows = n_q * 100
