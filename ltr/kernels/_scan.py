@@ -24,44 +24,46 @@ PARALLEL_MIN_ROWS = 200_000
 
 @njit(cache=True, parallel=True)
 def _run_starts(qid, n_chunks):
+    # One threaded pass: chunk c writes the starts it finds at its own rows'
+    # positions of `found` (a chunk holds at most as many starts as rows; the
+    # untouched pages of `found` are never mapped), then a serial copy packs them.
     n = qid.shape[0]
-    counts = np.zeros(n_chunks + 1, dtype=np.int64)
+    found = np.empty(n, dtype=np.int64)
+    counts = np.zeros(n_chunks, dtype=np.int64)
     order = np.zeros(n_chunks, dtype=np.int64)  # bit 1: a rise seen, bit 2: a fall seen
     for c in prange(n_chunks):
         lo = max(1, c * n // n_chunks)
         hi = (c + 1) * n // n_chunks
-        prev = qid[lo - 1:hi - 1]  # views: the loop vectorises
+        prev = qid[lo - 1:hi - 1]  # views: no index wraparound in the loop
         cur = qid[lo:hi]
+        out = found[lo:hi]
         cnt = 0
         up = False
         down = False
         for i in range(cur.shape[0]):
             a = prev[i]
             b = cur[i]
-            cnt += a != b
-            up |= b > a
-            down |= b < a
-        counts[c + 1] = cnt
+            if a != b:
+                out[cnt] = lo + i
+                cnt += 1
+                up |= b > a
+                down |= b < a
+        counts[c] = cnt
         order[c] = up + 2 * down
     seen = 0
+    total = 1
     for c in range(n_chunks):
         seen |= order[c]
+        total += counts[c]
     if seen == 3:
         return np.empty(0, dtype=np.int64), False
-    for c in range(n_chunks):
-        counts[c + 1] += counts[c]
-    starts = np.empty(counts[n_chunks] + 1, dtype=np.int64)
+    starts = np.empty(total, dtype=np.int64)
     starts[0] = 0
-    for c in prange(n_chunks):
+    pos = 1
+    for c in range(n_chunks):
         lo = max(1, c * n // n_chunks)
-        hi = (c + 1) * n // n_chunks
-        prev = qid[lo - 1:hi - 1]
-        cur = qid[lo:hi]
-        pos = counts[c] + 1
-        for i in range(cur.shape[0]):
-            if prev[i] != cur[i]:
-                starts[pos] = lo + i
-                pos += 1
+        starts[pos:pos + counts[c]] = found[lo:lo + counts[c]]
+        pos += counts[c]
     return starts, True
 
 
