@@ -421,7 +421,8 @@ def _prepare(
         offs = resolve_groups(labels.size, qid=qid, group=group).offsets
     n_q = offs.size - 1
 
-    if conv.score_float32:
+    if conv.score_float32 and getattr(y_score, "dtype", None) != np.float32:
+        # (float32 input is already float32-exact: no second rounding copy)
         scores = scores.astype(np.float32).astype(np.float64)
 
     gains, gain_mode = _gain_rows(labels, conv.gain, conv, stats)
