@@ -361,3 +361,51 @@ def test_ips_em_without_doc_ids_is_refused(logged, tmp_path, capsys):
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     assert main(["validate", str(path)]) == 1
     assert "needs data.doc" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- the simulated click log config
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+SMALL_CLICKS = ["--set", "data.synthetic.n_queries=40", "--set", "data.synthetic.n_features=8",
+                "--set", "data.synthetic.mean_docs=12", "--set", "data.synthetic.max_docs=30",
+                "--set", "model.n_jobs=1", "--set", "objective.schedule.steps=[{k: 10, rounds: 5}]"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "learned"),
+    [([], True), (["--set", "objective.type=native"], False),
+     (["--set", "objective.unbiased=false"], False)],
+)
+def test_position_bias_config_runs_each_way(tmp_path, capsys, extra, learned):
+    out = tmp_path / "run"
+    rc = main(["train", str(CONFIGS / "position_bias.yaml"), *SMALL_CLICKS, *extra,
+               "--out", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    metrics = json.loads((out / "metrics.json").read_text())
+    bias = metrics["position_bias"]
+    assert ("learned" in bias) is learned
+    assert set(bias["ips"]) == {"valid", "test"}
+    assert 0.0 <= bias["ips"]["test"]["ips_ndcg@10"] <= 1.0
+    assert (out / "propensity.png").exists()
+
+
+def test_simulated_log_keeps_each_querys_sessions_in_one_set():
+    from ltr.runs.config import parse_config
+    from ltr.runs.data import DOC_KEY, POSITION_KEY, load_data
+
+    cfg = parse_config(yaml.safe_load((CONFIGS / "position_bias.yaml").read_text()),
+                       overrides=SMALL_CLICKS[1::2])
+    sets = load_data(cfg)
+    sessions = cfg.data.synthetic.clicks.sessions
+    for ds in sets.values():
+        # a query's sessions are consecutive lists of one set, each showing all its documents
+        # once, in positions 1..n
+        assert ds.n_queries % sessions == 0
+        doc, pos = ds.labels[DOC_KEY], ds.labels[POSITION_KEY]
+        for q in range(0, ds.n_queries, sessions):
+            first = np.sort(doc[ds.offsets[q]:ds.offsets[q + 1]])
+            for s in range(q, q + sessions):
+                rows = slice(ds.offsets[s], ds.offsets[s + 1])
+                np.testing.assert_array_equal(np.sort(doc[rows]), first)
+                np.testing.assert_array_equal(np.sort(pos[rows]), np.arange(1, len(first) + 1))
+    assert sum(ds.n_queries for ds in sets.values()) == 40 * sessions

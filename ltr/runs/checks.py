@@ -116,10 +116,12 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
                 f"{where}{key}: {data.source} data has no {key.split('.')[1]} column; "
                 f"positions and clicks come from parquet/csv files, got {got(column)}"
             )
-    if obj.unbiased and data.position is None:
+    logged = cfg.logged
+    if obj.unbiased and "position" not in logged:
         raise ConfigError(
             f"{where}objective.unbiased: true needs data.position (the display-position "
-            "column of the logged ranking, 1 = top) in parquet/csv data"
+            "column of the logged ranking, 1 = top) in parquet/csv data, or "
+            "data.synthetic.clicks"
         )
     if obj.unbiased and obj.composite:
         raise ConfigError(
@@ -137,12 +139,12 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
             f"got {got(obj.bias_norm)}"
         )
     if ips is not None:
-        if data.position is None or data.click is None:
+        if not {"position", "click"} <= logged:
             raise ConfigError(
                 f"{where}evaluation.ips: needs data.position and data.click (the logged "
-                "ranking's positions and clicks of valid/test)"
+                "ranking's positions and clicks of valid/test), or data.synthetic.clicks"
             )
-        if ips.propensity == "em" and data.doc is None:
+        if ips.propensity == "em" and "doc" not in logged:
             raise ConfigError(
                 f"{where}evaluation.ips.propensity: 'em' estimates propensities from documents "
                 "logged at several positions and needs data.doc (the document id column); or "

@@ -230,9 +230,9 @@ def _load_checked(cfg: RunConfig, cluster: Any = None) -> dict[str, RankingData]
     sets = load_data(cfg) if cluster is None else dict(cluster.sets)
     for name, ds in sets.items():  # the logged positions and clicks, before any folder exists
         try:
-            if cfg.data.position is not None:
+            if "position" in cfg.logged:
                 check_positions(ds.labels[POSITION_KEY], f"data.position ({name})", ds.offsets)
-            if cfg.data.click is not None:
+            if "click" in cfg.logged:
                 check_clicks(ds.labels[CLICK_KEY], f"data.click ({name})", ds.n_rows)
         except (TypeError, ValueError) as exc:
             raise RunError(str(exc)) from exc
@@ -344,7 +344,7 @@ def _train_model(
     tr = sets["train"]
     labels = {o: tr.labels[o] for o in (cfg.data.objectives or {})} or None
     # data.click: learn from the clicks; data.position: the logged ranking, for unbiased training
-    y = tr.labels[CLICK_KEY] if cfg.data.click is not None else tr.y
+    y = tr.labels[CLICK_KEY] if "click" in cfg.logged else tr.y
     position = tr.labels[POSITION_KEY] if settings.unbiased else None
     return train(
         tr.X,

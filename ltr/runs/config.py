@@ -72,6 +72,7 @@ __all__ = [
     "SearchConfig",
     "SplitConfig",
     "StepConfig",
+    "SyntheticClicksConfig",
     "SyntheticConfig",
     "apply_overrides",
     "config_fingerprint",
@@ -94,6 +95,28 @@ class _Section(BaseModel):
 # --------------------------------------------------------------------------- data
 
 
+class SyntheticClicksConfig(_Section):
+    """A click log simulated on the synthetic sets after their split by query (ltr.clicks).
+
+    Every query is shown ``sessions`` times, each session in a Plackett-Luce
+    order over a noisy logger (grade + ``logger_noise`` x N(0, 1)); each
+    session is one list of the set, with its positions, clicks and document ids
+    (``data.position``/``click``/``doc`` need not be named).
+    """
+
+    model: Literal["pbm", "cascade"] = "pbm"
+    examination: float = Field(
+        1.0, ge=0, allow_inf_nan=False, description="pbm: examination (1/position)**examination"
+    )
+    sessions: int = Field(4, ge=1, le=10_000, description="sessions (lists) per query")
+    temperature: float = Field(
+        1.0, gt=0, allow_inf_nan=False, description="Plackett-Luce logging temperature"
+    )
+    logger_noise: float = Field(
+        1.0, ge=0, allow_inf_nan=False, description="logger score = grade + noise x N(0, 1)"
+    )
+
+
 class SyntheticConfig(_Section):
     """Options of the deterministic synthetic generator ``ltr.synthetic.make_ranking``."""
 
@@ -104,6 +127,9 @@ class SyntheticConfig(_Section):
     mean_docs: int = Field(30, ge=1, le=_MAX_INT, description="mean documents per query")
     max_docs: int = Field(100, ge=1, le=_MAX_INT, description="maximum documents per query")
     n_segments: int = Field(0, ge=0, le=_MAX_INT, description="number of row segments (0: none)")
+    clicks: SyntheticClicksConfig | None = Field(
+        None, description="simulate a click log (positions, clicks, document ids) per set"
+    )
 
 
 class ObjectiveColumnConfig(_Section):
@@ -501,6 +527,14 @@ class RunConfig(_Section):
     def source(self) -> Path | None:
         """The YAML file this config was loaded from (None for a mapping)."""
         return self._source
+
+    @property
+    def logged(self) -> frozenset[str]:
+        """Which of ``position``, ``click``, ``doc`` the sets carry (columns or simulated)."""
+        d = self.data
+        if d.source == "synthetic" and d.synthetic.clicks is not None:
+            return frozenset({"position", "click", "doc"})
+        return frozenset(k for k in ("position", "click", "doc") if getattr(d, k) is not None)
 
     @property
     def n_rounds(self) -> int:

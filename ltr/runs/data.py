@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ltr.datasets import RankingData
-from ltr.runs.config import RunConfig, RunError
+from ltr.runs.config import RunConfig, RunError, SyntheticClicksConfig
 
 __all__ = ["CLICK_KEY", "DOC_KEY", "POSITION_KEY", "SETS", "frame_data", "load_data"]
 
@@ -144,6 +144,33 @@ def frame_data(cfg: RunConfig, df: Any, path: str, key: str) -> RankingData:
         raise _wrap_data_error(label, exc) from exc
 
 
+def _simulated_log(ds: RankingData, c: SyntheticClicksConfig, seed: int) -> RankingData:
+    """One list per query and session: rows in displayed order, true grades kept as ``y``."""
+    from ltr.clicks import simulate_cascade, simulate_pbm
+
+    rng = np.random.default_rng(seed)
+    logger = ds.y + c.logger_noise * rng.standard_normal(ds.n_rows)
+    common: dict[str, Any] = {"offsets": ds.offsets, "logging_scores": logger,
+                              "temperature": c.temperature, "n_sessions": c.sessions,
+                              "random_state": seed}
+    grades = ds.y.astype(np.int64)
+    if c.model == "pbm":
+        log = simulate_pbm(grades, examination=c.examination, **common)
+    else:
+        log = simulate_cascade(grades, **common)
+    rows = log.row
+    labels = {name: col[rows] for name, col in ds.labels.items()}
+    labels.update({POSITION_KEY: log.position, CLICK_KEY: log.click, DOC_KEY: rows})
+    return RankingData(
+        X=ds.X[rows],
+        y=ds.y[rows],
+        qid=np.repeat(np.arange(len(log.offsets) - 1), np.diff(log.offsets)),
+        feature_names=list(ds.feature_names),
+        labels=labels,
+        segments=None if ds.segments is None else ds.segments[rows],
+    )
+
+
 def _read_letor_files(
     paths: Mapping[str, str], keys: Mapping[str, str], n_features: int | None
 ) -> dict[str, RankingData]:
@@ -222,6 +249,11 @@ def load_data(cfg: RunConfig, *, keys: Mapping[str, str] | None = None) -> dict[
         for name in missing:
             sets[name] = train.subset(parts[name])
         sets["train"] = train.subset(parts["train"])
+    clicks = data.synthetic.clicks if data.source == "synthetic" else None
+    if clicks is not None:  # after the split by query: a query's sessions stay in one set
+        for i, name in enumerate(SETS):
+            if name in sets:
+                sets[name] = _simulated_log(sets[name], clicks, cfg.seed + 7919 * (i + 1))
     for name, ds in sets.items():
         if name != "train" and ds.n_features != sets["train"].n_features:
             raise RunError(

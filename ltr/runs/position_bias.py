@@ -12,7 +12,7 @@ gets a ``position_bias`` block in ``metrics.json``:
 * ``ips``: per valid/test set, ``ips_ndcg@k`` (:func:`ltr.metrics.ips_ndcg`,
   propensities clipped at ``evaluation.ips.clip``), the self-normalised
   ``snips_dcg@k`` when asked, and the naive ``click_ndcg@k`` (every click
-  weight 1) beside them.
+  weight 1; lists without clicks left out, as in the IPS values) beside them.
 
 ``propensity.csv`` and ``propensity.png`` (the curve against position) go into
 the run folder; the report shows both.
@@ -137,7 +137,7 @@ def position_bias_metrics(
             if ips.self_normalized:
                 for k, v in ips_dcg(click, s, self_normalize=True, **common).items():
                     block[f"snips_dcg@{k}"] = float(v)
-            naive = ndcg(click, s, offsets=ds.offsets, k=ks, convention="lightgbm")
+            naive = ndcg(click, s, offsets=ds.offsets, k=ks)  # lists without clicks skipped, as IPS
             for k, v in naive.items():
                 block[f"click_ndcg@{k}"] = float(v)
             out["ips"][name] = block
