@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numba
@@ -164,6 +165,23 @@ class _ChangeDetector:
         return changed_rows
 
 
+_MIN_ROWS_PER_THREAD = 4096
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _thread_pool(n_threads: int) -> ThreadPoolExecutor:
+    """Return a shared pool of at least ``n_threads - 1`` workers (the caller is one more)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL._max_workers < n_threads - 1:
+            if _POOL is not None:
+                _POOL.shutdown(wait=False)
+            _POOL = ThreadPoolExecutor(max_workers=max(1, n_threads - 1),
+                                       thread_name_prefix="ltr-rescore")
+        return _POOL
+
+
 def _leaf_dtype(n_leaves: int) -> Any:
     for dtype in (np.uint8, np.uint16):
         if n_leaves <= np.iinfo(dtype).max + 1:
@@ -265,15 +283,26 @@ class _ExactRescorer:
         init = self._init()
         X, leaves = self.X, self.leaves
 
+        def rescore_rows(perm: np.ndarray, scores: np.ndarray, lo: int, hi: int) -> int:
+            return int(_permuted_scores(
+                lo, hi, X, perm, used, col_values, codes, tree_ids, first, code_lo, code_hi,
+                tr.start, tr.feature, tr.threshold, tr.decision, tr.left, tr.right, tr.strict,
+                leaves, leaf_start, tr.leaf_value, init, scores))
+
         def rescore(perm: np.ndarray, scores: np.ndarray) -> int:
-            # numba's workqueue layer is not re-entrant across threads; chunks of rows are
-            # handed out one at a time, so a thread descheduled on a busy machine does
-            # not hold the others at the end of the parallel loop.
-            with _KERNEL_LOCK, numba.parallel_chunksize(1):
-                return int(_permuted_scores(
-                    X, perm, used, col_values, codes, tree_ids, first, code_lo, code_hi,
-                    tr.start, tr.feature,
-                    tr.threshold, tr.decision, tr.left, tr.right, tr.strict, leaves, leaf_start,
-                    tr.leaf_value, init, scores))
+            # The serial kernel releases the GIL; the rows are split over plain threads
+            # (numba.get_num_threads() of them), which sleep while they wait: numba's
+            # parallel loops spin at their barrier, which on a busy machine costs more
+            # than the work itself.
+            n = X.shape[0]
+            n_parts = min(numba.get_num_threads(), max(1, n // _MIN_ROWS_PER_THREAD))
+            if n_parts == 1:
+                return rescore_rows(perm, scores, 0, n)
+            bounds = np.linspace(0, n, n_parts + 1).astype(np.int64)
+            pool = _thread_pool(n_parts)
+            futures = [pool.submit(rescore_rows, perm, scores, int(bounds[p]), int(bounds[p + 1]))
+                       for p in range(1, n_parts)]
+            count = rescore_rows(perm, scores, 0, int(bounds[1]))
+            return count + sum(f.result() for f in futures)
 
         return rescore

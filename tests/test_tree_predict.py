@@ -66,6 +66,15 @@ def _check_bitwise(X: np.ndarray, model_predict, booster, rounds: int = 3) -> in
 
 
 # --------------------------------------------------------------------------- LightGBM
+@pytest.fixture(params=[False, True], ids=["serial", "threads"])
+def split_rows(request, monkeypatch):
+    """Rescore in one call, or with the rows split over threads (as on large inputs)."""
+    if request.param:
+        monkeypatch.setattr("ltr._tree_changes._MIN_ROWS_PER_THREAD", 300)
+        monkeypatch.setattr("numba.get_num_threads", lambda: 3)
+    return request.param
+
+
 @pytest.mark.parametrize(
     ("extra", "dtype"),
     [
@@ -75,7 +84,7 @@ def _check_bitwise(X: np.ndarray, model_predict, booster, rounds: int = 3) -> in
         ({"objective": "regression", "boost_from_average": True}, np.float32),  # bias in tree 0
     ],
 )
-def test_lightgbm_rescored_rows_equal_full_predict_bitwise(extra, dtype):
+def test_lightgbm_rescored_rows_equal_full_predict_bitwise(extra, dtype, split_rows):
     X, y, _ = _data(0)
     X = X.astype(dtype)
     params = deterministic_params("lightgbm", objective="lambdarank", num_leaves=15,
@@ -133,7 +142,7 @@ def test_lightgbm_categorical_splits_fall_back_to_the_engine_predict_and_say_so(
     [("rank:ndcg", np.float32), ("rank:pairwise", np.float64),
      ("reg:squarederror", np.float64)],
 )
-def test_xgboost_rescored_rows_equal_full_predict_bitwise(objective, dtype):
+def test_xgboost_rescored_rows_equal_full_predict_bitwise(objective, dtype, split_rows):
     xgb = pytest.importorskip("xgboost")
     X, y, qid = _data(3)
     X = X.astype(dtype)

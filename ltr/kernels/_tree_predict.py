@@ -18,7 +18,6 @@ import numpy as np
 from numba import njit, prange
 
 _ZERO_F32 = float(np.float32(1e-35))  # LightGBM kZeroThreshold (a float widened to double)
-_CHUNK = 512  # rows per parallel task (one scratch allocation per task)
 _BUF = 32  # changed rows whose leaves are gathered before they are re-summed
 
 
@@ -124,11 +123,18 @@ def _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out):
         b += 1
 
 
-@njit(cache=True, parallel=True)
-def _permuted_scores(X, perm, cols, col_values, codes, trees, first, code_lo, code_hi, start,
-                     feature, threshold, decision, left, right, strict, leaves, leaf_start,
-                     leaf_value, init, out):
-    """Rescore the rows whose leaf changes when ``cols`` take the values of row ``perm[i]``.
+@njit(cache=True, nogil=True)
+def _permuted_scores(row_lo, row_hi, X, perm, cols, col_values, codes, trees, first, code_lo,
+                     code_hi, start, feature, threshold, decision, left, right, strict, leaves,
+                     leaf_start, leaf_value, init, out):
+    """Rescore the rows ``row_lo <= i < row_hi`` whose leaf changes under a permutation.
+
+    Row ``i`` gets the values of ``cols`` from row ``perm[i]``.
+
+    Serial and without the GIL: callers split the rows over threads of their
+    own (a thread that waits for the others sleeps instead of spinning, which
+    matters on a busy machine where the parallel loop's barrier costs more
+    than the work).
 
     Parameters are flat arrays: ``col_values[c]``/``codes[c]`` hold column
     ``cols[c]`` and its threshold code per row (equal codes take the same
@@ -143,55 +149,50 @@ def _permuted_scores(X, perm, cols, col_values, codes, trees, first, code_lo, co
     first ``leaf_start.size - 1`` trees in order into ``out[i]`` (other rows
     are left as they are).  Returns the number of rows rescored.
     """
-    n = X.shape[0]
     n_cols = cols.shape[0]
     n_aff = trees.shape[0]
     n_trees = leaf_start.shape[0] - 1
     bounded = n_cols == 1 and code_lo.shape[0] == n_aff
-    n_chunks = (n + _CHUNK - 1) // _CHUNK
-    counts = np.zeros(n_chunks, dtype=np.int64)
-    for ch in prange(n_chunks):
-        vals = np.empty(n_cols)
-        buf = np.empty((_BUF, n_trees), dtype=leaves.dtype)
-        rows = np.empty(_BUF, dtype=np.int64)
-        n_buf = 0
-        count = 0
-        for i in range(ch * _CHUNK, min(n, (ch + 1) * _CHUNK)):
-            j = perm[i]
-            moved = False
-            for c in range(n_cols):
-                if codes[c, j] != codes[c, i]:
-                    moved = True
-                    break
-            if not moved:
+    vals = np.empty(n_cols)
+    buf = np.empty((_BUF, n_trees), dtype=leaves.dtype)
+    rows = np.empty(_BUF, dtype=np.int64)
+    n_buf = 0
+    count = 0
+    for i in range(row_lo, row_hi):
+        j = perm[i]
+        moved = False
+        for c in range(n_cols):
+            if codes[c, j] != codes[c, i]:
+                moved = True
+                break
+        if not moved:
+            continue
+        for c in range(n_cols):
+            vals[c] = col_values[c, j]
+        exact_bounds = bounded and codes[0, j] >= 0 and codes[0, i] >= 0
+        code = codes[0, j]
+        changed = False
+        for a in range(n_aff):
+            t = trees[a]
+            leaf0 = leaves[i, t]
+            if exact_bounds and code_lo[a, leaf0] <= code <= code_hi[a, leaf0]:
+                continue  # the path to leaf0 admits the new value
+            node = first[a, leaf0]
+            if node < 0:
                 continue
-            for c in range(n_cols):
-                vals[c] = col_values[c, j]
-            exact_bounds = bounded and codes[0, j] >= 0 and codes[0, i] >= 0
-            code = codes[0, j]
-            changed = False
-            for a in range(n_aff):
-                t = trees[a]
-                leaf0 = leaves[i, t]
-                if exact_bounds and code_lo[a, leaf0] <= code <= code_hi[a, leaf0]:
-                    continue  # the path to leaf0 admits the new value
-                node = first[a, leaf0]
-                if node < 0:
-                    continue
-                leaf = _walk(X, i, cols, vals, start[t], node, feature, threshold, decision,
-                             left, right, strict)
-                if leaf != leaf0:
-                    if not changed:
-                        buf[n_buf, :] = leaves[i, :n_trees]
-                        rows[n_buf] = i
-                        changed = True
-                    buf[n_buf, t] = leaf
-            if changed:
-                n_buf += 1
-                count += 1
-                if n_buf == _BUF:
-                    _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
-                    n_buf = 0
-        _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
-        counts[ch] = count
-    return counts.sum()
+            leaf = _walk(X, i, cols, vals, start[t], node, feature, threshold, decision,
+                         left, right, strict)
+            if leaf != leaf0:
+                if not changed:
+                    buf[n_buf, :] = leaves[i, :n_trees]
+                    rows[n_buf] = i
+                    changed = True
+                buf[n_buf, t] = leaf
+        if changed:
+            n_buf += 1
+            count += 1
+            if n_buf == _BUF:
+                _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
+                n_buf = 0
+    _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
+    return count
