@@ -334,9 +334,11 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, co
     usable = n_labels > 0
     if usable:
         # Small integer labels: a label histogram gives the ideal order in one pass.
-        counts[:] = 0
-        for i in range(start, end):
-            lab_f = labels[i]
+        for j in range(n_labels):
+            counts[j] = 0
+        lq = labels[start:end]  # a view: no index wraparound in the loop
+        for i in range(lq.shape[0]):
+            lab_f = lq[i]
             li = int(lab_f)
             if li < 0 or li >= n_labels or li != lab_f:
                 usable = False
