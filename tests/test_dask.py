@@ -140,7 +140,8 @@ def test_distributed_metrics_equal_local_ones(client):
     df["score"] = np.random.default_rng(3).normal(size=len(df))
     df.loc[df["qid"] == df["qid"].iloc[0], "y"] = 0.0  # one query without relevant rows
     ddf = _split_queries(df, 5)
-    names = ["ndcg@10", "ndcg@5:sklearn", "ndcg", "dcg@3"]
+    names = ["ndcg@10", "ndcg@5:sklearn", "ndcg", "dcg@3", "map@10", "mrr", "err@5",
+             "precision@5"]
     res = ldask.evaluate(ddf, names, label="y", score="score", qid="qid")
     frame, _ = ldask.shuffle_by_query(ddf[["qid", "y", "score"]], "qid", client=client)
     pdf, offsets = _collect(frame)
@@ -152,6 +153,14 @@ def test_distributed_metrics_equal_local_ones(client):
         got = res.per_query.loc[pdf["qid"].to_numpy()[offsets[:-1]], name].to_numpy()
         np.testing.assert_allclose(got, per_q, rtol=0, atol=1e-12, equal_nan=True)
         assert abs(res.mean[name] - float(ndcg(y, s, offsets=offsets, **kw))) < 1e-12
+    from ltr import rank_metrics
+
+    for name, fn in (("map@10", rank_metrics.average_precision), ("err@5", rank_metrics.err),
+                     ("precision@5", rank_metrics.precision)):
+        k = int(name.split("@")[1])
+        per_q = fn(y, s, offsets=offsets, k=k, reduce=None)
+        got = res.per_query.loc[pdf["qid"].to_numpy()[offsets[:-1]], name].to_numpy()
+        np.testing.assert_allclose(got, per_q, rtol=0, atol=1e-12, equal_nan=True)
     assert res.n_queries == df["qid"].nunique()
 
 

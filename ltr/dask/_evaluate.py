@@ -51,8 +51,11 @@ def predict(model: RankingModel, data: Any, *, features: Sequence[str] | None = 
 
 
 def _metric_part(part: pd.DataFrame, label: str, score: str, qid: str,
-                 specs: list[tuple[str, str, int | None, str | None]]) -> pd.DataFrame:
+                 specs: list[tuple[str, str, int | None, str | None]],
+                 max_grade: float | None = None) -> pd.DataFrame:
     from ltr import metrics as M
+    from ltr import rank_metrics as R
+    from ltr.metric_names import RANK_FUNCTIONS
 
     q = part[qid].to_numpy()
     if len(q) == 0:
@@ -64,9 +67,12 @@ def _metric_part(part: pd.DataFrame, label: str, score: str, qid: str,
     s = part[score].to_numpy(dtype=np.float64)
     out = {}
     for name, metric, k, conv in specs:
-        fn = M.ndcg if metric == "ndcg" else M.dcg
-        out[name] = np.asarray(fn(y, s, offsets=offsets, k=k, convention=conv, reduce=None),
-                               dtype=np.float64)
+        fn: Any = (M.ndcg if metric == "ndcg" else M.dcg if metric == "dcg"
+                   else getattr(R, RANK_FUNCTIONS[metric]))
+        # ERR scales grades by the largest one: the whole data's, not the partition's
+        extra = {"max_grade": max_grade} if metric == "err" else {}
+        out[name] = np.asarray(fn(y, s, offsets=offsets, k=k, convention=conv, reduce=None,
+                                  **extra), dtype=np.float64)
     return pd.DataFrame(out, index=pd.Index(q[starts], name=qid))
 
 
@@ -92,7 +98,9 @@ def evaluate(
     data : dask.dataframe.DataFrame
         Rows with *label*, *score* and *qid* columns.
     metrics : str or sequence of str, default=("ndcg@10",)
-        ``"ndcg@K"``, ``"ndcg"`` (whole list), ``"dcg@K"``, optionally
+        ``"ndcg@K"``, ``"ndcg"`` (whole list), ``"dcg@K"``, and the rank
+        metrics of :mod:`ltr.rank_metrics` (``"map@K"``, ``"mrr"``,
+        ``"precision@K"``, ``"recall@K"``, ``"err@K"``, ``"hit_rate@K"``), optionally
         ``":CONVENTION"`` per name.
     label, score, qid : str
         Column names.
@@ -106,20 +114,23 @@ def evaluate(
         query) and ``mean``.
     """
     from ltr.evaluation import EvaluationResult
-    from ltr.metric_names import parse_metric_name
+    from ltr.metric_names import RANK_FUNCTIONS, parse_metric_name
 
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise ValueError("metrics must name at least one metric, got an empty sequence")
     specs: list[tuple[str, str, int | None, str | None]] = []
     for name in names:
-        parsed = parse_metric_name(name, metrics=("ndcg", "dcg"), k_optional=True)
+        parsed = parse_metric_name(name, metrics=("ndcg", "dcg", *RANK_FUNCTIONS),
+                                   k_optional=True)
         conv = parsed.convention if parsed.convention is not None else convention
         specs.append((name, parsed.metric, parsed.k, conv))
     check_frame(data, {"label": label, "score": score, "qid": qid})
-    frame, _ = shuffle_by_query(data[[qid, label, score]], qid, label=label)
-    meta = _metric_part(frame._meta, label, score, qid, specs)
-    per_query = frame.map_partitions(_metric_part, label, score, qid, specs, meta=meta).compute()
+    frame, layout = shuffle_by_query(data[[qid, label, score]], qid, label=label)
+    top = layout.column_max.get(label)
+    meta = _metric_part(frame._meta, label, score, qid, specs, top)
+    per_query = frame.map_partitions(_metric_part, label, score, qid, specs, top,
+                                     meta=meta).compute()
     return EvaluationResult(
         per_query=per_query, metrics=names,
         convention=convention if convention is not None else "default",
