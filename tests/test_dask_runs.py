@@ -166,3 +166,20 @@ def test_worker_lost_mid_stage_fails_clearly_and_the_run_resumes(tmp_path, monke
     finally:
         client.close()
         cl.close()
+
+
+def test_cli_train_names_the_cluster_key_and_the_scheduler(tmp_path, capsys):
+    from ltr.cli import main
+
+    glob = _parquet(tmp_path / "data", n_queries=10, n_files=1)
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        f"data: {{source: parquet, train: '{glob}'}}\n"
+        "cluster: {address: 'tcp://127.0.0.1:9', timeout: 1}\n"
+        f"output: {{runs_dir: '{tmp_path / 'runs'}'}}\n"
+    )
+    assert main(["train", str(config), "--set", "cluster.local.n_workers=0"]) != 0
+    assert "cluster.local.n_workers: must be >= 1, got 0" in capsys.readouterr().err
+    assert main(["train", str(config)]) != 0
+    err = capsys.readouterr().err
+    assert "cluster.address: no Dask scheduler answered at 'tcp://127.0.0.1:9' within 1 s" in err
