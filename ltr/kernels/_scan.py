@@ -1,11 +1,12 @@
-"""One-pass scans over large per-row arrays (numba, threaded, no validation).
+"""One-pass scans over large per-row arrays (numba, no validation).
 
 * :func:`sorted_run_starts`: the start row of each run of equal query ids
   when the ids are sorted (either direction), which makes every query
-  contiguous; ``ltr.groups`` falls back to its general path otherwise.
+  contiguous; ``ltr.groups`` falls back to its general path otherwise
+  (serial: one pass at memory speed);
 * :func:`label_score_stats`: the labels' min, max and whether they are all
   whole numbers, and whether the scores are all finite, in one pass over
-  both arrays (``ltr.metrics`` turns them into its usual checks).
+  both arrays, threaded (``ltr.metrics`` turns them into its usual checks).
 
 The public wrappers call these only on large inputs (``PARALLEL_MIN_ROWS``):
 below that numpy is as fast and nothing needs compiling.
@@ -22,49 +23,30 @@ from numba import njit, prange
 PARALLEL_MIN_ROWS = 200_000
 
 
-@njit(cache=True, parallel=True)
-def _run_starts(qid, n_chunks):
-    # One threaded pass: chunk c writes the starts it finds at its own rows'
-    # positions of `found` (a chunk holds at most as many starts as rows; the
-    # untouched pages of `found` are never mapped), then a serial copy packs them.
+@njit(cache=True)
+def _run_starts(qid):
+    # One serial pass (about 0.3 ns a row: it is not worth a thread team, which
+    # measured slower on the shared 2-core machine); `found` is sized for the
+    # worst case, and only the pages that receive a start are ever touched.
     n = qid.shape[0]
     found = np.empty(n, dtype=np.int64)
-    counts = np.zeros(n_chunks, dtype=np.int64)
-    order = np.zeros(n_chunks, dtype=np.int64)  # bit 1: a rise seen, bit 2: a fall seen
-    for c in prange(n_chunks):
-        lo = max(1, c * n // n_chunks)
-        hi = (c + 1) * n // n_chunks
-        prev = qid[lo - 1:hi - 1]  # views: no index wraparound in the loop
-        cur = qid[lo:hi]
-        out = found[lo:hi]
-        cnt = 0
-        up = False
-        down = False
-        for i in range(cur.shape[0]):
-            a = prev[i]
-            b = cur[i]
-            if a != b:
-                out[cnt] = lo + i
-                cnt += 1
-                up |= b > a
-                down |= b < a
-        counts[c] = cnt
-        order[c] = up + 2 * down
-    seen = 0
-    total = 1
-    for c in range(n_chunks):
-        seen |= order[c]
-        total += counts[c]
-    if seen == 3:
+    found[0] = 0
+    cnt = 1
+    up = False
+    down = False
+    prev = qid[:n - 1]  # views: no index wraparound in the loop
+    cur = qid[1:]
+    for i in range(cur.shape[0]):
+        a = prev[i]
+        b = cur[i]
+        if a != b:
+            found[cnt] = i + 1
+            cnt += 1
+            up |= b > a
+            down |= b < a
+    if up and down:
         return np.empty(0, dtype=np.int64), False
-    starts = np.empty(total, dtype=np.int64)
-    starts[0] = 0
-    pos = 1
-    for c in range(n_chunks):
-        lo = max(1, c * n // n_chunks)
-        starts[pos:pos + counts[c]] = found[lo:lo + counts[c]]
-        pos += counts[c]
-    return starts, True
+    return found[:cnt].copy(), True
 
 
 def sorted_run_starts(qid):
@@ -74,8 +56,7 @@ def sorted_run_starts(qid):
     falls somewhere else: its runs may repeat an id, which the caller checks
     its own way.  ``qid`` is a 1-D integer array with at least one row.
     """
-    n_chunks = max(1, min(qid.shape[0] // 65_536, 8 * numba.get_num_threads()))
-    return _run_starts(qid, n_chunks)
+    return _run_starts(qid)
 
 
 _EXP_MASK = 0x7FF0000000000000  # exponent bits of a float64: all set for NaN and inf
