@@ -310,3 +310,20 @@ def test_connect_names_an_unreachable_scheduler_within_the_timeout():
     assert time.perf_counter() - t0 < 10
     with pytest.raises(ValueError, match="address must look like 'tcp://host:port'"):
         ldask.connect("127.0.0.1:8786")
+
+
+def test_lightgbm_eval_curves_follow_the_model_through_stages_and_early_stopping(client):
+    feats = [f"f{j}" for j in range(5)]
+    df = _frame(80, seed=7)
+    valid = _frame(30, seed=8)
+    v_off = _offsets(valid["qid"])
+    model = ldask.train(client, _split_queries(df, 3), label="y", qid="qid", k=10,
+                        schedule=[(3, 4), (10, 6)], params={"min_data_in_leaf": 5},
+                        eval_sets=[("valid", dd.from_pandas(valid, npartitions=2))],
+                        eval_at=(10,), early_stopping_rounds=2)
+    curve = model.evals_result["valid"]["ndcg@10"]
+    assert len(curve) == model.num_trees() == sum(s["best_iteration"] for s in model.stages)
+    # the incremental eval scores on the workers equal the final model's scores
+    final = ndcg(valid["y"], model.predict(valid[feats]), offsets=v_off, k=10,
+                 convention="lightgbm")
+    assert abs(curve[-1] - float(final)) < 1e-12
