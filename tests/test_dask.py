@@ -292,6 +292,10 @@ def test_bad_partitions_and_oversized_queries_are_refused_before_training(client
     import ltr.dask._train as T
 
     workers = T._workers(client)
+    # networking: XGBoost's tracker binds the scheduler's host, LightGBM's machines are the
+    # workers' addresses: all on the loopback interface of a local cluster
+    assert T._scheduler_host(client) == "127.0.0.1"
+    assert all(a.startswith("tcp://127.0.0.1:") for a in workers)
     small = {a: {**w, "memory_limit": 1_000} for a, w in workers.items()}
     monkeypatch.setattr(T, "_workers", lambda c: small)
     with pytest.raises(ValueError, match=r"query \d+ has \d+ rows .*memory_limit is 0.0 MiB.*"
