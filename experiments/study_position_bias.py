@@ -13,6 +13,8 @@ test queries' true grades; and the MSLR-shaped synthetic set split by query) and
 
    * ``naive``: ltr's LambdaRank on the clicks, positions ignored;
    * ``ours-unbiased``: ltr's Unbiased LambdaMART (``LambdaRankObjective(unbiased=True)``);
+   * ``ours-em``: ltr's LambdaRank with IPS-weighted pairs, the propensities estimated from
+     the same log by EM (:func:`ltr.clicks.estimate_propensity_em`) and clipped at 0.1;
    * ``xgb-naive`` / ``xgb-unbiased``: XGBoost ``rank:ndcg`` without / with
      ``lambdarank_unbiased`` (``objective="native"`` with positions);
    * ``lgb-naive`` / ``lgb-gam``: LightGBM lambdarank without / with its position GAM;
@@ -47,7 +49,7 @@ import numpy as np
 from scipy import stats
 
 from ltr import load_letor, ndcg
-from ltr.clicks import simulate_cascade, simulate_pbm
+from ltr.clicks import estimate_propensity_em, simulate_cascade, simulate_pbm
 from ltr.engines import train
 from ltr.objectives import LambdaRankObjective
 from ltr.synthetic import make_ranking
@@ -56,8 +58,8 @@ from ltr.testing import letor_full_path, letor_slice_path
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 KS = (1, 3, 5, 10)
-METHODS = ("naive", "ours-unbiased", "xgb-naive", "xgb-unbiased", "lgb-naive", "lgb-gam",
-           "oracle")
+METHODS = ("naive", "ours-unbiased", "ours-em", "xgb-naive", "xgb-unbiased", "lgb-naive",
+           "lgb-gam", "oracle")
 # click models: (name, simulator, keyword arguments)
 SETTINGS = (
     ("pbm eta=1", simulate_pbm, {"examination": 1.0}),
@@ -101,6 +103,11 @@ def fit_predict(method: str, tr, log, te, seed: int, rounds: int) -> np.ndarray:
     elif method == "ours-unbiased":
         model = train(X, click, offsets, objective=LambdaRankObjective(k=10, unbiased=True),
                       position=pos, **common)
+    elif method == "ours-em":
+        theta = estimate_propensity_em(log, n_iter=300).propensity
+        theta = np.where(np.isfinite(theta), theta, np.nanmin(theta))
+        obj = LambdaRankObjective(k=10, propensity=np.clip(theta, 1e-6, 1.0), propensity_clip=0.1)
+        model = train(X, click, offsets, objective=obj, position=pos, **common)
     else:
         engine = "xgboost" if method.startswith("xgb") else "lightgbm"
         debias = method in ("xgb-unbiased", "lgb-gam")
