@@ -22,13 +22,15 @@ Usage::
     python experiments/bench_ndcg.py            # 100,000 queries x 100 docs + MSLR-shaped set
     python experiments/bench_ndcg.py --quick    # 10,000 x 100, for a smoke run
     python experiments/bench_ndcg.py --shapes   # ltr alone on other shapes (short, long, k lists)
+    python experiments/bench_ndcg.py --headline # only LightGBM, ltr from offsets, ltr from qid
     python experiments/bench_ndcg.py --kernel   # the serial dcg kernel alone, CPU time per row
     python experiments/bench_ndcg.py --kernel --kernel-file OLD_dcg.py   # another kernel version
 
 ``--kernel`` times the serial kernel driver in process CPU time (steady on a
 busy machine, where wall-clock medians of the threaded path swing by 30%) on
-query shapes that take each selection path: short queries sorted whole in the
-insertion buffer, whole-list sorts, a small cut-off, and ``k > 48``.
+query shapes that take each selection path: short queries ranked whole, a
+small cut-off (threshold and rank counting, ``m <= 16``), the insertion buffer
+(``m <= 48``), whole-list sorts, and ``k > 48``.
 """
 
 from __future__ import annotations
@@ -239,6 +241,37 @@ SHAPES = [
 ]
 
 
+def bench_headline(repeats, out):
+    """LightGBM's eval, ltr from offsets and ltr from qid on 100,000 x 100 rows, interleaved."""
+    import lightgbm as lgb
+
+    rng = np.random.default_rng(0)
+    n_q = 100_000
+    n = n_q * 100
+    offsets = np.arange(0, n + 1, 100, dtype=np.int64)
+    y = rng.choice(5, size=n, p=[0.52, 0.32, 0.13, 0.02, 0.01]).astype(np.float64)
+    s = ties_like_a_model(rng, n)
+    qid = np.repeat(np.arange(n_q), 100)
+    ds = lgb.Dataset(np.zeros((n, 1)), y, group=np.diff(offsets), init_score=s,
+                     params={"verbosity": -1})
+    bst = lgb.Booster(params={"objective": "lambdarank", "metric": "ndcg", "eval_at": [10],
+                              "verbosity": -1}, train_set=ds)
+    timed = interleaved({
+        "LightGBM": bst.eval_train,
+        "ltr from offsets": lambda: ndcg(y, s, offsets=offsets, k=10, convention="lightgbm"),
+        "ltr from qid": lambda: ndcg(y, s, qid=qid, k=10, convention="lightgbm"),
+    }, repeats)
+    v_ltr = float(ndcg(y, s, qid=qid, k=10, convention="lightgbm"))
+    v_lgb = bst.eval_train()[0][2]
+    lw, lc = timed["LightGBM"]
+    print(f"load average {os.getloadavg()[0]:.1f}, OMP_WAIT_POLICY="
+          f"{os.environ.get('OMP_WAIT_POLICY', '(default)')}, median of {repeats}; "
+          f"nDCG@10 ltr {v_ltr!r} LightGBM {v_lgb!r}", file=out)
+    for name, (w, c) in timed.items():
+        print(f"{name:17s} wall {w * 1e3:7.1f} ms  CPU {c * 1e3:7.1f} ms  "
+              f"ratio {w / lw:.3f}  CPU ratio {c / lc:.3f}", file=out)
+
+
 def bench_shapes(repeats, out):
     """ltr alone from qid on each SHAPES case: median wall and CPU ns/row, interleaved."""
     rng = np.random.default_rng(0)
@@ -262,9 +295,9 @@ def bench_shapes(repeats, out):
 
 
 KERNEL_CASES = [
-    ("8-doc queries, k=10 (whole query, insertion buffer)", 8, 250_000, 10, 0),
+    ("8-doc queries, k=10 (whole query, rank counting)", 8, 250_000, 10, 0),
     ("30-doc queries, k=None (whole query, insertion buffer)", 30, 60_000, 0, 0),
-    ("100-doc queries, k=10 (insertion buffer)", 100, 20_000, 10, 0),
+    ("100-doc queries, k=10 (threshold + rank counting)", 100, 20_000, 10, 0),
     ("100-doc queries, k=None, stable ties (full sort)", 100, 20_000, 0, 0),
     ("100-doc queries, k=None, averaged ties (full sort)", 100, 20_000, 0, 2),
     ("100-doc queries, k=None, doc-id ties (full sort)", 100, 20_000, 0, 1),
@@ -332,9 +365,14 @@ def main(argv=None):
                         help="with --kernel: a _dcg.py to time instead of ltr.kernels._dcg")
     parser.add_argument("--shapes", action="store_true",
                         help="time ltr alone on other shapes (short, long queries, k lists)")
+    parser.add_argument("--headline", action="store_true",
+                        help="only the 10M-row headline: LightGBM, ltr from offsets, from qid")
     args = parser.parse_args(argv)
     if args.shapes:
         bench_shapes(max(args.repeats, 5), sys.stdout)
+        return
+    if args.headline:
+        bench_headline(max(args.repeats, 7), sys.stdout)
         return
     if args.kernel:
         out = sys.stdout
