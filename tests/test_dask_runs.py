@@ -26,7 +26,7 @@ def _cluster():
         warnings.simplefilter("ignore")
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address=None)
-    return cluster, Client(cluster)
+    return cluster, Client(cluster, set_as_default=False)  # ltr must pass its own client
 
 
 @pytest.fixture(scope="module")

@@ -218,6 +218,10 @@ def shuffle_by_query(
         id, a non-finite or negative label or checked value (naming the column
         and the value), or a query found in two partitions.
     """
+    if client is not None:  # every computation on *client*, also when it is not the default
+        with client.as_current():
+            return shuffle_by_query(data, qid, label=label, check=check,
+                                    npartitions=npartitions)
     checked = ([] if label is None else [label]) + [c for c in check if c != label]
     check_frame(data, {"qid": qid, "label": checked})
     n_parts = data.npartitions if npartitions is None else check_int(
@@ -227,7 +231,7 @@ def shuffle_by_query(
     keyed = data.map_partitions(_row_key_part, meta=_row_key_part(data._meta))
     frame = keyed.shuffle(on=qid, npartitions=n_parts)
     frame = frame.map_partitions(_sort_part, qid, meta=data._meta)
-    frame = client.persist(frame) if client is not None else frame.persist()
+    frame = frame.persist()
     meta = _stats_part(data._meta, qid, checked)
     stats = frame.map_partitions(_stats_part, qid, checked, meta=meta).compute()
     stats = stats.reset_index(drop=True)

@@ -515,6 +515,21 @@ def train(
         When dask/distributed (extra ``ltr-rank[dask]``) or xgboost is missing.
     """
     import_distributed()
+    args = dict(locals())
+    # every computation of this training runs on *client*, also when it is not the default one
+    with client.as_current():
+        return _train(**args)
+
+
+def _train(
+    client: Any, data: Any, *, label: str, qid: str, features: Sequence[str] | None,
+    weight: str | None, labels: Mapping[str, str] | None, position: str | None, engine: str,
+    objective: Any, k: int, schedule: Any, params: Mapping[str, Any] | None,
+    num_boost_round: int | None, eval_sets: Sequence[Any], eval_at: Sequence[int],
+    early_stopping_rounds: int | None, stage_dir: str | os.PathLike[str] | None, resume: bool,
+    convention: str | None, random_state: Any, npartitions: int | None,
+) -> RankingModel:
+    """Do the work of :func:`train` (its client is the current one)."""
     if engine not in ("lightgbm", "xgboost"):
         raise ValueError(f"engine must be 'lightgbm' or 'xgboost', got {engine!r}")
     _refuse_position(position, objective)

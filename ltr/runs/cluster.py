@@ -197,7 +197,8 @@ def open_cluster_run(cfg: RunConfig) -> ClusterRun:
     check_cluster_config(cfg)
     conn = _connect(cfg)
     try:
-        return _load(cfg, conn)
+        with conn.client.as_current():  # the reads and splits run on this run's cluster
+            return _load(cfg, conn)
     except BaseException:
         conn.close()
         raise
