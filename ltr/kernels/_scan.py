@@ -1,4 +1,4 @@
-"""One-pass scans over large per-row arrays (numba, no validation).
+"""One-pass scans over large per-row arrays (numba, serial, no validation).
 
 * :func:`sorted_run_starts`: the start row of each run of equal query ids
   when the ids are sorted (either direction), which makes every query
@@ -6,20 +6,22 @@
   (serial: one pass at memory speed);
 * :func:`label_score_stats`: the labels' min, max and whether they are all
   whole numbers, and whether the scores are all finite, in one pass over
-  both arrays, threaded (``ltr.metrics`` turns them into its usual checks).
+  both arrays (``ltr.metrics`` turns them into its usual checks).
 
 The public wrappers call these only on large inputs (``PARALLEL_MIN_ROWS``):
-below that numpy is as fast and nothing needs compiling.
+below that numpy is as fast and nothing needs compiling.  Both stay serial: at
+memory speed they take a few milliseconds on 10M rows, and a thread team per
+call measured slower on the shared 2-core machine (see
+``experiments/results/ndcg_speed.md``).
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-# Below this many rows the callers use numpy: waking threads and compiling
-# cost more than the scan saves.
+# Below this many rows the callers use numpy: as fast there, and nothing to
+# compile (the same threshold as the dcg kernel's threaded driver).
 PARALLEL_MIN_ROWS = 200_000
 
 
@@ -62,42 +64,27 @@ def sorted_run_starts(qid):
 _EXP_MASK = 0x7FF0000000000000  # exponent bits of a float64: all set for NaN and inf
 
 
-@njit(cache=True, parallel=True, fastmath=True)
-def _stats(labels, scores, n_chunks):
-    # fastmath lets min/max vectorise; NaN and inf are found on the bits,
-    # which fastmath cannot assume away (min/max are discarded then).
-    n = labels.shape[0]
+@njit(cache=True, fastmath=True)
+def _stats(labels, scores):
+    # Serial, like the qid scan: one more thread team per call measured slower
+    # than the pass itself on the shared machine.  fastmath lets min/max
+    # vectorise; NaN and inf are found on the bits, which fastmath cannot
+    # assume away (min/max are discarded then).
     lab_bits = labels.view(np.int64)
     sc_bits = scores.view(np.int64)
-    lo_c = np.empty(n_chunks)
-    hi_c = np.empty(n_chunks)
-    frac_c = np.zeros(n_chunks, dtype=np.bool_)
-    bad_c = np.zeros(n_chunks, dtype=np.bool_)
-    bad_c2 = np.zeros(n_chunks, dtype=np.bool_)
-    for c in prange(n_chunks):
-        a = c * n // n_chunks
-        b = (c + 1) * n // n_chunks
-        lab = labels[a:b]
-        lb = lab_bits[a:b]
-        sb = sc_bits[a:b]
-        lo = np.inf
-        hi = -np.inf
-        frac = False
-        lab_bad = False
-        sc_bad = False
-        for i in range(lab.shape[0]):
-            v = lab[i]
-            lo = min(lo, v)
-            hi = max(hi, v)
-            frac |= v != np.floor(v)
-            lab_bad |= (lb[i] & _EXP_MASK) == _EXP_MASK
-            sc_bad |= (sb[i] & _EXP_MASK) == _EXP_MASK
-        lo_c[c] = lo
-        hi_c[c] = hi
-        frac_c[c] = frac
-        bad_c[c] = lab_bad
-        bad_c2[c] = sc_bad
-    return lo_c, hi_c, frac_c, bad_c, bad_c2
+    lo = np.inf
+    hi = -np.inf
+    frac = False
+    lab_bad = False
+    sc_bad = False
+    for i in range(labels.shape[0]):
+        v = labels[i]
+        lo = min(lo, v)
+        hi = max(hi, v)
+        frac |= v != np.floor(v)
+        lab_bad |= (lab_bits[i] & _EXP_MASK) == _EXP_MASK
+        sc_bad |= (sc_bits[i] & _EXP_MASK) == _EXP_MASK
+    return lo, hi, frac, lab_bad, sc_bad
 
 
 def label_score_stats(labels, scores):
@@ -106,8 +93,7 @@ def label_score_stats(labels, scores):
     ``lo`` and ``hi`` are NaN when a label is NaN or infinite (the caller
     then finds it with its usual check).
     """
-    n_chunks = max(1, min(labels.shape[0] // 65_536, 8 * numba.get_num_threads()))
-    lo_c, hi_c, frac_c, bad_lab, bad_sc = _stats(labels, scores, n_chunks)
-    if bad_lab.any():
-        return float("nan"), float("nan"), False, not bool(bad_sc.any())
-    return float(lo_c.min()), float(hi_c.max()), not bool(frac_c.any()), not bool(bad_sc.any())
+    lo, hi, frac, lab_bad, sc_bad = _stats(labels, scores)
+    if lab_bad:
+        return float("nan"), float("nan"), False, not sc_bad
+    return float(lo), float(hi), not frac, not sc_bad
