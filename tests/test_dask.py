@@ -331,3 +331,77 @@ def test_lightgbm_eval_curves_follow_the_model_through_stages_and_early_stopping
     final = ndcg(valid["y"], model.predict(valid[feats]), offsets=v_off, k=10,
                  convention="lightgbm")
     assert abs(curve[-1] - float(final)) < 1e-12
+
+
+def test_global_quantile_edges_make_xgboost_on_raw_features_reproduce_single_machine(client):
+    df = _frame(150)  # raw features: four continuous (about 3,000 distinct values), f2 20
+    feats = [f"f{j}" for j in range(5)]
+    assert (df[feats].nunique() > 1000).sum() == 4 and df["f2"].nunique() == 20
+    df.loc[df.index[::97], "f1"] = np.nan  # missing values stay missing
+    ddf = _split_queries(df, 4)
+    edges = ldask.quantile_edges(ddf, feats, max_bin=256, client=client)
+    assert list(edges) == feats and len(edges["f2"]) == 19  # few values: cut at each one
+    assert all(200 < len(edges[f]) <= 255 for f in feats if f != "f2")
+    assert all(np.all(np.diff(e) > 0) for e in edges.values())
+    again = ldask.quantile_edges(ddf, feats, max_bin=256, client=client)
+    assert all(np.array_equal(edges[f], again[f]) for f in feats)  # deterministic
+    coded = ldask.apply_edges(ddf, edges)
+    # the same codes for the same values on a dask frame, a pandas frame and an array
+    local_codes = ldask.apply_edges(df, edges)[feats].to_numpy()
+    rows = ddf.compute()  # the rows in the dask frame's order
+    np.testing.assert_array_equal(coded.compute()[feats].to_numpy(),
+                                  ldask.apply_edges(rows, edges)[feats].to_numpy())
+    np.testing.assert_array_equal(ldask.apply_edges(df[feats].to_numpy(), edges), local_codes)
+    assert np.isnan(local_codes[::97, 1]).all() and local_codes[:, 0].max() <= 255
+    # bins hold about equal numbers of rows
+    counts = np.bincount(local_codes[:, 0].astype(int))
+    assert counts.max() < 3 * len(df) / 256
+
+    params = {"max_depth": 4}
+
+    def both(frame_d):
+        model = ldask.train(client, frame_d, label="y", qid="qid", engine="xgboost",
+                            objective=LambdaRankObjective(k=10), num_boost_round=50,
+                            params=params)
+        frame, _ = ldask.shuffle_by_query(frame_d, "qid", npartitions=4, client=client)
+        pdf, offsets = _collect(frame)
+        ref = local_train(pdf[feats].to_numpy(), pdf["y"].to_numpy(), offsets,
+                          engine="xgboost", objective=LambdaRankObjective(k=10),
+                          num_boost_round=50, params=params)
+        return model, ref
+
+    model, ref = both(coded)
+    X = ldask.apply_edges(df[feats].to_numpy(), edges)
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=0, atol=1e-6)
+    # control: the same rows raw, without the shared edges
+    model, ref = both(ddf)
+    X = df[feats].to_numpy()
+    gap = float(np.max(np.abs(model.predict(X) - ref.predict(X))))
+    assert gap > 1e-3, gap  # the merged sketches cut elsewhere than the single-machine one
+
+
+def test_quantile_edges_and_apply_edges_refuse_bad_input(client):
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"], "c": [np.nan] * 3})
+    ddf = dd.from_pandas(df, npartitions=2)
+    with pytest.raises(TypeError, match="data must be a dask.dataframe.DataFrame or a pandas"):
+        ldask.quantile_edges(df.to_numpy(), ["a"])
+    with pytest.raises(ValueError, match="features names 'z', which is not a column"):
+        ldask.quantile_edges(ddf, ["a", "z"], client=client)
+    with pytest.raises(TypeError, match="column 'b' has dtype .*only numeric"):
+        ldask.quantile_edges(ddf, ["a", "b"], client=client)
+    with pytest.raises(ValueError, match="max_bin"):
+        ldask.quantile_edges(ddf, ["a"], max_bin=1, client=client)
+    edges = ldask.quantile_edges(ddf, ["a", "c"], client=client)
+    np.testing.assert_array_equal(edges["a"], [2.0, 3.0])  # few values: one bin each
+    assert edges["c"].size == 0  # all NaN: one bin, NaN kept
+    coded = ldask.apply_edges(df, edges)
+    assert coded["a"].tolist() == [0.0, 1.0, 2.0] and coded["c"].isna().all()
+    assert coded["b"].tolist() == ["x", "y", "z"] and df["a"].tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match=r"edges\['a'\] must be finite and strictly increasing"):
+        ldask.apply_edges(df, {"a": [2.0, 1.0]})
+    with pytest.raises(ValueError, match="edges names 'q', which is not a column"):
+        ldask.apply_edges(ddf, {"q": [1.0]})
+    with pytest.raises(ValueError, match=r"data has shape \(3, 1\), but edges name 2"):
+        ldask.apply_edges(np.ones((3, 1)), edges)
+    with pytest.raises(TypeError, match="edges must be a non-empty mapping"):
+        ldask.apply_edges(df, {})

@@ -27,11 +27,22 @@ worker; every worker takes the same early-stopping decision).
 Exactness
 ---------
 * XGBoost sums gradient histograms across workers (allreduce) and merges its
-  quantile sketches, so with our objective the model equals single-machine
-  ``ltr.engines.train`` on the same rows (to float rounding, about 1e-7 after
-  50 rounds) whenever both see the same bin edges: always when every feature
-  has at most ``max_bin`` distinct values (quantise raw features once, on
-  global quantiles, before both trainings).
+  quantile sketches, so with our objective (no pair sampling) the model
+  equals single-machine ``ltr.engines.train`` on the same rows (to float
+  rounding, about 1e-7 after 50 rounds) whenever both see the same bin edges:
+  always when every feature has at most ``max_bin`` distinct values.  On raw
+  continuous features the merged sketch cuts elsewhere than the
+  single-machine one; compute global edges once with :func:`quantile_edges`
+  (approximate quantiles from per-partition summaries, deterministic) and
+  bin both trainings' features with :func:`apply_edges`::
+
+      edges = ltr.dask.quantile_edges(ddf, feats, max_bin=256, client=client)
+      model = ltr.dask.train(client, ltr.dask.apply_edges(ddf, edges), ...)
+      local = ltr.engines.train(ltr.dask.apply_edges(X, edges), y, offsets, ...)
+
+  Each feature then holds at most ``max_bin`` codes (keep ``max_bin`` at
+  most the engine's, 256 by default), which every sketch keeps exactly, so
+  both paths cut at the same values; predict on coded features too.
 * LightGBM's data-parallel learner builds each feature's bins from one
   worker's local sample (``pre_partition=True``: the bin mappers are found per
   worker and shared), so the bin edges, and therefore the splits, differ
@@ -65,6 +76,7 @@ takes no weights on Dask (ours does).
 
 from __future__ import annotations
 
+from ltr.dask._bins import apply_edges, quantile_edges
 from ltr.dask._cluster import Connection, connect
 from ltr.dask._evaluate import evaluate, predict
 from ltr.dask._frame import QueryLayout, shuffle_by_query
@@ -81,9 +93,11 @@ __all__ = [
     "Connection",
     "DistributedTrainingError",
     "QueryLayout",
+    "apply_edges",
     "connect",
     "evaluate",
     "predict",
+    "quantile_edges",
     "shuffle_by_query",
     "train",
 ]
