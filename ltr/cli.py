@@ -229,7 +229,9 @@ def build_parser() -> argparse.ArgumentParser:
         "importance",
         help="permutation importance (ΔnDCG) of a run or a config",
         description="With a finished RUN_DIR: write importance.csv/.png into it and refresh "
-        "its report.  With a CONFIG: train a new run with importance enabled.",
+        "its report (a cluster run's parquet training files are read on its cluster, and "
+        "only valid/test collected here).  With a CONFIG: train a new run with importance "
+        "enabled.",
     )
     p.add_argument("target", metavar="RUN_DIR|CONFIG")
     _add_set(p)
@@ -323,7 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--load-data",
         dest="load",
         action="store_true",
-        help="also load the data (checks columns, grade mappings and file contents)",
+        help="also load the data (checks columns, grade mappings and file contents); with "
+        "a cluster section and parquet data, the training files are read on the cluster",
     )
     _add_common(p)
     return parser

@@ -17,6 +17,7 @@ from distributed import Client, LocalCluster
 
 import ltr.dask._workers as dask_workers
 from ltr.runs import train_run
+from ltr.runs.commands import importance_run, validate
 from ltr.runs.config import ConfigError, RunError, parse_config
 from ltr.synthetic import make_ranking
 
@@ -98,7 +99,7 @@ def test_unreachable_scheduler_is_named_within_the_timeout(tmp_path):
 
 
 def test_config_run_on_a_cluster_reads_a_parquet_glob_and_writes_the_run_folder(
-    cluster, tmp_path
+    cluster, tmp_path, monkeypatch
 ):
     _, client = cluster
     glob = _parquet(tmp_path / "data")
@@ -118,6 +119,21 @@ def test_config_run_on_a_cluster_reads_a_parquet_glob_and_writes_the_run_folder(
     # the same config in one process reads the same glob (file by file)
     local = train_run(_config(tmp_path, glob), out=tmp_path / "local")
     assert set(local.final) == {"valid", "test"}
+
+    # importance and validate --load-data of the cluster run read the glob on the cluster
+    from ltr.runs import cluster_config
+
+    def no_local_read(pattern):
+        raise AssertionError(f"{pattern} read in this process")
+
+    monkeypatch.setattr(cluster_config, "read_files", no_local_read)
+    before = json.loads((run / "metrics.json").read_text())["data"]
+    assert set(before) == {"valid", "test"}  # the training rows never came here
+    again = importance_run(run, n_repeats=1)
+    assert (run / "importance.csv").exists() and again.run_dir == run
+    config = tmp_path / "cluster.yaml"
+    config.write_text((run / "config.yaml").read_text())
+    assert validate(config, load=True).cluster is not None
 
 
 def test_worker_lost_mid_stage_fails_clearly_and_the_run_resumes(tmp_path, monkeypatch):
@@ -183,3 +199,29 @@ def test_cli_train_names_the_cluster_key_and_the_scheduler(tmp_path, capsys):
     assert main(["train", str(config)]) != 0
     err = capsys.readouterr().err
     assert "cluster.address: no Dask scheduler answered at 'tcp://127.0.0.1:9' within 1 s" in err
+
+
+def test_cluster_example_config_validates_and_trains_reduced(tmp_path, capsys):
+    from pathlib import Path
+
+    from ltr.cli import main
+    from ltr.runs import load_config
+
+    example = Path(__file__).resolve().parent.parent / "configs" / "cluster.yaml"
+    assert main(["validate", str(example)]) == 0
+    assert "engine xgboost, objective lambdarank" in capsys.readouterr().out
+    cfg = load_config(example, [
+        "data.synthetic.n_queries=60", "data.synthetic.n_features=5",
+        "data.synthetic.mean_docs=10", "data.synthetic.max_docs=20",
+        "objective.schedule.steps=[{k: 3, rounds: 3}, {k: 5, rounds: 3}]",
+        "importance.n_repeats=1", f"output.runs_dir={tmp_path / 'runs'}",
+    ])
+    assert cfg.cluster is not None and cfg.cluster.local is not None
+    assert (cfg.cluster.local.n_workers, cfg.cluster.local.threads_per_worker) == (2, 1)
+    result = train_run(cfg, out=tmp_path / "run")  # starts the configured LocalCluster
+    model = json.loads((result.run_dir / "model.json").read_text())
+    assert model["params"]["distributed"]["workers"] == 2
+    stages = json.loads((result.run_dir / "models" / "stages.json").read_text())["stages"]
+    assert [s["k"] for s in stages] == [3, 5]
+    assert (result.run_dir / "importance.csv").exists()
+    assert 0 < result.final["test"]["ndcg@10"] <= 1

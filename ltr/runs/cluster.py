@@ -14,6 +14,10 @@ the last finished stage, exactly like a single-process run.
   the training data by a seeded hash of the query id, on the cluster.
 * Any other source is read here as today and sent to the cluster.
 
+Commands that need only the held-out sets of a finished cluster run
+(``ltr importance RUN_DIR``) get them from :func:`held_out_sets`, as the run
+made them, without reading its training files here.
+
 Position-bias (unbiased) training is refused on a cluster (``ltr.dask``
 cannot sum its position statistics over the workers): train it in one process.
 """
@@ -37,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
     from ltr.engines import RankingModel
 
-__all__ = ["ClusterRun", "check_cluster_config", "open_cluster_run"]
+__all__ = ["ClusterRun", "check_cluster_config", "held_out_sets", "open_cluster_run"]
 
 log = logging.getLogger("ltr.runs")
 
@@ -202,6 +206,34 @@ def open_cluster_run(cfg: RunConfig) -> ClusterRun:
     except BaseException:
         conn.close()
         raise
+
+
+def held_out_sets(cfg: RunConfig) -> dict[str, RankingData]:
+    """Return a cluster run's valid/test sets as ``ltr train`` made them; train stays remote.
+
+    With ``data.source: parquet`` the training files are read on the cluster
+    of ``cfg.cluster`` (connected again, or a new local cluster started) and
+    only the held-out sets are collected here, split by the same query-id
+    hash as in training; other sources are read here, as the run read them.
+
+    Raises
+    ------
+    RunError
+        When the scheduler does not answer (naming ``cluster.address``), or
+        for data errors (naming the ``data`` key).
+    """
+    if cfg.data.source != "parquet":
+        sets = load_data(cfg)
+        sets.pop("train", None)
+        return sets
+    where = cfg.cluster.address if cfg.cluster is not None and cfg.cluster.address else "local"
+    log.info("reading %s on the cluster (%s); only valid/test are collected here",
+             cfg.data.train, where)
+    run = open_cluster_run(cfg)
+    try:
+        return dict(run.sets)
+    finally:
+        run.close()
 
 
 def _load(cfg: RunConfig, conn: Any) -> ClusterRun:

@@ -117,11 +117,21 @@ def validate(
     """Load, override, validate and resolve a config (data files must exist).
 
     With *load*, the data are loaded too, so missing columns, bad grade
-    mappings or unreadable files are reported as well.
+    mappings or unreadable files are reported as well; with a ``cluster``
+    section and ``data.source: parquet``, the training files are read on
+    that cluster (as ``ltr train`` reads them), never here.
     """
     cfg = prepare_config(load_config(config, overrides))
     _check_settings(cfg)
-    if load:
+    if load and cfg.cluster is not None and cfg.data.source == "parquet":
+        from ltr.runs.cluster import open_cluster_run
+
+        cluster = open_cluster_run(cfg)
+        try:
+            _load_checked(cfg, cluster)
+        finally:
+            cluster.close()
+    elif load:
         _load_checked(cfg)
     return cfg
 
@@ -395,7 +405,9 @@ def importance_run(
     With a run folder, ``importance.csv``/``importance.png`` are (re)written in
     it and the report re-rendered; with a config, a full run is trained with
     importance enabled.  *n_repeats*, *strategy* and *on* override the
-    config's ``importance`` section.
+    config's ``importance`` section.  A cluster run's held-out sets come from
+    :func:`ltr.runs.cluster.held_out_sets` (parquet training files are read
+    on the cluster, never here).
     """
     extra = list(overrides)
     if n_repeats is not None:
@@ -426,7 +438,12 @@ def importance_run(
     raw = config_to_dict(saved)
     cfg = prepare_config(parse_config(raw, overrides=extra, source=run_dir / "config.yaml"))
     model, _ = load_run_model(run_dir)
-    sets = load_data(cfg)
+    if cfg.cluster is not None:  # valid/test as the run made them; its train set stays remote
+        from ltr.runs.cluster import held_out_sets
+
+        sets = held_out_sets(cfg)
+    else:
+        sets = load_data(cfg)
     check_same_data(run_dir, sets)
     with run_log(run_dir):
         summary = importance_table(cfg, model, sets, run_dir, progress_enabled(cfg, progress))
