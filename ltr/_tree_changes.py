@@ -182,6 +182,24 @@ def _thread_pool(n_threads: int) -> ThreadPoolExecutor:
         return _POOL
 
 
+def _over_rows(n: int, run: Callable[[int, int], Any]) -> list[Any]:
+    """Call ``run(lo, hi)`` over row ranges covering ``0..n``, split over plain threads.
+
+    The kernels are serial and release the GIL; the ranges go to
+    ``numba.get_num_threads()`` threads (the caller is one of them), which
+    sleep while they wait: numba's parallel loops spin at their barrier, which
+    on a busy machine costs more than the work itself (and compiles slower).
+    """
+    n_parts = min(numba.get_num_threads(), max(1, n // _MIN_ROWS_PER_THREAD))
+    if n_parts == 1:
+        return [run(0, n)]
+    bounds = np.linspace(0, n, n_parts + 1).astype(np.int64)
+    pool = _thread_pool(n_parts)
+    futures = [pool.submit(run, int(bounds[p]), int(bounds[p + 1])) for p in range(1, n_parts)]
+    first = run(0, int(bounds[1]))
+    return [first, *(f.result() for f in futures)]
+
+
 def _leaf_dtype(n_leaves: int) -> Any:
     for dtype in (np.uint8, np.uint16):
         if n_leaves <= np.iinfo(dtype).max + 1:
@@ -221,12 +239,15 @@ class _ExactRescorer:
         self.trees = trees
         max_leaves = int(np.max(np.diff(trees.leaf_start))) if trees.n_trees else 1
         self.leaves = np.zeros((X.shape[0], trees.n_trees), dtype=_leaf_dtype(max_leaves))
-        _tree_leaves(X, trees.start, trees.feature, trees.threshold, trees.decision, trees.left,
-                     trees.right, trees.strict, self.leaves)
+        leaves = self.leaves
+        _over_rows(X.shape[0], lambda lo, hi: _tree_leaves(
+            lo, hi, X, trees.start, trees.feature, trees.threshold, trees.decision, trees.left,
+            trees.right, trees.strict, leaves))
         init = self._init()
         sums = np.empty(X.shape[0])
         for count in counts:
-            _leaf_sums(self.leaves, count, trees.leaf_start, trees.leaf_value, init, sums)
+            _over_rows(X.shape[0], lambda lo, hi, c=count: _leaf_sums(
+                lo, hi, leaves, c, trees.leaf_start, trees.leaf_value, init, sums))
             if np.array_equal(sums, base_scores):
                 self.n_trees = count
                 self.ok = True
@@ -290,19 +311,6 @@ class _ExactRescorer:
                 leaves, leaf_start, tr.leaf_value, init, scores))
 
         def rescore(perm: np.ndarray, scores: np.ndarray) -> int:
-            # The serial kernel releases the GIL; the rows are split over plain threads
-            # (numba.get_num_threads() of them), which sleep while they wait: numba's
-            # parallel loops spin at their barrier, which on a busy machine costs more
-            # than the work itself.
-            n = X.shape[0]
-            n_parts = min(numba.get_num_threads(), max(1, n // _MIN_ROWS_PER_THREAD))
-            if n_parts == 1:
-                return rescore_rows(perm, scores, 0, n)
-            bounds = np.linspace(0, n, n_parts + 1).astype(np.int64)
-            pool = _thread_pool(n_parts)
-            futures = [pool.submit(rescore_rows, perm, scores, int(bounds[p]), int(bounds[p + 1]))
-                       for p in range(1, n_parts)]
-            count = rescore_rows(perm, scores, 0, int(bounds[1]))
-            return count + sum(f.result() for f in futures)
+            return sum(_over_rows(X.shape[0], lambda lo, hi: rescore_rows(perm, scores, lo, hi)))
 
         return rescore

@@ -15,13 +15,13 @@ a new one, so that it is bitwise the engine's prediction.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 _ZERO_F32 = float(np.float32(1e-35))  # LightGBM kZeroThreshold (a float widened to double)
 _BUF = 32  # changed rows whose leaves are gathered before they are re-summed
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _walk(X, i, cols, vals, base, node, feature, threshold, decision, left, right, strict):
     """Leaf reached by row ``i`` of ``X`` from ``node``, columns ``cols`` set to ``vals``.
 
@@ -66,13 +66,17 @@ def _walk(X, i, cols, vals, base, node, feature, threshold, decision, left, righ
         node = nxt
 
 
-@njit(cache=True, parallel=True)
-def _tree_leaves(X, start, feature, threshold, decision, left, right, strict, out):
-    """``out[i, t]``: leaf of row ``i`` in tree ``t`` (LightGBM's ``pred_leaf`` numbering)."""
+@njit(cache=True, nogil=True)
+def _tree_leaves(row_lo, row_hi, X, start, feature, threshold, decision, left, right, strict, out):
+    """``out[i, t]``: leaf of row ``i`` in tree ``t`` (LightGBM's ``pred_leaf`` numbering).
+
+    Rows ``row_lo <= i < row_hi``; serial, releases the GIL (callers split rows
+    over threads).
+    """
     none = np.empty(0, dtype=np.int64)
     vals = np.empty(0)
     n_trees = start.shape[0] - 1
-    for i in prange(X.shape[0]):
+    for i in range(row_lo, row_hi):
         for t in range(n_trees):
             if start[t + 1] == start[t]:
                 out[i, t] = 0  # a single-leaf tree
@@ -81,17 +85,20 @@ def _tree_leaves(X, start, feature, threshold, decision, left, right, strict, ou
                                   left, right, strict)
 
 
-@njit(cache=True, parallel=True)
-def _leaf_sums(leaves, n_trees, leaf_start, leaf_value, init, out):
-    """``out[i]``: ``init`` plus the leaf values of row ``i`` in trees ``0 .. n_trees - 1``."""
-    for i in prange(leaves.shape[0]):
+@njit(cache=True, nogil=True)
+def _leaf_sums(row_lo, row_hi, leaves, n_trees, leaf_start, leaf_value, init, out):
+    """``out[i]``: ``init`` plus the leaf values of row ``i`` in trees ``0 .. n_trees - 1``.
+
+    Rows ``row_lo <= i < row_hi``; serial, releases the GIL.
+    """
+    for i in range(row_lo, row_hi):
         s = init
         for t in range(n_trees):
             s += leaf_value[leaf_start[t] + leaves[i, t]]
         out[i] = s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out):
     """``out[rows[b]]``: ``init`` plus the leaf values ``buf[b, t]`` over trees in order.
 
