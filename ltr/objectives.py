@@ -70,7 +70,6 @@ from ltr._validation import (
     short_repr,
 )
 from ltr.kernels import _lambdarank as _kern
-from ltr.kernels import _unbiased as _ukern
 from ltr.sampling import TopKPairSampling, round_seed
 
 __all__ = ["CompositeLambdaRankObjective", "LambdaRankObjective"]
@@ -381,7 +380,7 @@ class _LambdaRankBase:
         """``(grad, hess, costs)``; *debias* maps checked offsets to ``(slot, t+, t-)``.
 
         ``costs`` is ``None`` without *debias*, else the per-row pair costs
-        ``(li_row, lj_row)`` (views of work buffers, valid until the next call).
+        ``(li_row, lj_row)`` (one label column: the objective weight is 1).
         """
         n = scores.shape[0]
         for y, name in zip(label_cols, names):
@@ -412,30 +411,17 @@ class _LambdaRankBase:
             else _kern.lambdarank_gradients
         )
         costs = None
+        bias: tuple[tuple[np.ndarray, ...], ...] = ()  # none: the plain kernels
         if debias is not None:
-            slot, t_plus, t_minus = debias(offsets)
+            costs = (np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64))
+            bias = ((*debias(offsets), *costs),)
         self._sorted_for = None  # perm is rewritten below; valid again once the call returns
-        if debias is None:
-            driver(
-                scores, labels2d, gains2d, gid, n_grades, offsets, inv, obj_weights, k,
-                self.sigma, self.norm, lgb, table, tmin, tmax, factor, self._disc, top,
-                head_weight, ppd, seed, lgb, warm, grad, hess, buf["perm"], buf["tmp"],
-                buf["skey"], buf["ibuf"], buf["rb"], buf["acc_l"], buf["acc_h"],
-            )
-        else:
-            ub = (
-                _ukern.unbiased_gradients_serial
-                if n < _PARALLEL_MIN_ROWS or numba.get_num_threads() == 1
-                else _ukern.unbiased_gradients
-            )
-            ub(
-                scores, labels2d[0], gains2d[0], gid[0], n_grades[0], offsets, inv[0], k,
-                self.sigma, self.norm, lgb, table, tmin, tmax, factor, self._disc, top,
-                head_weight, ppd, seed, lgb, warm, slot, t_plus, t_minus, grad, hess,
-                buf["acc_l"], buf["acc_h"], buf["perm"], buf["tmp"], buf["skey"], buf["ibuf"],
-                buf["rb"],
-            )
-            costs = (buf["acc_l"], buf["acc_h"])
+        driver(
+            scores, labels2d, gains2d, gid, n_grades, offsets, inv, obj_weights, k,
+            self.sigma, self.norm, lgb, table, tmin, tmax, factor, self._disc, top,
+            head_weight, ppd, seed, lgb, warm, grad, hess, buf["perm"], buf["tmp"],
+            buf["skey"], buf["ibuf"], buf["rb"], buf["acc_l"], buf["acc_h"], *bias,
+        )
         self._sorted_for = offsets.copy()
         if sample_weight is not None:
             sw = check_1d_float(sample_weight, "sample_weight")

@@ -42,6 +42,25 @@ are not special-cased in this mode.  Random numbers come from a
 counter-based SplitMix64 stream per (query, objective), so results do not
 depend on thread scheduling.
 
+Position debiasing (Unbiased LambdaMART, IPS pairs): the drivers take an
+optional ``bias = (slot, tp, tm, li_row, lj_row)``: per-row position *slots*
+(int64, index into the bias tables), bias tables ``tp`` (t-plus, slot of the
+more relevant document of a pair) and ``tm`` (t-minus, slot of the less
+relevant one) and per-row cost rows.  ``bias=None`` (the default) is plain
+LambdaRank, and numba compiles that case without the debiasing code
+(branches on ``bias is None`` are pruned for a ``None`` argument; one
+argument rather than five also keeps numba's reference-count pruning around
+the sampled call as it was).  With it, every pair's
+lambda and hessian are divided by ``tp[slot_high] * tm[slot_low]`` before
+the per-query normalisation, and the pair's cost ``c = log(1 + exp(-sigma
+(s_high - s_low))) * |delta| * w`` (exact sigmoid, ``|delta|`` regularised as
+above, ``w`` its pair weight and sampling scale) is added as
+``li_row[high] += c / tm[slot_low]`` and ``lj_row[low] += c / tp[slot_high]``
+(:func:`ltr.kernels._pair_math._debiased_terms`); queries write disjoint
+slices, and the caller reduces the rows per position.  Debiasing takes one
+label row and evaluates one sigmoid per pair: the exact all-pairs fast path
+and the sampled ``E_a / E_b`` loops are not used (the same pairs are drawn).
+
 Sorting: every call starts each query's sort from the order of the previous
 call on the same offsets (``warm``), an insertion sort that costs
 ``O(n + inversions)`` (scores move little between boosting rounds) and falls
@@ -70,6 +89,7 @@ from ltr.kernels._pair_math import (  # noqa: F401 - re-exported: objectives use
     SIGMOID_BINS,
     _add_pair,
     _argsort_desc,
+    _debiased_terms,
     _lower_bound,
     _next_uniform,
     _pair_terms,
@@ -111,8 +131,13 @@ def inverse_ideal_dcg(gains, offsets, k, disc, work):
 
 @njit(cache=True)
 def _all_pairs_query(scores, labels, gains, s, n, perm, acc_l, acc_h, inv_idcg, k, sigma,
-                     norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight, f32):
-    """All eligible pairs of one query (optionally weighted), into ``acc_*[s:s+n]``."""
+                     norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight, f32,
+                     bias):
+    """All eligible pairs of one query (optionally weighted), into ``acc_*[s:s+n]``.
+
+    ``bias`` is ``None`` (the debiasing branch is then compiled out) or the
+    tuple of :func:`ltr.kernels._pair_math._debiased_terms`.
+    """
     for i in range(n):
         acc_l[s + i] = 0.0
         acc_h[s + i] = 0.0
@@ -154,11 +179,15 @@ def _all_pairs_query(scores, labels, gains, s, n, perm, acc_l, acc_h, inv_idcg, 
                 gap = gains[s + dj] - gi
                 ds = sj - si
             delta = gap * abs(disc[i] - disc[j]) * inv_idcg
-            pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
-                                 tfactor)
-            if weighted:
-                pl *= w
-                ph *= w
+            if bias is None:
+                pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
+                                     tfactor)
+                if weighted:
+                    pl *= w
+                    ph *= w
+            else:
+                pl, ph = _debiased_terms(ds, delta, w, sigma, regularize, use_table, table, tmin,
+                                         tmax, tfactor, s, high, low, bias)
             _add_pair(acc_l, acc_h, s, high, low, pl, ph, f32)
             sum_lambdas -= 2.0 * pl
     if norm and sum_lambdas > 0.0:
@@ -333,12 +362,16 @@ def grade_ids(labels, offsets, work):
 def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg, obj_weights, k,
                      sigma, norm, use_table, table, tmin, tmax, tfactor, disc, top, head_weight,
                      pairs_per_doc, seed, f32, warm, grad, hess, perm, tmp, skey, ibuf, rb, acc_l,
-                     acc_h):
+                     acc_h, bias):
     s = offsets[q]
     n = offsets[q + 1] - s
     for i in range(n):
         grad[s + i] = 0.0
         hess[s + i] = 0.0
+    if bias is not None:
+        for i in range(n):
+            bias[3][s + i] = 0.0
+            bias[4][s + i] = 0.0
     if not warm:
         for i in range(n):
             perm[s + i] = i
@@ -361,23 +394,28 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
             _sampled_query(scores, labels[o], gains[o], gids[o], n_grades[o, q], s, n, perm,
                            ibuf, rb, acc_l, acc_h, inv_idcg[o, q], k, sigma, norm, use_table,
                            table, tmin, tmax, tfactor, disc, top, head_weight, pairs_per_doc,
-                           state, f32)
-        elif use_table or f32 or not _all_pairs_query_exact(
+                           state, f32, bias)
+        elif bias is not None or use_table or f32 or not _all_pairs_query_exact(
                 scores, labels[o], gains[o], s, n, perm, acc_l, acc_h, rb, inv_idcg[o, q], k,
                 sigma, norm, disc, top, head_weight):
             _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
                              inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
-                             tfactor, disc, top, head_weight, f32)
-        for i in range(n):
-            grad[s + i] += w * acc_l[s + i]
-            hess[s + i] += w * acc_h[s + i]
+                             tfactor, disc, top, head_weight, f32, bias)
+        if bias is None:
+            for i in range(n):
+                grad[s + i] += w * acc_l[s + i]
+                hess[s + i] += w * acc_h[s + i]
+        else:  # one objective of weight 1: the sums as they are (an underflow's -0.0 too)
+            for i in range(n):
+                grad[s + i] = acc_l[s + i]
+                hess[s + i] = acc_h[s + i]
 
 
 @njit(parallel=True, cache=True)
 def lambdarank_gradients(scores, labels, gains, gids, n_grades, offsets, inv_idcg, obj_weights,
                          k, sigma, norm, use_table, table, tmin, tmax, tfactor, disc, top,
                          head_weight, pairs_per_doc, seed, f32, warm, grad, hess, perm, tmp, skey,
-                         ibuf, rb, acc_l, acc_h):
+                         ibuf, rb, acc_l, acc_h, bias=None):
     """Fill ``grad`` / ``hess`` with the weighted sum over objectives of LambdaRank terms.
 
     ``labels`` / ``gains``: ``(n_objectives, n_rows)``; ``gids`` (int32) and
@@ -393,22 +431,26 @@ def lambdarank_gradients(scores, labels, gains, gids, n_grades, offsets, inv_idc
     ``ibuf`` may have length 1 when ``pairs_per_doc == 0`` and ``rb`` length 5
     when neither sampling nor the exact sigmoid is used.  Queries run in
     parallel (``prange``); each touches only its own slice of every buffer.
+    Debiasing (see the module notes; one objective of weight 1): ``bias =
+    (slot, tp, tm, li_row, lj_row)``, ``slot`` (int64 per row) indexing the
+    bias tables ``tp`` / ``tm`` (float64, > 0) and ``li_row`` / ``lj_row``
+    (float64 per row) receiving the per-row pair costs.
     """
     for q in prange(offsets.shape[0] - 1):
         _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg,
                          obj_weights, k, sigma, norm, use_table, table, tmin, tmax, tfactor,
                          disc, top, head_weight, pairs_per_doc, seed, f32, warm, grad, hess,
-                         perm, tmp, skey, ibuf, rb, acc_l, acc_h)
+                         perm, tmp, skey, ibuf, rb, acc_l, acc_h, bias)
 
 
 @njit(cache=True)
 def lambdarank_gradients_serial(scores, labels, gains, gids, n_grades, offsets, inv_idcg,
                                 obj_weights, k, sigma, norm, use_table, table, tmin, tmax,
                                 tfactor, disc, top, head_weight, pairs_per_doc, seed, f32, warm,
-                                grad, hess, perm, tmp, skey, ibuf, rb, acc_l, acc_h):
+                                grad, hess, perm, tmp, skey, ibuf, rb, acc_l, acc_h, bias=None):
     """Single-threaded :func:`lambdarank_gradients` (no thread start-up: small inputs)."""
     for q in range(offsets.shape[0] - 1):
         _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg,
                          obj_weights, k, sigma, norm, use_table, table, tmin, tmax, tfactor,
                          disc, top, head_weight, pairs_per_doc, seed, f32, warm, grad, hess,
-                         perm, tmp, skey, ibuf, rb, acc_l, acc_h)
+                         perm, tmp, skey, ibuf, rb, acc_l, acc_h, bias)

@@ -1,7 +1,8 @@
 """Shared numba helpers of the LambdaRank kernels.
 
 Discounts, LightGBM's sigmoid table, the stable descending sort, per-pair
-terms and the counter-based random stream.
+terms (plain, and position-debiased with the pair's cost) and the
+counter-based random stream.
 
 No validation, no ``ltr`` imports (see :mod:`ltr.kernels._lambdarank` for the layout).
 """
@@ -160,10 +161,69 @@ def _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax, tfac
     e = math.exp(sigma * ds)
     if e == np.inf:
         return 0.0, 0.0
+    return _fused_terms(e, ds, delta, sigma, regularize)
+
+
+@njit(cache=True, inline="always")
+def _fused_terms(e, ds, delta, sigma, regularize):
+    """Exact-sigmoid ``(lambda, hessian)`` from a finite ``e = exp(sigma ds)`` (one division)."""
     c = _F32_001 + abs(ds) if regularize else 1.0
     t = 1.0 / ((1.0 + e) * c)
     sd = sigma * delta
     return -sd * t, sigma * sd * ((e * t) * c) * t
+
+
+@njit(cache=True, inline="always")
+def _softplus(x):
+    """``log(1 + exp(x))`` without overflow."""
+    if x > 0.0:
+        return x + math.log1p(math.exp(-x))
+    return math.log1p(math.exp(x))
+
+
+@njit(cache=True, inline="always")
+def _terms_and_loss(ds, delta, sigma, regularize, use_table, table, tmin, tmax, tfactor):
+    """``(lambda, hessian, log(1 + exp(-sigma ds)))`` of one pair; one ``exp`` when exact.
+
+    Lambda and hessian are :func:`_pair_terms`'s; the exact branch forms the
+    loss from the same ``e = exp(sigma ds)`` as ``log1p(1 / e)``.  The loss
+    always uses the exact sigmoid, also under the lookup table.
+    """
+    if use_table:
+        pl, ph = _pair_terms(ds, delta, sigma, regularize, True, table, tmin, tmax, tfactor)
+        return pl, ph, _softplus(-sigma * ds)
+    x = sigma * ds
+    e = math.exp(x)
+    if e == np.inf:
+        return 0.0, 0.0, 0.0
+    pl, ph = _fused_terms(e, ds, delta, sigma, regularize)
+    return pl, ph, (-x if x < -30.0 else math.log1p(1.0 / e))
+
+
+@njit(cache=True, inline="always")
+def _debiased_terms(ds, delta, w, sigma, regularize, use_table, table, tmin, tmax, tfactor, s,
+                    high, low, bias):
+    """Debiased ``(lambda, hessian)`` of one pair of weight ``w``; adds its cost to the rows.
+
+    ``bias = (slot, tp, tm, li_row, lj_row)``: per-row table slots (int64),
+    the t-plus / t-minus tables and the per-row cost sums.  The terms of
+    :func:`_pair_terms` are multiplied by ``w / (tp[slot_high] * tm[slot_low])``;
+    the pair's cost ``c = log(1 + exp(-sigma ds)) * |delta| * w`` (``|delta|``
+    divided by ``0.01 + |ds|`` when ``regularize``) is added as
+    ``li_row[high] += c / tm[slot_low]`` and ``lj_row[low] += c / tp[slot_high]``
+    (``high`` / ``low``: local row indices, offset ``s``).
+    """
+    slot, tp, tm, li_row, lj_row = bias
+    pl, ph, loss = _terms_and_loss(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
+                                   tfactor)
+    t_high = tp[slot[s + high]]
+    t_low = tm[slot[s + low]]
+    dreg = delta / (_F32_001 + abs(ds)) if regularize else delta
+    cost = loss * dreg * w
+    li_row[s + high] += cost / t_low
+    lj_row[s + low] += cost / t_high
+    wt = w / (t_high * t_low)
+    return pl * wt, ph * wt
 
 
 @njit(cache=True, inline="always")

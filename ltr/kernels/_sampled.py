@@ -15,6 +15,7 @@ from numba import njit
 
 from ltr.kernels._pair_math import (
     _F32_001,
+    _debiased_terms,
     _next_uniform,
     _pair_terms,
 )
@@ -40,6 +41,16 @@ def _group_by_grade(ibuf, o_gid, a, b, off, soff, n_g):
     for g in range(n_g, 0, -1):
         ibuf[soff + g] = ibuf[soff + g - 1]
     ibuf[soff] = 0
+
+
+@njit(cache=True, inline="always")
+def _pick1(u, off, st, cs, d):
+    """:func:`_pick2` for one list (no list choice): ``v = u * d``, no rescaling."""
+    j = min(int(u * d), d - 1)
+    r_high = j < st
+    if not r_high:
+        j += cs
+    return off + j, r_high
 
 
 @njit(cache=True, inline="always")
@@ -90,7 +101,7 @@ def _exact_terms(r_high, sr, gr, er, dr, rec, x, disc, kc, sigma, regularize):
 @njit(cache=True, error_model="numpy")
 def _sampled_query(scores, labels, gains, gid, n_grades, s, n, perm, ibuf, rb, acc_l, acc_h,
                    inv_idcg, k, sigma, norm, use_table, table, tmin, tmax, tfactor, disc, top,
-                   head_weight, m, state, f32):
+                   head_weight, m, state, f32, bias):
     """Every document draws ``m`` weighted partners; scaled to the weighted all-pairs sum.
 
     Works in rank space, with ``bk = min(k, n)`` and ``bt = min(top, bk)``.
@@ -114,6 +125,11 @@ def _sampled_query(scores, labels, gains, gid, n_grades, s, n, perm, ibuf, rb, a
     the five lists and their grade starts.  ``rb`` (slice ``[5 s, 5 (s + n))``):
     per-rank records (score, gain, ``exp(sigma (s - s_max))``) and interleaved
     lambda / hessian sums.  Results go to ``acc_*[s:s+n]`` in document order.
+
+    ``bias`` is ``None`` (the debiasing code is then compiled out) or the
+    tuple of :func:`ltr.kernels._pair_math._debiased_terms`: every draw then
+    takes the one-sigmoid-per-pair loop (the same partners as without
+    debiasing).
     """
     for i in range(n):
         acc_l[s + i] = 0.0
@@ -132,6 +148,7 @@ def _sampled_query(scores, labels, gains, gid, n_grades, s, n, perm, ibuf, rb, a
     worst = scores[s + perm[s + n - 1]]
     regularize = norm and best != worst
     exact = not use_table and not f32 and worst != -np.inf and sigma * (best - worst) <= 600.0
+    fused = exact and bias is None  # rho from the per-rank exp(sigma (s - s_max))
     bk = min(k, n)
     bt = min(top, bk)
     top_n = min(top, n)
@@ -140,7 +157,7 @@ def _sampled_query(scores, labels, gains, gid, n_grades, s, n, perm, ibuf, rb, a
         sc = scores[s + d]
         rec[3 * r] = sc
         rec[3 * r + 1] = gains[s + d]
-        rec[3 * r + 2] = math.exp(sigma * (sc - best)) if exact else 0.0
+        rec[3 * r + 2] = math.exp(sigma * (sc - best)) if fused else 0.0
         acc[2 * r] = 0.0
         acc[2 * r + 1] = 0.0
         ibuf[o_gid + r] = gid[s + d]
@@ -218,14 +235,11 @@ def _sampled_query(scores, labels, gains, gid, n_grades, s, n, perm, ibuf, rb, a
         cl = 0.0
         ch = 0.0
         sl = 0.0
-        if exact and d_t == 0:  # one list (the common case): no list choice
+        if fused and d_t == 0:  # one list (the common case): no list choice
             for _ in range(m):
                 state, u = _next_uniform(state)
-                j = min(int(u * d_h), d_h - 1)
-                r_high = j < st_h
-                if not r_high:
-                    j += c_h
-                x = np.uint64(lst[np.uint64(off_h + j)])
+                j, r_high = _pick1(u, off_h, st_h, c_h, d_h)
+                x = np.uint64(lst[np.uint64(j)])
                 lam, hes, pl = _exact_terms(r_high, sr, gr, er, dr, rec, x, disc, kc, sigma,
                                             regularize)
                 cl += lam
@@ -233,7 +247,7 @@ def _sampled_query(scores, labels, gains, gid, n_grades, s, n, perm, ibuf, rb, a
                 acc[np.uint64(2) * x] -= lam
                 acc[np.uint64(2) * x + np.uint64(1)] += hes
                 sl -= pl
-        elif exact:
+        elif fused:
             for _ in range(m):
                 state, u = _next_uniform(state)
                 j, r_high = _pick2(u, total, w_head, ihw, off_h, st_h, c_h, d_h, off_t, st_t,
@@ -246,21 +260,32 @@ def _sampled_query(scores, labels, gains, gid, n_grades, s, n, perm, ibuf, rb, a
                 acc[np.uint64(2) * x] -= lam
                 acc[np.uint64(2) * x + np.uint64(1)] += hes
                 sl -= pl
-        else:  # one sigmoid per pair: lookup table, float32 sums, -inf or wide scores
+        else:  # one sigmoid per pair: lookup table, float32 sums, -inf or wide scores, debiasing
             r2 = np.uint64(2) * ur
             for _ in range(m):
                 state, u = _next_uniform(state)
-                j, r_high = _pick2(u, total, w_head, ihw, off_h, st_h, c_h, d_h, off_t, st_t,
-                                   c_t, d_t)
+                if bias is not None and exact and d_t == 0:  # the partner of the fused loop
+                    j, r_high = _pick1(u, off_h, st_h, c_h, d_h)
+                else:
+                    j, r_high = _pick2(u, total, w_head, ihw, off_h, st_h, c_h, d_h, off_t,
+                                       st_t, c_t, d_t)
                 x = np.uint64(lst[np.uint64(j)])
                 x3 = np.uint64(3) * x
                 sg = 1.0 if r_high else -1.0
                 ds = sg * (sr - rec[x3])
                 delta = sg * (gr - rec[x3 + np.uint64(1)]) * abs(dr - disc[x]) * inv_idcg
-                pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
-                                     tfactor)
-                pl *= scale
-                ph *= scale
+                if bias is None:
+                    pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin,
+                                         tmax, tfactor)
+                    pl *= scale
+                    ph *= scale
+                else:
+                    d_r = perm[s + r]
+                    d_x = perm[s + lst[np.uint64(j)]]
+                    pl, ph = _debiased_terms(ds, delta, scale, sigma, regularize, use_table,
+                                             table, tmin, tmax, tfactor, s,
+                                             d_r if r_high else d_x, d_x if r_high else d_r,
+                                             bias)
                 lam = sg * pl
                 x2 = np.uint64(2) * x
                 if f32:
