@@ -246,8 +246,11 @@ class _ExactRescorer:
         init = self._init()
         sums = np.empty(X.shape[0])
         for count in counts:
-            _over_rows(X.shape[0], lambda lo, hi, c=count: _leaf_sums(
-                lo, hi, leaves, c, trees.leaf_start, trees.leaf_value, init, sums))
+
+            def leaf_sums(lo: int, hi: int, count: int = count) -> None:
+                _leaf_sums(lo, hi, leaves, count, trees.leaf_start, trees.leaf_value, init, sums)
+
+            _over_rows(X.shape[0], leaf_sums)
             if np.array_equal(sums, base_scores):
                 self.n_trees = count
                 self.ok = True
