@@ -22,14 +22,37 @@ _BUF = 32  # changed rows whose leaves are gathered before they are re-summed
 
 
 @njit(cache=True)
-def _walk(X, i, cols, vals, base, node, feature, threshold, decision, left, right, strict):
-    """Leaf reached by row ``i`` of ``X`` from ``node``, columns ``cols`` set to ``vals``.
+def _next_node(v, k, decision, threshold, left, right, strict):
+    """Child of node ``k`` for value ``v`` (negative: ``~leaf``); the engines' split rule.
 
     ``strict`` (XGBoost): the value is cast to float32, NaN goes the default way
     (``decision`` bit 1), ``value < threshold`` goes left.  Otherwise LightGBM's
     ``NumericalDecision``: NaN becomes 0 unless the missing type (bits 2-3) is
     NaN; missing (zero or NaN by type) goes the default way; ``value <=
     threshold`` goes left.
+    """
+    dt = decision[k]
+    if strict:
+        if np.isnan(v):
+            return left[k] if (dt & 2) != 0 else right[k]
+        if np.float64(np.float32(v)) < threshold[k]:
+            return left[k]
+        return right[k]
+    missing = (dt >> 2) & 3
+    if np.isnan(v) and missing != 2:
+        v = 0.0
+    if (missing == 1 and -_ZERO_F32 <= v <= _ZERO_F32) or (missing == 2 and np.isnan(v)):
+        return left[k] if (dt & 2) != 0 else right[k]
+    if v <= threshold[k]:
+        return left[k]
+    return right[k]
+
+
+@njit(cache=True)
+def _walk(X, i, cols, vals, base, node, feature, threshold, decision, left, right, strict):
+    """Leaf reached by row ``i`` of ``X`` from ``node``, columns ``cols`` set to ``vals``.
+
+    Each node is decided by :func:`_next_node` (``strict`` selects XGBoost's rule).
     """
     while True:
         k = base + node
@@ -43,24 +66,7 @@ def _walk(X, i, cols, vals, base, node, feature, threshold, decision, left, righ
                 break
         if not found:
             v = np.float64(X[i, f])
-        dt = decision[k]
-        if strict:
-            if np.isnan(v):
-                nxt = left[k] if (dt & 2) != 0 else right[k]
-            elif np.float64(np.float32(v)) < threshold[k]:
-                nxt = left[k]
-            else:
-                nxt = right[k]
-        else:
-            missing = (dt >> 2) & 3
-            if np.isnan(v) and missing != 2:
-                v = 0.0
-            if (missing == 1 and -_ZERO_F32 <= v <= _ZERO_F32) or (missing == 2 and np.isnan(v)):
-                nxt = left[k] if (dt & 2) != 0 else right[k]
-            elif v <= threshold[k]:
-                nxt = left[k]
-            else:
-                nxt = right[k]
+        nxt = _next_node(v, k, decision, threshold, left, right, strict)
         if nxt < 0:
             return ~nxt
         node = nxt

@@ -11,15 +11,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-_ZERO_F32 = float(np.float32(1e-35))  # LightGBM kZeroThreshold (a float widened to double)
+from ltr.kernels._tree_predict import _next_node  # the split rule, written once
 
 
 @njit(cache=True, inline="always")
 def _lgb_walk(X, i, cols, vals, base, node, feature, threshold, decision, left, right):
     """Walk one tree from ``node`` for row ``i`` of ``X``, columns ``cols`` set to ``vals``.
 
-    As LightGBM's ``NumericalDecision``.  Returns ``(leaf, first)``: the leaf and
-    the first visited node splitting on one of ``cols`` (-1 if none).
+    As LightGBM's ``NumericalDecision`` (:func:`ltr.kernels._tree_predict._next_node`).
+    Returns ``(leaf, first)``: the leaf and the first visited node splitting on
+    one of ``cols`` (-1 if none).
     """
     first = -1
     while True:
@@ -36,16 +37,7 @@ def _lgb_walk(X, i, cols, vals, base, node, feature, threshold, decision, left, 
             first = node
         if not found:
             v = np.float64(X[i, f])
-        dt = decision[k]
-        missing = (dt >> 2) & 3
-        if np.isnan(v) and missing != 2:
-            v = 0.0
-        if (missing == 1 and -_ZERO_F32 <= v <= _ZERO_F32) or (missing == 2 and np.isnan(v)):
-            nxt = left[k] if (dt & 2) != 0 else right[k]
-        elif v <= threshold[k]:
-            nxt = left[k]
-        else:
-            nxt = right[k]
+        nxt = _next_node(v, k, decision, threshold, left, right, False)
         if nxt < 0:
             return ~nxt, first
         node = nxt
