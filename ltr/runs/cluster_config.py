@@ -18,7 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from ltr.runs.errors import ConfigError
 from ltr.runs.overrides import got
 
-__all__ = ["ClusterConfig", "LocalClusterConfig", "is_glob", "read_files", "resolve_glob"]
+__all__ = [
+    "ClusterConfig", "LocalClusterConfig", "is_glob", "path_candidates", "read_files",
+    "resolve_glob",
+]
 
 #: a scheduler address: tcp://host:port (or tls://, ucx://, ws://, wss://)
 _SCHEDULER = re.compile(r"^(tcp|tls|ucx|ws|wss)://[^\s/:]+(:\d+)?/?$")
@@ -84,8 +87,13 @@ def is_glob(path: str) -> bool:
     return any(ch in path for ch in "*?[")
 
 
-def _candidates(pattern: str, config_path: Path | None) -> list[Path]:
-    p = Path(pattern).expanduser()
+def path_candidates(path: str, config_path: Path | None) -> list[Path]:
+    """Where a relative data path is looked up, in order: cwd, the config's folder, its parent.
+
+    >>> [p.is_absolute() for p in path_candidates("train.csv", None)]
+    [True]
+    """
+    p = Path(path).expanduser()
     if p.is_absolute():
         return [p]
     out = [Path.cwd() / p]
@@ -106,7 +114,7 @@ def resolve_glob(pattern: str, config_path: Path | None, key: str, check: bool) 
     ConfigError
         With *check*, when the pattern matches no file anywhere (naming *key*).
     """
-    cands = _candidates(pattern, config_path)
+    cands = path_candidates(pattern, config_path)
     for c in cands:
         if any(Path(f).is_file() for f in glob.glob(str(c))):
             return str(c)

@@ -42,7 +42,13 @@ from pydantic import (
 from ltr._compat import import_yaml
 from ltr.runs._schema_errors import format_validation_error
 from ltr.runs.checks import check_consistency
-from ltr.runs.cluster_config import ClusterConfig, LocalClusterConfig, is_glob, resolve_glob
+from ltr.runs.cluster_config import (
+    ClusterConfig,
+    LocalClusterConfig,
+    is_glob,
+    path_candidates,
+    resolve_glob,
+)
 from ltr.runs.errors import ConfigError, RunError, RunInterrupted
 from ltr.runs.overrides import apply_overrides, got, parse_override, yaml_reason
 
@@ -663,21 +669,6 @@ def _strict_loader(yaml: Any) -> Any:
 # --------------------------------------------------------------------------- paths
 
 
-def _candidates(path: str, config_path: Path | None) -> list[Path]:
-    p = Path(path).expanduser()
-    if p.is_absolute():
-        return [p]
-    out = [Path.cwd() / p]
-    if config_path is not None:
-        folder = config_path.resolve().parent
-        out += [folder / p, folder.parent / p]
-    seen: list[Path] = []
-    for c in out:
-        if c not in seen:
-            seen.append(c)
-    return seen
-
-
 def resolve_data_paths(cfg: RunConfig, *, check: bool = True) -> RunConfig:
     """Return a copy of *cfg* with absolute data paths.
 
@@ -695,7 +686,7 @@ def resolve_data_paths(cfg: RunConfig, *, check: bool = True) -> RunConfig:
         if cfg.data.source == "parquet" and is_glob(value):
             updates[name] = resolve_glob(value, cfg.source, f"{label}data.{name}", check)
             continue
-        cands = _candidates(value, cfg.source)
+        cands = path_candidates(value, cfg.source)
         found = next((c for c in cands if c.exists()), None)
         if found is None:
             if check:
