@@ -33,6 +33,7 @@ __all__ = [
     "check_progress",
     "check_propensities",
     "check_real",
+    "check_reduce",
     "check_same_length",
     "check_seed",
     "check_weights",
@@ -489,6 +490,15 @@ def check_eval_at(eval_at: Any, name: str = "eval_at") -> tuple[int, ...]:
         check_int(k, f"{name}[{i}]", minimum=1, maximum=INT32_MAX) for i, k in enumerate(eval_at)
     ]
     return tuple(dict.fromkeys(ks))
+
+
+def check_reduce(reduce: Any) -> None:
+    """``reduce`` of the metric functions: ``"mean"`` (one float) or None (one value per query)."""
+    if reduce not in ("mean", None):
+        raise ValueError(
+            f"reduce must be 'mean' (one float) or None (one value per query or list), "
+            f"got {reduce!r}"
+        )
 
 
 def check_seed(random_state: Any, name: str = "random_state") -> int | None:

@@ -65,6 +65,7 @@ from ltr._validation import (
     check_positions,
     check_propensities,
     check_real,
+    check_reduce,
 )
 from ltr.groups import resolve_groups
 from ltr.kernels import _clicks as K
@@ -163,10 +164,6 @@ def _reduce(per_list: np.ndarray, reduce: Any) -> Any:
     return float(per_list[valid].mean()) if valid.any() else float("nan")
 
 
-def _check_reduce(reduce: Any) -> None:
-    if reduce not in ("mean", None):
-        raise ValueError(f"reduce must be 'mean' (one float) or None (per list), got {reduce!r}")
-
 
 def _per_k(ks: list[int | None], k_arg: Any, compute: Callable[[int | None], Any]) -> Any:
     if isinstance(k_arg, (list, tuple, np.ndarray)):
@@ -253,7 +250,7 @@ def ips_dcg(
     1.2618...
     """
     ks = _check_k(k)
-    _check_reduce(reduce)
+    check_reduce(reduce)
     average = _ties(ties)
     if not isinstance(self_normalize, (bool, np.bool_)):
         raise TypeError(f"self_normalize must be True or False, got {self_normalize!r}")
@@ -316,7 +313,7 @@ def ips_ndcg(
     0.6309...
     """
     ks = _check_k(k)
-    _check_reduce(reduce)
+    check_reduce(reduce)
     average = _ties(ties)
     if not (isinstance(empty, str) and empty == "skip"):
         if isinstance(empty, (bool, np.bool_, str)):

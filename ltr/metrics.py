@@ -42,6 +42,7 @@ from ltr._validation import (
     check_int,
     check_offsets,
     check_real,
+    check_reduce,
     short_repr,
 )
 from ltr.groups import resolve_groups
@@ -517,10 +518,6 @@ def _reduce(per_query: np.ndarray, weights: np.ndarray | None, n_skipped: int,
     return MetricValue(value, n_used, n_skipped)
 
 
-def _check_reduce(reduce: Any) -> None:
-    if reduce not in ("mean", None):
-        raise ValueError(f"reduce must be 'mean' or None, got {reduce!r}")
-
 
 def _per_k(ks: list[int | None], k_arg: Any, compute: Callable[[int | None], Any]) -> Any:
     if isinstance(k_arg, (list, tuple, np.ndarray)):
@@ -610,7 +607,7 @@ def ndcg(
     """
     conv = _resolve_convention(convention, gain=gain, discount=discount, ties=ties, empty=empty)
     ks = _check_k(k)
-    _check_reduce(reduce)
+    check_reduce(reduce)
     prep = _prepare(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
                     weights=weights, doc_ids=doc_ids)
 
@@ -647,7 +644,7 @@ def _unnormalised(
 ) -> Any:
     conv = _resolve_convention(convention, gain=gain, discount=discount, ties=ties)
     ks = _check_k(k)
-    _check_reduce(reduce)
+    check_reduce(reduce)
     if y_score is None:  # idcg needs no scores
         y_score = np.zeros(len(np.asarray(y_true)))
     prep = _prepare(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,

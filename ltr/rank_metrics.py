@@ -38,12 +38,11 @@ from typing import Any
 
 import numpy as np
 
-from ltr._validation import check_real
+from ltr._validation import check_real, check_reduce
 from ltr.kernels import _rank as K
 from ltr.metrics import (
     KSpec,
     _check_k,
-    _check_reduce,
     _per_k,
     _prepare,
     _reduce,
@@ -90,7 +89,7 @@ def _compute(
     conv = replace(conv, gain="linear", min_relevant=None)
     level = check_real(relevance_level, "relevance_level")
     ks = _check_k(k)
-    _check_reduce(reduce)
+    check_reduce(reduce)
     prep = _prepare(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
                     weights=weights, doc_ids=doc_ids)
     gmax = float(prep.labels.max()) if max_grade is None else check_real(max_grade, "max_grade")

@@ -109,6 +109,17 @@ def _check_qid_length(qid: np.ndarray, n_rows: int, name: str = "qid") -> None:
         )
 
 
+def _predict_rows(method_caller: Any, estimator: Any, X: Any, n_rows: int) -> np.ndarray:
+    """One float64 score per row from ``estimator.predict`` (a clear error otherwise)."""
+    y_pred = np.asarray(method_caller(estimator, "predict", X), dtype=np.float64).ravel()
+    if y_pred.shape[0] != n_rows:
+        raise ValueError(
+            f"{type(estimator).__name__}.predict returned {y_pred.shape[0]} scores for "
+            f"{n_rows} rows; a ranker must return one score per row"
+        )
+    return y_pred
+
+
 def _contiguous_offsets(qid: Any, n_rows: int) -> np.ndarray:
     """int64 query offsets of *qid*, which must hold each query's rows together.
 
@@ -345,12 +356,7 @@ class NDCGScorer(_BaseScorer):
             raise ValueError(self._missing_qid_message(column))
         n_rows = X.shape[0]
         offsets = _contiguous_offsets(qid, n_rows)
-        y_pred = np.asarray(method_caller(estimator, "predict", X), dtype=np.float64).ravel()
-        if y_pred.shape[0] != n_rows:
-            raise ValueError(
-                f"{type(estimator).__name__}.predict returned {y_pred.shape[0]} scores for "
-                f"{n_rows} rows; a ranker must return one score per row"
-            )
+        y_pred = _predict_rows(method_caller, estimator, X, n_rows)
         if _is_multilabel(y_true):
             return self._composite(estimator, y_true, y_pred, offsets)
         y = np.asarray(y_true, dtype=np.float64)
@@ -621,12 +627,7 @@ class IPSNDCGScorer(NDCGScorer):
             )
         n_rows = X.shape[0]
         offsets = _contiguous_offsets(qid, n_rows)
-        y_pred = np.asarray(method_caller(estimator, "predict", X), dtype=np.float64).ravel()
-        if y_pred.shape[0] != n_rows:
-            raise ValueError(
-                f"{type(estimator).__name__}.predict returned {y_pred.shape[0]} scores for "
-                f"{n_rows} rows; a ranker must return one score per row"
-            )
+        y_pred = _predict_rows(method_caller, estimator, X, n_rows)
         value = self._score_func(
             y_true, y_pred, position=np.asarray(position), propensity=self.propensity,
             offsets=offsets, k=self.k, **self._kwargs,

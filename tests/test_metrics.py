@@ -317,7 +317,7 @@ def test_smooth_closed_form_and_errors():
         (dict(y_true=[0, 1], y_score=[1, 2], convention="trec"), ValueError, r"convention must be one of .*'trec'"),
         (dict(y_true=[0, 1], y_score=[1, 2], weights=[1, 2]), ValueError, r"one weight per query \(1 queries\), got 2"),
         (dict(y_true=[0, 1], y_score=[1, 2], weights=[-1]), ValueError, r"weights must be >= 0"),
-        (dict(y_true=[0, 1], y_score=[1, 2], reduce="sum"), ValueError, r"reduce must be 'mean' or None, got 'sum'"),
+        (dict(y_true=[0, 1], y_score=[1, 2], reduce="sum"), ValueError, r"reduce must be 'mean' \(one float\) or None .*got 'sum'"),
         (dict(y_true=["a", "b"], y_score=[1, 2]), TypeError, r"y_true must contain numbers"),
         (dict(y_true=[[0, 1]], y_score=[[1, 2]]), ValueError, r"y_true must be 1-D"),
     ],
