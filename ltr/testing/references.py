@@ -216,52 +216,13 @@ def naive_lambdarank(
     -------
     grad, hess : ndarray of float64, shape (n_rows,)
     """
-    grad = np.zeros(len(scores))
-    hess = np.zeros(len(scores))
-    for q in range(len(offsets) - 1):
-        s, e = int(offsets[q]), int(offsets[q + 1])
-        n = e - s
-        sc = [float(v) for v in scores[s:e]]
-        lab = [float(v) for v in labels[s:e]]
-        if isinstance(gain, str) and gain == "exp2":
-            g = [2.0**v - 1.0 for v in lab]
-        elif isinstance(gain, str) and gain == "linear":
-            g = list(lab)
-        else:
-            g = [float(gain[int(v)]) for v in lab]
-        order = sorted(range(n), key=lambda i: -sc[i])  # Python's sort is stable
-        rank = {doc: r for r, doc in enumerate(order)}
-        ideal = sorted(g, reverse=True)[:k]
-        max_dcg = sum(v / math.log2(2 + j) for j, v in enumerate(ideal))
-        if max_dcg <= 0 or n < 2:
-            continue
-        all_equal = max(sc) == min(sc)
-        lg = [0.0] * n
-        lh = [0.0] * n
-        total = 0.0
-        for a in range(n):
-            for b in range(a + 1, n):
-                if lab[a] == lab[b] or min(rank[a], rank[b]) >= k:
-                    continue
-                hi, lo = (a, b) if lab[a] > lab[b] else (b, a)
-                ds = sc[hi] - sc[lo]
-                delta = (g[hi] - g[lo]) * abs(
-                    1 / math.log2(2 + rank[hi]) - 1 / math.log2(2 + rank[lo])
-                ) / max_dcg
-                if norm and not all_equal:
-                    delta /= F32_001 + abs(ds)
-                rho = 1.0 / (1.0 + math.exp(sigma * ds))
-                w = head_weight if min(rank[a], rank[b]) < top else 1.0
-                lam = -sigma * rho * delta * w
-                h = sigma * sigma * rho * (1 - rho) * delta * w
-                lg[hi] += lam
-                lg[lo] -= lam
-                lh[hi] += h
-                lh[lo] += h
-                total += -2 * lam
-        f = math.log2(1 + total) / total if norm and total > 0 else 1.0
-        grad[s:e] = np.array(lg) * f
-        hess[s:e] = np.array(lh) * f
+    # the unbiased loop with every position in one slot whose biases are 1: the same pairs,
+    # each divided by 1.0 (exact); one reference loop for both objectives
+    one = [1] * len(scores)
+    grad, hess, _, _ = naive_unbiased_lambdarank(
+        scores, labels, offsets, one, [1.0], [1.0], k=k, sigma=sigma, gain=gain, norm=norm,
+        top=top, head_weight=head_weight,
+    )
     return grad, hess
 
 
@@ -282,7 +243,8 @@ def naive_unbiased_lambdarank(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Unbiased LambdaMART gradients and per-position pair costs by an O(n^2) loop.
 
-    The pairs, ``|delta|`` and sigmoid of :func:`naive_lambdarank`; every
+    The LambdaRank pairs, ``|delta|`` and sigmoid (:func:`naive_lambdarank` is this
+    loop with every bias 1); every
     pair (``hi`` more relevant than ``lo``) is divided by ``t_plus[p_hi] *
     t_minus[p_lo]`` with ``p = min(position, len(t_plus)) - 1`` before the
     query's ``log2(1 + S) / S`` normalisation.  Its cost ``c = log(1 +
@@ -358,7 +320,9 @@ def naive_unbiased_lambdarank(
                 lh[hi] += h
                 lh[lo] += h
                 total += -2 * lam
-                cost = math.log(1.0 + math.exp(-sigma * ds)) * delta * w
+                x = -sigma * ds  # log(1 + exp(x)), without overflow for large x
+                softplus = x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x))
+                cost = softplus * delta * w
                 li_sum[slot[hi]] += cost / tm
                 lj_sum[slot[lo]] += cost / tp
         f = math.log2(1 + total) / total if norm and total > 0 else 1.0
