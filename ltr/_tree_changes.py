@@ -35,7 +35,7 @@ from ltr.engines._trees import (
     xgboost_split_info,
 )
 from ltr.kernels._tree_predict import _leaf_sums, _permuted_scores, _tree_leaves
-from ltr.kernels._trees import _lgb_leaf_changed, _lgb_leaves
+from ltr.kernels._trees import _lgb_leaf_changed
 
 # Old private names, kept for callers (ltr.inspection, tests).
 _is_lgb_booster = is_lightgbm_booster
@@ -109,9 +109,11 @@ class _ChangeDetector:
             tr = self.trees
             n_trees = tr.start.size - 1
             small = tr.paths.shape[1] < np.iinfo(np.int16).max
-            self.leaves = np.zeros((X.shape[0], n_trees), dtype=np.int16 if small else np.int32)
-            _lgb_leaves(X, np.arange(n_trees, dtype=np.int64), tr.start, tr.feature,
-                        tr.threshold, tr.decision, tr.left, tr.right, self.leaves)
+            leaves = np.zeros((X.shape[0], n_trees), dtype=np.int16 if small else np.int32)
+            _over_rows(X.shape[0], lambda lo, hi: _tree_leaves(
+                lo, hi, X, tr.start, tr.feature, tr.threshold, tr.decision, tr.left, tr.right,
+                tr.strict, leaves))
+            self.leaves = leaves
 
     def _codes(self, j: int) -> np.ndarray | None:
         """Per-row code of column *j*.

@@ -151,7 +151,7 @@ def test_xgboost_booster_is_wrapped_in_a_dmatrix_and_matches_full_prediction(rea
 @pytest.mark.parametrize("zero_as_missing", [False, True])
 def test_leaf_walk_matches_lightgbm_pred_leaf_with_missing_values(zero_as_missing):
     from ltr._tree_changes import _parse_lgb_trees
-    from ltr.kernels._trees import _lgb_leaves
+    from ltr.kernels._tree_predict import _tree_leaves
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(3000, 6))
@@ -166,8 +166,8 @@ def test_leaf_walk_matches_lightgbm_pred_leaf_with_missing_values(zero_as_missin
     assert decisions & {1, 2}, "the model should have splits with a missing-value rule"
     ids = np.arange(booster.num_trees(), dtype=np.int64)
     leaves = np.empty((len(X), len(ids)), dtype=np.int32)
-    _lgb_leaves(X, ids, trees.start, trees.feature, trees.threshold, trees.decision, trees.left,
-                trees.right, leaves)
+    _tree_leaves(0, len(X), X, trees.start, trees.feature, trees.threshold, trees.decision,
+                 trees.left, trees.right, trees.strict, leaves)
     np.testing.assert_array_equal(leaves, booster.predict(X, pred_leaf=True))
     # first node on a column along each root->leaf path, against a direct walk of the tree
     first = trees.first_nodes([2], ids)
