@@ -42,7 +42,7 @@ from ltr._validation import (
 )
 from ltr.build import OBJECTIVES, TrainSettings, build_training, resolve_objective
 from ltr.engines._registry import ENGINES
-from ltr.groups import resolve_groups
+from ltr.groups import resolve_groups, take_rows
 from ltr.scoring import (
     _check_qid_length,
     _is_dataframe,
@@ -124,14 +124,6 @@ def _numeric_labels(y: Any, name: str) -> np.ndarray:
                     "e.g. {'bad': 0, 'fair': 1, 'good': 2}"
                 ) from None
         raise  # pragma: no cover - astype failed but every element converts
-
-
-def _take(a: Any, order: np.ndarray | None) -> Any:
-    if a is None or order is None:
-        return a
-    if hasattr(a, "iloc"):
-        return a.iloc[order]
-    return a[order]
 
 
 class LambdaMARTRanker(BaseEstimator):
@@ -434,12 +426,14 @@ class LambdaMARTRanker(BaseEstimator):
             sample_weight = check_weights(sample_weight, "sample_weight", n)
         groups = resolve_groups(n, qid=qid, group=group, sort=True)
         order = groups.order
-        X = _take(X, order)
-        y_main = np.ascontiguousarray(_take(np.asarray(y_main, dtype=np.float64), order))
+        X = take_rows(X, order)
+        y_main = np.ascontiguousarray(take_rows(np.asarray(y_main, dtype=np.float64), order))
         if sample_weight is not None:
-            sample_weight = np.ascontiguousarray(_take(sample_weight, order))
+            sample_weight = np.ascontiguousarray(take_rows(sample_weight, order))
         if labels is not None:
-            labels = {name: np.ascontiguousarray(_take(col, order)) for name, col in labels.items()}
+            labels = {
+                name: np.ascontiguousarray(take_rows(col, order)) for name, col in labels.items()
+            }
         if position is not None:
             position = check_1d_float(position, "position")
             if len(position) != n:
@@ -447,7 +441,7 @@ class LambdaMARTRanker(BaseEstimator):
                     f"position has {len(position)} entries but X has {n} rows; pass one display "
                     "rank per row"
                 )
-            position = np.ascontiguousarray(_take(position, order))
+            position = np.ascontiguousarray(take_rows(position, order))
 
         eval_sets = self._prepare_eval_sets(eval_set, eval_qid, weights)
         if settings.early_stopping_rounds is not None and not eval_sets:
@@ -518,13 +512,16 @@ class LambdaMARTRanker(BaseEstimator):
             g = resolve_groups(Xe.shape[0], qid=qe, sort=True)
             entry: tuple = (
                 f"valid_{i}",
-                _take(Xe, g.order),
-                np.ascontiguousarray(_take(ye, g.order)),
+                take_rows(Xe, g.order),
+                np.ascontiguousarray(take_rows(ye, g.order)),
                 g.offsets,
             )
             if le is not None:
                 entry += (
-                    {name: np.ascontiguousarray(_take(col, g.order)) for name, col in le.items()},
+                    {
+                        name: np.ascontiguousarray(take_rows(col, g.order))
+                        for name, col in le.items()
+                    },
                 )
             out.append(entry)
         return out
@@ -587,10 +584,10 @@ class LambdaMARTRanker(BaseEstimator):
         k = self._eval_at()[0]
         if self.objectives is not None:
             labels = _label_columns(y, self.objectives)
-            labels = {name: _take(col, groups.order) for name, col in labels.items()}
+            labels = {name: take_rows(col, groups.order) for name, col in labels.items()}
             result = composite_ndcg(
                 labels,
-                _take(scores, groups.order),
+                take_rows(scores, groups.order),
                 offsets=groups.offsets,
                 weights=dict(self.objectives),
                 k=k,
@@ -600,7 +597,10 @@ class LambdaMARTRanker(BaseEstimator):
         if y.shape != (n,):
             raise ValueError(f"y must have shape ({n},) (one label per row), got {y.shape}")
         return float(
-            ndcg(_take(y, groups.order), _take(scores, groups.order), offsets=groups.offsets, k=k)
+            ndcg(
+                take_rows(y, groups.order), take_rows(scores, groups.order),
+                offsets=groups.offsets, k=k,
+            )
         )
 
 
@@ -665,10 +665,10 @@ class GroupedRanker(BaseEstimator):
         n = _n_rows(X)
         qid = _check_qid_rows(qid, n)
         groups = resolve_groups(n, qid=qid, sort=True)
-        X = _take(X, groups.order)
-        y = _take(np.asarray(y), groups.order)
+        X = take_rows(X, groups.order)
+        y = take_rows(np.asarray(y), groups.order)
         if sample_weight is not None:
-            fit_params["sample_weight"] = _take(np.asarray(sample_weight), groups.order)
+            fit_params["sample_weight"] = take_rows(np.asarray(sample_weight), groups.order)
         self.estimator_ = clone(self.estimator).fit(X, y, group=groups.sizes, **fit_params)
         if hasattr(self.estimator_, "n_features_in_"):
             self.n_features_in_ = self.estimator_.n_features_in_
@@ -694,5 +694,8 @@ class GroupedRanker(BaseEstimator):
         scores = self.predict(X)
         y = np.asarray(y, dtype=np.float64)
         return float(
-            ndcg(_take(y, groups.order), _take(scores, groups.order), offsets=groups.offsets, k=10)
+            ndcg(
+                take_rows(y, groups.order), take_rows(scores, groups.order),
+                offsets=groups.offsets, k=10,
+            )
         )

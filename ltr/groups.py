@@ -25,6 +25,7 @@ __all__ = [
     "offsets_from_qid",
     "qid_from_offsets",
     "resolve_groups",
+    "take_rows",
 ]
 
 
@@ -297,3 +298,18 @@ def resolve_groups(
     if arr.ndim == 1 and len(arr) != n_rows:
         raise ValueError(f"qid has {len(arr)} entries but there are {n_rows} rows; they must match")
     return offsets_from_qid(qid, sort=sort, sort_hint=sort_hint, source=source, line_of=line_of)
+
+
+def take_rows(a: Any, order: np.ndarray | None) -> Any:
+    """Rows ``order`` of *a* (a DataFrame by position, an array or sparse matrix by index).
+
+    ``None`` for *a* or *order* returns *a* unchanged (no reordering needed).
+
+    >>> take_rows(np.array([10, 20, 30]), np.array([2, 0, 1])).tolist()
+    [30, 10, 20]
+    """
+    if a is None or order is None:
+        return a
+    if hasattr(a, "iloc"):
+        return a.iloc[order]
+    return a[order]

@@ -32,6 +32,7 @@ from ltr._compat import import_xgboost
 from ltr._io import write_atomic
 from ltr.engines._recorder import Recorder
 from ltr.engines._spec import TrainSpec, merge_engine_params
+from ltr.groups import take_rows
 
 xgb = import_xgboost()
 
@@ -87,10 +88,6 @@ def position_order(position: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     order = np.empty_like(slot)
     order[slot] = np.arange(len(slot), dtype=np.int64)
     return order
-
-
-def _take_rows(X: Any, order: np.ndarray) -> Any:
-    return X.iloc[order] if hasattr(X, "iloc") else X[order]
 
 
 def _per_query_weights(weight: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -261,7 +258,7 @@ class XGBoostAdapter:
         if spec.native and spec.position is not None:
             # lambdarank_unbiased reads positions from the row order inside each query
             order = position_order(spec.position, spec.offsets)
-            X, y = _take_rows(X, order), y[order]
+            X, y = take_rows(X, order), y[order]
             weight = None if weight is None else weight[order]
         dtrain = self._dmatrix(X, y, spec.offsets, weight, names)
         evals = [
