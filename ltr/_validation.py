@@ -19,6 +19,7 @@ __all__ = [
     "INT64_MAX",
     "check_1d_float",
     "check_clicks",
+    "check_cutoffs",
     "check_eval_at",
     "check_finite",
     "check_int",
@@ -490,6 +491,23 @@ def check_eval_at(eval_at: Any, name: str = "eval_at") -> tuple[int, ...]:
         check_int(k, f"{name}[{i}]", minimum=1, maximum=INT32_MAX) for i, k in enumerate(eval_at)
     ]
     return tuple(dict.fromkeys(ks))
+
+
+def check_cutoffs(k: Any, name: str = "k") -> list[int | None]:
+    """Cut-offs of the metric functions as a list: an int >= 1, a non-empty list of them, or None.
+
+    ``None`` (the whole list) becomes ``[None]``.
+
+    >>> check_cutoffs(10), check_cutoffs([1, 5]), check_cutoffs(None)
+    ([10], [1, 5], [None])
+    """
+    if k is None:
+        return [None]
+    if isinstance(k, (list, tuple, np.ndarray)):
+        if len(k) == 0:
+            raise ValueError(f"{name} must not be an empty list; give cut-offs like [5, 10]")
+        return [check_int(v, f"{name}[{i}]", minimum=1, maximum=INT64_MAX) for i, v in enumerate(k)]
+    return [check_int(k, name, minimum=1, maximum=INT64_MAX)]
 
 
 def check_reduce(reduce: Any) -> None:

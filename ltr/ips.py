@@ -56,11 +56,10 @@ from typing import Any
 import numpy as np
 
 from ltr._validation import (
-    INT64_MAX,
     check_1d_float,
     check_clicks,
+    check_cutoffs,
     check_finite,
-    check_int,
     check_offsets,
     check_positions,
     check_propensities,
@@ -85,16 +84,6 @@ class _Prepared:
         self.position = position
         self.weight = weight
         self.offsets = offsets
-
-
-def _check_k(k: Any) -> list[int | None]:
-    if k is None:
-        return [None]
-    if isinstance(k, (list, tuple, np.ndarray)):
-        if len(k) == 0:
-            raise ValueError("k must not be an empty list; give cut-offs like [5, 10]")
-        return [check_int(v, f"k[{i}]", minimum=1, maximum=INT64_MAX) for i, v in enumerate(k)]
-    return [check_int(k, "k", minimum=1, maximum=INT64_MAX)]
 
 
 def _prepare(click: Any, y_score: Any, position: Any, propensity: Any, qid: Any, group: Any,
@@ -249,7 +238,7 @@ def ips_dcg(
     ...         group=[3], k=3)
     1.2618...
     """
-    ks = _check_k(k)
+    ks = check_cutoffs(k)
     check_reduce(reduce)
     average = _ties(ties)
     if not isinstance(self_normalize, (bool, np.bool_)):
@@ -312,7 +301,7 @@ def ips_ndcg(
     ...          group=[3], k=3)
     0.6309...
     """
-    ks = _check_k(k)
+    ks = check_cutoffs(k)
     check_reduce(reduce)
     average = _ties(ties)
     if not (isinstance(empty, str) and empty == "skip"):

@@ -36,10 +36,9 @@ import numpy as np
 
 from ltr._gains import GainSpec, check_exp2_labels, parse_gain
 from ltr._validation import (
-    INT64_MAX,
     check_1d_float,
+    check_cutoffs,
     check_finite,
-    check_int,
     check_offsets,
     check_real,
     check_reduce,
@@ -192,17 +191,6 @@ def _resolve_convention(convention: str | None, **overrides: Any) -> Convention:
         )
     given = {name: value for name, value in overrides.items() if value is not None}
     return replace(base, **given)
-
-
-def _check_k(k: Any) -> list[int | None]:
-    """Normalise ``k`` to a list of cut-offs (None = whole list)."""
-    if k is None:
-        return [None]
-    if isinstance(k, (list, tuple, np.ndarray)):
-        if len(k) == 0:
-            raise ValueError("k must not be an empty list")
-        return [check_int(v, f"k[{i}]", minimum=1, maximum=INT64_MAX) for i, v in enumerate(k)]
-    return [check_int(k, "k", minimum=1, maximum=INT64_MAX)]
 
 
 def _first(mask: np.ndarray) -> int:
@@ -606,7 +594,7 @@ def ndcg(
     0.81
     """
     conv = _resolve_convention(convention, gain=gain, discount=discount, ties=ties, empty=empty)
-    ks = _check_k(k)
+    ks = check_cutoffs(k)
     check_reduce(reduce)
     prep = _prepare(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
                     weights=weights, doc_ids=doc_ids)
@@ -643,7 +631,7 @@ def _unnormalised(
     convention: str | None,
 ) -> Any:
     conv = _resolve_convention(convention, gain=gain, discount=discount, ties=ties)
-    ks = _check_k(k)
+    ks = check_cutoffs(k)
     check_reduce(reduce)
     if y_score is None:  # idcg needs no scores
         y_score = np.zeros(len(np.asarray(y_true)))

@@ -38,11 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from ltr._validation import check_real, check_reduce
+from ltr._validation import check_cutoffs, check_real, check_reduce
 from ltr.kernels import _rank as K
 from ltr.metrics import (
     KSpec,
-    _check_k,
     _per_k,
     _prepare,
     _reduce,
@@ -88,7 +87,7 @@ def _compute(
         )
     conv = replace(conv, gain="linear", min_relevant=None)
     level = check_real(relevance_level, "relevance_level")
-    ks = _check_k(k)
+    ks = check_cutoffs(k)
     check_reduce(reduce)
     prep = _prepare(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
                     weights=weights, doc_ids=doc_ids)
