@@ -195,14 +195,14 @@ def test_evaluate_and_report_name_the_option_and_the_fix(tmp_path, finished, cap
     missing = tmp_path / "nope.txt"
     empty = _write(tmp_path, "empty.csv", "")
     cases = [
-        (["evaluate", "--model", tmp_path / "nope.json", "--data", missing],
-         "--model: file not found"),
-        (["evaluate", "--model", finished, "--data", missing], "--data: file not found"),
-        (["evaluate", "--model", finished, "--eval-at", "0"], "--eval-at[0] must be >= 1, got 0"),
-        (["evaluate", "--model", finished, "--data", finished / "config.yaml",
+        (["score", tmp_path / "nope.json", "--data", missing],
+         "RUN_DIR|MODEL: file not found"),
+        (["score", finished, "--data", missing], "--data: file not found"),
+        (["score", finished, "--eval-at", "0"], "--eval-at[0] must be >= 1, got 0"),
+        (["score", finished, "--data", finished / "config.yaml",
           "--n-features", "0"], "--n-features must be >= 1, got 0"),
         (["report", tmp_path], "is not a run folder (no config.yaml)"),
-        (["evaluate", "--model", finished / "model.lightgbm.txt", "--data", missing],
+        (["score", finished / "model.lightgbm.txt", "--data", missing],
          "is an engine's own model file (for serving without ltr); give the run folder"),
         (["monitor", empty, "--metric", "ndcg@10", "--window", "1h", "--min", "0.5"],
          "empty.csv': cannot be read as a table"),
@@ -222,10 +222,10 @@ def test_evaluate_refuses_a_letor_file_with_fewer_features_than_the_model(
 ):
     rows = [f"{i % 3} qid:{i // 4} 1:{i * 0.1} 2:0.5 3:1.0" for i in range(12)]
     data = _write(tmp_path, "small.letor", "\n".join(rows) + "\n")
-    rc, out = _run(["evaluate", "--model", finished, "--data", data], capsys)
+    rc, out = _run(["score", finished, "--data", data], capsys)
     assert rc == 1 and "--data:" in out and "has 3 features but the model expects 6" in out, out
     assert "--n-features 6" in out
-    rc, out = _run(["evaluate", "--model", finished, "--data", data, "--n-features", "6",
+    rc, out = _run(["score", finished, "--data", data, "--n-features", "6",
                     "--json"], capsys)
     assert rc == 0, out  # trailing all-zero features, stated by the user
 
@@ -270,7 +270,7 @@ def test_a_damaged_model_file_is_a_clear_error_not_a_crash(tmp_path, finished, c
     data = json.loads((finished / "model.json").read_text())
     data["model"] = data["model"].replace("tree", "tRee", 1)
     copy.write_text(json.dumps(data))
-    rc, out = _run(["evaluate", "--model", copy, "--data", copy], capsys)
+    rc, out = _run(["score", copy, "--data", copy], capsys)
     assert rc == 1 and "fails the checksum" in out and str(copy) in out, out
     stages = tmp_path / "stages.json"
     stages.write_text("{not json")
@@ -309,13 +309,13 @@ def test_predict_writes_scores_that_evaluate_reproduces(tmp_path, finished, caps
     ds = load_letor(data)
     model = RankingModel.load(finished / "model.json")
     np.testing.assert_allclose(table["score"], model.predict(ds.X), rtol=0, atol=1e-12)
-    rc, text = _run(["evaluate", "--model", finished, "--data", data, "--json"], capsys)
+    rc, text = _run(["score", finished, "--data", data, "--json"], capsys)
     ours = json.loads(text)["test.letor"]["ndcg@10"]
     assert ours == pytest.approx(
         float(ndcg(ds.y, table["score"], qid=ds.qid, k=10, convention="lightgbm")), abs=1e-12
     )
     rc, text = _run(["predict", finished, "--data", data], capsys)
-    assert rc == 2 and "predict needs --out FILE and/or --trec-run FILE" in text
+    assert rc == 2 and "predict needs --out FILE, --trec-run FILE and/or --trec-qrels FILE" in text
 
 
 def test_tabular_qid_that_restarts_is_refused_with_file_and_line(tmp_path, capsys):

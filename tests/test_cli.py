@@ -220,7 +220,7 @@ def test_run_folders_are_never_reused(tmp_path, capsys):
     assert all((p / "DONE").exists() for p in runs)
     rc, _, err = run(["train", cfg, "--out", runs[0]], capsys)
     assert rc == 1
-    assert "already exists and is not empty; a run never overwrites another" in err
+    assert "already exists and is not empty; ltr never overwrites a folder" in err
 
 
 # --------------------------------------------------------------------------- resume
@@ -447,7 +447,7 @@ def test_letor_config_runs_on_real_letor_data(lambdarank_dir, tmp_path, capsys, 
     assert saved["data"]["train"] == str((lambdarank_dir / "rank.train").resolve())
     # evaluating the saved model on the test file reproduces the run's test metrics
     rc, out, err = run(
-        ["evaluate", "--model", tmp_path / "l", "--data", lambdarank_dir / "rank.test", "--json"],
+        ["score", tmp_path / "l", "--data", lambdarank_dir / "rank.test", "--json"],
         capsys,
     )
     assert rc == 0, err
@@ -567,7 +567,7 @@ def test_xgboost_engine_trains_and_evaluates(tmp_path, capsys):
     ]
     saved = yaml.safe_load((tmp_path / "x" / "config.yaml").read_text())
     assert "xgboost" in saved["versions"]
-    rc, out, err = run(["evaluate", "--model", tmp_path / "x", "--json"], capsys)
+    rc, out, err = run(["score", tmp_path / "x", "--json"], capsys)
     metrics = json.loads((tmp_path / "x" / "metrics.json").read_text())
     assert rc == 0 and json.loads(out)["test"] == pytest.approx(metrics["final"]["test"])
 
@@ -693,14 +693,14 @@ def test_tabular_data_with_grade_presets_and_segments(tmp_path, capsys):
 
 def test_evaluate_a_run_folder_on_its_own_sets_matches_metrics_json(finished_run, capsys):
     run_dir, _ = finished_run
-    rc, out, err = run(["evaluate", "--model", run_dir, "--json"], capsys)
+    rc, out, err = run(["score", run_dir, "--json"], capsys)
     assert rc == 0, err
     metrics = json.loads((run_dir / "metrics.json").read_text())
     got = json.loads(out)
     assert set(got) == {"valid", "test"}
     for name in got:
         assert got[name] == pytest.approx(metrics["final"][name])
-    rc, out, _ = run(["evaluate", "--model", run_dir, "--eval-at", "2", "7"], capsys)
+    rc, out, _ = run(["score", run_dir, "--eval-at", "2", "7"], capsys)
     assert (
         rc == 0 and "ndcg@2" in out and "ndcg@7" in out and out.splitlines()[1].startswith("valid")
     )
@@ -715,7 +715,7 @@ def test_reusing_a_run_whose_data_changed_is_refused(finished_run, tmp_path, cap
     metrics = json.loads((copy / "metrics.json").read_text())
     metrics["data"]["test"]["digest"] = "0" * 24  # as if the generator had changed since
     (copy / "metrics.json").write_text(json.dumps(metrics))
-    rc, _, err = run(["evaluate", "--model", copy], capsys)
+    rc, _, err = run(["score", copy], capsys)
     assert (
         rc == 1 and "data.test: the data loaded from the run's config differ from what run" in err
     )
@@ -733,8 +733,7 @@ def test_evaluate_a_model_file_on_a_csv(finished_run, tmp_path, capsys):
     frame.to_csv(tmp_path / "test.csv", index=False)
     rc, out, err = run(
         [
-            "evaluate",
-            "--model",
+            "score",
             run_dir / "model.json",
             "--data",
             tmp_path / "test.csv",
@@ -930,17 +929,17 @@ def test_usage_errors_are_one_line_with_exit_status_2(capsys):
 def test_evaluate_and_report_reject_missing_inputs(tmp_path, finished_run, capsys):
     run_dir, _ = finished_run
     rc, _, err = run(
-        ["evaluate", "--model", tmp_path / "nope.json", "--data", tmp_path / "x.csv"], capsys
+        ["score", tmp_path / "nope.json", "--data", tmp_path / "x.csv"], capsys
     )
-    assert rc == 1 and "--model: file not found: " in err
-    rc, _, err = run(["evaluate", "--model", run_dir, "--data", tmp_path / "x.csv"], capsys)
+    assert rc == 1 and "RUN_DIR|MODEL: file not found: " in err
+    rc, _, err = run(["score", run_dir, "--data", tmp_path / "x.csv"], capsys)
     assert rc == 1 and "--data: file not found: " in err
-    rc, _, err = run(["evaluate", "--model", run_dir, "--eval-at", "0"], capsys)
+    rc, _, err = run(["score", run_dir, "--eval-at", "0"], capsys)
     assert rc == 1 and "--eval-at[0] must be >= 1, got 0" in err
     rc, _, err = run(["report", tmp_path / "nothing"], capsys)
     assert rc == 1 and "run folder not found" in err
     rc, _, err = run(["importance", run_dir, "--repeats", "0"], capsys)
-    assert rc == 1 and "--repeats: must be >= 1, got 0" in err
+    assert rc == 2 and "--repeats: must be >= 1, got 0" in err
 
 
 # --------------------------------------------------------------------------- report rendering

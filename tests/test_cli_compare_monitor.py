@@ -160,7 +160,7 @@ def test_predict_writes_trec_files_that_evaluate_scores_like_pytrec_eval(
         assert row["map"] == pytest.approx(peer[str(q)]["map"], abs=1e-12)
         assert row["precision@5"] == pytest.approx(peer[str(q)]["P_5"], abs=1e-12)
     rc, text = _run(["evaluate", "--qrels", qrels_file], capsys)
-    assert rc == 2 and "--qrels and --ranking go together" in text
+    assert rc == 2 and "evaluate needs --qrels FILE and --run FILE" in text
     rc, text = _run(["evaluate", "--qrels", qrels_file, "--ranking", run_file,
                      "--convention", "lightgbm"], capsys)
-    assert rc == 2 and "applies to --model" in text
+    assert rc == 2 and "invalid choice: 'lightgbm'" in text

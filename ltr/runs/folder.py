@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "DONE_MARKER",
     "MODEL_FILE",
+    "check_out_folder",
     "check_resume",
     "check_same_data",
     "data_summary",
@@ -88,20 +89,34 @@ def versions(cfg: RunConfig) -> dict[str, str]:
     }
 
 
+def check_out_folder(out: str | os.PathLike[str], option: str = "--out") -> Path:
+    """The one rule for a folder a command writes: new, or an existing empty folder.
+
+    Every ``ltr`` command that writes a folder (train, tune, importance with a
+    config, compare, monitor) checks its ``--out`` with this before any work.
+
+    Raises
+    ------
+    RunError
+        *out* is a file, or a folder that is not empty.
+    """
+    path = Path(out)
+    if path.exists():
+        if not path.is_dir():
+            raise RunError(f"{option}: {str(path)!r} exists and is not a folder; give a new folder")
+        if any(path.iterdir()):
+            raise RunError(
+                f"{option}: {str(path)!r} already exists and is not empty; ltr never overwrites "
+                "a folder (choose a new or empty one, or --resume a run)"
+            )
+    return path
+
+
 def new_run_dir(cfg: RunConfig, out: str | os.PathLike[str] | None, suffix: str = "") -> Path:
     """Create a fresh run folder (exclusively; an existing non-empty folder is an error)."""
     if out is not None:
-        path = Path(out)
-        if path.exists():
-            if not path.is_dir():
-                raise RunError(f"--out: {str(path)!r} exists and is not a folder")
-            if any(path.iterdir()):
-                raise RunError(
-                    f"--out: {str(path)!r} already exists and is not empty; a run never overwrites "
-                    "another (choose a new folder, or --resume it)"
-                )
-            return path
-        path.mkdir(parents=True)
+        path = check_out_folder(out)
+        path.mkdir(parents=True, exist_ok=True)
         return path
     runs = Path(cfg.output.runs_dir)
     runs.mkdir(parents=True, exist_ok=True)
@@ -255,14 +270,14 @@ def load_run_model(path: Path) -> tuple[Any, Path | None]:
             if (path / name).exists():
                 if not (path / DONE_MARKER).exists():
                     raise RunError(
-                        f"--model: {str(path)!r} is not a finished run (no {DONE_MARKER} marker)"
+                        f"RUN_DIR|MODEL: {str(path)!r} is not a finished run (no {DONE_MARKER} marker)"
                     )
                 return RankingModel.load(path / name), path
-        raise RunError(f"--model: {str(path)!r} holds no model.json (not a run folder)")
+        raise RunError(f"RUN_DIR|MODEL: {str(path)!r} holds no model.json (not a run folder)")
     if not path.exists():
-        raise RunError(f"--model: file not found: {str(path)!r}")
+        raise RunError(f"RUN_DIR|MODEL: file not found: {str(path)!r}")
     try:
         return RankingModel.load(path), None
     except Exception as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise RunError(f"--model: cannot load {str(path)!r}: {first}") from exc
+        raise RunError(f"RUN_DIR|MODEL: cannot load {str(path)!r}: {first}") from exc
