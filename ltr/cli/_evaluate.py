@@ -75,7 +75,7 @@ def _configure_evaluate(p: argparse.ArgumentParser) -> None:
         "--out", metavar="FILE", help="write per-query values (.csv) or the whole result (.json)"
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    # ``ltr evaluate --model`` was ``ltr score`` before the two forms became two commands.
+    # ``ltr evaluate --model`` is the old spelling of ``ltr score`` (kept for one release).
     p.add_argument("--model", help=argparse.SUPPRESS)
     _add_data_options(p, required=False)
     p.add_argument("--eval-at", nargs="+", type=int, help=argparse.SUPPRESS)

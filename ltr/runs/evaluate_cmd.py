@@ -1,4 +1,4 @@
-"""Scoring data with a trained model: ``ltr evaluate`` and ``ltr predict`` as library functions.
+"""Scoring data with a trained model: ``ltr score``, ``ltr evaluate``, ``ltr predict`` (library side).
 
 :func:`evaluate_model` computes nDCG@k of a saved model (a model file or a
 finished run folder) on a data file or on the run's own sets;
