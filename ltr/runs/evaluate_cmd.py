@@ -1,4 +1,4 @@
-"""Scoring data with a trained model: ``ltr score``, ``ltr evaluate``, ``ltr predict`` (library side).
+"""Scoring data with a model: ``ltr score``, ``ltr evaluate``, ``ltr predict`` (library side).
 
 :func:`evaluate_model` computes nDCG@k of a saved model (a model file or a
 finished run folder) on a data file or on the run's own sets;

@@ -90,7 +90,7 @@ def versions(cfg: RunConfig) -> dict[str, str]:
 
 
 def check_out_folder(out: str | os.PathLike[str], option: str = "--out") -> Path:
-    """The one rule for a folder a command writes: new, or an existing empty folder.
+    """Check a folder a command writes against the one rule: new, or existing and empty.
 
     Every ``ltr`` command that writes a folder (train, tune, importance with a
     config, compare, monitor) checks its ``--out`` with this before any work.
@@ -270,7 +270,8 @@ def load_run_model(path: Path) -> tuple[Any, Path | None]:
             if (path / name).exists():
                 if not (path / DONE_MARKER).exists():
                     raise RunError(
-                        f"RUN_DIR|MODEL: {str(path)!r} is not a finished run (no {DONE_MARKER} marker)"
+                        f"RUN_DIR|MODEL: {str(path)!r} is not a finished run "
+                        f"(no {DONE_MARKER} marker)"
                     )
                 return RankingModel.load(path / name), path
         raise RunError(f"RUN_DIR|MODEL: {str(path)!r} holds no model.json (not a run folder)")
