@@ -70,7 +70,7 @@ def _run_train(args: argparse.Namespace) -> int:
 def _configure_tune(p: argparse.ArgumentParser) -> None:
     add_config(p)
     add_set(p)
-    add_out_dir(p, "run folder to create (default <output.runs_dir>/<name>-tune-<timestamp>/)")
+    add_out_dir(p, "run folder to create (default <output.runs_dir>/<name>-<timestamp>/)")
     add_progress(p)
 
 
@@ -169,7 +169,7 @@ COMMANDS: tuple[Command, ...] = (
         "hyper-parameter search from the config's search section",
         "GridSearchCV/RandomizedSearchCV over LambdaMARTRanker with GroupKFold by query and an "
         "nDCG scorer; refits the best parameters as a full run into "
-        "<output.runs_dir>/<name>-tune-<timestamp>/ (or --out DIR) with search.csv beside it.",
+        "<output.runs_dir>/<name>-<timestamp>/ (or --out DIR) with search.csv beside it.",
         _configure_tune,
         _run_tune,
     ),
