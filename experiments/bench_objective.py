@@ -44,7 +44,7 @@ import numba
 import numpy as np
 
 from ltr.objectives import LambdaRankObjective
-from ltr.sampling import TopKPairSampling
+from ltr.objectives.sampling import TopKPairSampling
 from ltr.synthetic import make_ranking
 
 K = 20

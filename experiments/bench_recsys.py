@@ -1,4 +1,4 @@
-"""Speed of ``ltr.recsys.evaluate`` against the usual numpy pipeline on a score matrix.
+"""Speed of ``ltr.evaluation.recsys.evaluate`` against the usual numpy pipeline on a score matrix.
 
 The numpy pipeline, per batch of users: mask the excluded (training) items
 with ``-inf``, ``np.argsort`` each row and ``np.take_along_axis`` the top 20,
@@ -21,7 +21,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from ltr.recsys import evaluate
+from ltr.evaluation.recsys import evaluate
 
 
 def make_data(n_users: int, n_items: int, n_train: int, n_test: int, seed: int = 0):
@@ -92,7 +92,7 @@ def main() -> None:
           f"items per user; cpus={os.cpu_count()}, best of {args.repeat}")
     print(f"first call (compile or cache load): {warm:.2f} s")
     print(f"numpy pipeline (argsort + take_along_axis): {t_np:.3f} s")
-    print(f"ltr.recsys.evaluate:                        {t_ltr:.3f} s")
+    print(f"ltr.evaluation.recsys.evaluate:                        {t_ltr:.3f} s")
     print(f"ratio ltr / numpy: {t_ltr / t_np:.3f}  (speed-up {t_np / t_ltr:.1f}x)")
     print(f"max |difference| of nDCG@10 and recall@20: {diff:.2e}")
 

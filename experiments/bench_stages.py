@@ -27,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ltr.engines import get_adapter, train
-from ltr.schedules import Steps
+from ltr.objectives.schedules import Steps
 from ltr.synthetic import make_ranking
 
 STEPS = [(5, 100), (10, 100), (20, 100)]

@@ -13,7 +13,7 @@ Variants (LightGBM engine, same tree parameters, 100 rounds):
   share 0.25, follow 0.15 (k=20), built by ``train(objective={...}, labels=...)``.
 
 Reported on the held-out queries: composite nDCG@k (the same weights, see
-:func:`ltr.composite.composite_ndcg`) and each objective's nDCG@k, k = 5, 10, 20,
+:func:`ltr.metrics.composite.composite_ndcg`) and each objective's nDCG@k, k = 5, 10, 20,
 mean ± std over seeds (seeds act through bagging/feature_fraction), plus the
 paired difference composite - watch only (ours).
 
@@ -39,8 +39,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ltr.composite import composite_ndcg
 from ltr.engines import train
+from ltr.metrics.composite import composite_ndcg
 from ltr.objectives import LambdaRankObjective
 from ltr.synthetic import make_ranking
 

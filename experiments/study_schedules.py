@@ -50,8 +50,8 @@ from ltr.datasets import load_letor
 from ltr.engines import train
 from ltr.metrics import ndcg
 from ltr.objectives import LambdaRankObjective
-from ltr.sampling import TopKPairSampling
-from ltr.schedules import Linear, Steps
+from ltr.objectives.sampling import TopKPairSampling
+from ltr.objectives.schedules import Linear, Steps
 from ltr.synthetic import make_ranking
 
 DATA_DIR = ROOT.parent / "shared" / "data" / "lightgbm-lambdarank"

@@ -21,9 +21,9 @@ _EXPORTS: dict[str, str] = {
     "ndcg": "ltr.metrics",
     "dcg": "ltr.metrics",
     "idcg": "ltr.metrics",
-    "composite_ndcg": "ltr.composite",
-    "ndcg_by_segment": "ltr.composite",
-    "smooth": "ltr.composite",
+    "composite_ndcg": "ltr.metrics.composite",
+    "ndcg_by_segment": "ltr.metrics.composite",
+    "smooth": "ltr.metrics.composite",
     "RankingData": "ltr.datasets",
     "load_letor": "ltr.datasets",
     "load_letor_files": "ltr.datasets",
@@ -32,11 +32,11 @@ _EXPORTS: dict[str, str] = {
     "read_table": "ltr.datasets",
     "train": "ltr.engines",
     "RankingModel": "ltr.engines",
-    "Constant": "ltr.schedules",
-    "Steps": "ltr.schedules",
-    "Linear": "ltr.schedules",
-    "as_schedule": "ltr.schedules",
-    "stages_of": "ltr.schedules",
+    "Constant": "ltr.objectives.schedules",
+    "Steps": "ltr.objectives.schedules",
+    "Linear": "ltr.objectives.schedules",
+    "as_schedule": "ltr.objectives.schedules",
+    "stages_of": "ltr.objectives.schedules",
     "ThresholdGrades": "ltr.relevance",
     "CategoricalGrades": "ltr.relevance",
     "GradeMapping": "ltr.relevance",
@@ -49,7 +49,7 @@ _EXPORTS: dict[str, str] = {
     "build_training": "ltr.build",
     "LambdaRankObjective": "ltr.objectives",
     "CompositeLambdaRankObjective": "ltr.objectives",
-    "TopKPairSampling": "ltr.sampling",
+    "TopKPairSampling": "ltr.objectives.sampling",
     "permutation_importance": "ltr.inspection",
     "PermutationImportance": "ltr.inspection",
     "LambdaMARTRanker": "ltr.estimator",
@@ -58,23 +58,23 @@ _EXPORTS: dict[str, str] = {
     "NDCGScorer": "ltr.scoring",
     "get_scorer": "ltr.scoring",
     "get_scorer_names": "ltr.scoring",
-    "parse_metric_name": "ltr.metric_names",
-    "compare": "ltr.comparison",
-    "Comparison": "ltr.comparison",
-    "Monitor": "ltr.monitoring",
-    "Rule": "ltr.monitoring",
+    "parse_metric_name": "ltr.metrics.names",
+    "compare": "ltr.evaluation.comparison",
+    "Comparison": "ltr.evaluation.comparison",
+    "Monitor": "ltr.evaluation.monitoring",
+    "Rule": "ltr.evaluation.monitoring",
     "evaluate": "ltr.evaluation",
     "EvaluationResult": "ltr.evaluation",
-    "read_qrels": "ltr.trec",
-    "read_run": "ltr.trec",
-    "write_run": "ltr.trec",
-    "write_qrels": "ltr.trec",
-    "precision": "ltr.rank_metrics",
-    "recall": "ltr.rank_metrics",
-    "average_precision": "ltr.rank_metrics",
-    "reciprocal_rank": "ltr.rank_metrics",
-    "err": "ltr.rank_metrics",
-    "hit_rate": "ltr.rank_metrics",
+    "read_qrels": "ltr.evaluation.trec",
+    "read_run": "ltr.evaluation.trec",
+    "write_run": "ltr.evaluation.trec",
+    "write_qrels": "ltr.evaluation.trec",
+    "precision": "ltr.metrics",
+    "recall": "ltr.metrics",
+    "average_precision": "ltr.metrics",
+    "reciprocal_rank": "ltr.metrics",
+    "err": "ltr.metrics",
+    "hit_rate": "ltr.metrics",
     "make_rank_scorer": "ltr.scoring",
     "RankScorer": "ltr.scoring",
     "ClickLog": "ltr.clicks",
@@ -82,8 +82,8 @@ _EXPORTS: dict[str, str] = {
     "simulate_cascade": "ltr.clicks",
     "estimate_propensity_em": "ltr.clicks",
     "estimate_propensity_swap": "ltr.clicks",
-    "ips_dcg": "ltr.ips",
-    "ips_ndcg": "ltr.ips",
+    "ips_dcg": "ltr.clicks.ips",
+    "ips_ndcg": "ltr.clicks.ips",
     "make_ips_ndcg_scorer": "ltr.scoring",
     "IPSNDCGScorer": "ltr.scoring",
 }
@@ -97,27 +97,32 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
         simulate_cascade,
         simulate_pbm,
     )
-    from ltr.comparison import Comparison, compare
-    from ltr.composite import composite_ndcg, ndcg_by_segment, smooth
+    from ltr.clicks.ips import ips_dcg, ips_ndcg
     from ltr.datasets import RankingData, from_frame, load_letor, load_letor_files, read_table
     from ltr.engines import RankingModel, train
     from ltr.estimator import GroupedRanker, LambdaMARTRanker
     from ltr.evaluation import EvaluationResult, evaluate
+    from ltr.evaluation.comparison import Comparison, compare
+    from ltr.evaluation.monitoring import Monitor, Rule
+    from ltr.evaluation.trec import read_qrels, read_run, write_qrels, write_run
     from ltr.groups import QueryGroups, resolve_groups
     from ltr.inspection import PermutationImportance, permutation_importance
-    from ltr.ips import ips_dcg, ips_ndcg
-    from ltr.metric_names import parse_metric_name
-    from ltr.metrics import dcg, idcg, ndcg
-    from ltr.monitoring import Monitor, Rule
-    from ltr.objectives import CompositeLambdaRankObjective, LambdaRankObjective
-    from ltr.rank_metrics import (
+    from ltr.metrics import (
         average_precision,
+        dcg,
         err,
         hit_rate,
+        idcg,
+        ndcg,
         precision,
         recall,
         reciprocal_rank,
     )
+    from ltr.metrics.composite import composite_ndcg, ndcg_by_segment, smooth
+    from ltr.metrics.names import parse_metric_name
+    from ltr.objectives import CompositeLambdaRankObjective, LambdaRankObjective
+    from ltr.objectives.sampling import TopKPairSampling
+    from ltr.objectives.schedules import Constant, Linear, Steps, as_schedule, stages_of
     from ltr.relevance import (
         PRESETS,
         CategoricalGrades,
@@ -126,8 +131,6 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
         apply_mappings,
     )
     from ltr.runs.config import ConfigError, RunConfig, load_config
-    from ltr.sampling import TopKPairSampling
-    from ltr.schedules import Constant, Linear, Steps, as_schedule, stages_of
     from ltr.scoring import (
         IPSNDCGScorer,
         NDCGScorer,
@@ -139,7 +142,6 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
         make_rank_scorer,
     )
     from ltr.synthetic import make_ranking
-    from ltr.trec import read_qrels, read_run, write_qrels, write_run
 
 __all__ = sorted(_EXPORTS) + ["__version__"]  # noqa: PLE0605
 

@@ -1,6 +1,6 @@
 """The one builder: training settings -> engine parameters, objective, schedule.
 
-``ltr train`` / ``ltr tune`` (through :func:`ltr.runs.build.settings_from_config`)
+``ltr train`` / ``ltr tune`` (through :func:`ltr.runs.settings.settings_from_config`)
 and :class:`ltr.estimator.LambdaMARTRanker` (through its parameters) describe a
 training with the same :class:`TrainSettings`; :func:`build_training` turns it
 into the keyword arguments of :func:`ltr.engines.train`.  Nothing else in the
@@ -36,7 +36,7 @@ class TrainSettings:
     """Everything that decides which model a training produces (data aside).
 
     Field names are :class:`ltr.estimator.LambdaMARTRanker`'s parameters; the
-    config's keys map onto them in :func:`ltr.runs.build.settings_from_config`.
+    config's keys map onto them in :func:`ltr.runs.settings.settings_from_config`.
 
     Parameters
     ----------
@@ -59,7 +59,7 @@ class TrainSettings:
     k : int
         Truncation level without a schedule.
     schedule : Schedule, list of (k, rounds), int, callable or None
-        Truncation schedule (:mod:`ltr.schedules`).
+        Truncation schedule (:mod:`ltr.objectives.schedules`).
     sigma : float
         Sigmoid steepness of ltr's LambdaRank.
     sigmoid : {"exact", "lightgbm"}
@@ -205,11 +205,11 @@ def engine_params(settings: TrainSettings) -> dict[str, Any]:
 def _check_sampling(sampling: Any) -> Any:
     if sampling is None:
         return None
-    from ltr.sampling import TopKPairSampling
+    from ltr.objectives.sampling import TopKPairSampling
 
     if not isinstance(sampling, TopKPairSampling):
         raise TypeError(
-            "sampling must be None or a ltr.sampling.TopKPairSampling, got "
+            "sampling must be None or a ltr.objectives.sampling.TopKPairSampling, got "
             f"{short_repr(sampling)} ({type(sampling).__name__})"
         )
     return sampling
@@ -239,7 +239,7 @@ def build_training(
         ``engine, objective, k, schedule, params, num_boost_round,
         random_state, n_jobs, early_stopping_rounds, position`` for ``train``.
     """
-    from ltr.schedules import as_schedule
+    from ltr.objectives.schedules import as_schedule
 
     choice = resolve_objective(settings)
     n_rounds = check_int(settings.n_estimators, "n_estimators", minimum=1)

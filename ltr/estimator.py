@@ -41,7 +41,7 @@ from ltr._validation import (
     short_repr,
 )
 from ltr.build import OBJECTIVES, TrainSettings, build_training, resolve_objective
-from ltr.engines._registry import ENGINES
+from ltr.engines import ENGINES
 from ltr.groups import resolve_groups, take_rows
 from ltr.scoring import (
     _check_qid_length,
@@ -156,7 +156,7 @@ class LambdaMARTRanker(BaseEstimator):
     k : int, default=20
         nDCG truncation the objective optimises (ignored when ``schedule`` is set).
     schedule : int, list of (k, rounds), Schedule or callable, optional
-        Truncation k per boosting round (see :mod:`ltr.schedules`).  With
+        Truncation k per boosting round (see :mod:`ltr.objectives.schedules`).  With
         ``sampling`` or ``objectives`` set, k changes per round inside one
         training of our objective; otherwise each stage is a native training
         continued from the previous stage's model.
@@ -572,8 +572,8 @@ class LambdaMARTRanker(BaseEstimator):
         -------
         float
         """
-        from ltr.composite import composite_ndcg
         from ltr.metrics import ndcg
+        from ltr.metrics.composite import composite_ndcg
 
         check_is_fitted(self)
         X, qid = _get_qid(f"{type(self).__name__}.score", X, qid, self.qid_column)

@@ -18,7 +18,7 @@ The query ids reach the scorer in one of two ways:
 
 Metric names such as ``"ndcg@10"`` or ``"ndcg@5:sklearn"`` (``ndcg@K`` with an
 optional ``:CONVENTION`` of :func:`ltr.metrics.ndcg`) are parsed in one place,
-:func:`ltr.metric_names.parse_metric_name` (re-exported here), and turned into
+:func:`ltr.metrics.names.parse_metric_name` (re-exported here), and turned into
 scorers by :func:`get_scorer`.
 
 A query whose rows are not contiguous in the rows handed to the scorer is an
@@ -42,7 +42,7 @@ from sklearn.utils.metadata_routing import MetadataRequest, get_routing_for_obje
 
 from ltr._validation import check_int, check_propensities, short_repr
 from ltr.groups import find_split_query, offsets_from_qid
-from ltr.metric_names import (
+from ltr.metrics.names import (
     CONVENTIONS,
     RANK_FUNCTIONS,
     RANK_SCORER_METRICS,
@@ -68,7 +68,7 @@ __all__ = [
 #: Options of :func:`ltr.metrics.ndcg` that a scorer passes through.
 NDCG_OPTIONS: tuple[str, ...] = ("gain", "discount", "ties", "empty", "convention")
 
-#: Options of the :mod:`ltr.rank_metrics` functions that a rank scorer passes through.
+#: Options of the :mod:`ltr.metrics` functions that a rank scorer passes through.
 RANK_OPTIONS: tuple[str, ...] = ("relevance_level", "ties", "empty", "convention", "max_grade")
 
 _REGISTERED_K: tuple[int, ...] = (1, 3, 5, 10, 20)
@@ -196,7 +196,7 @@ def get_scorer_names(metrics: str = "ndcg") -> list[str]:
         ``'ndcg'``: the nDCG names (``"ndcg@10"``, ``"ndcg@5:sklearn"``...);
         ``'all'``: also ``"map@10"``, ``"mrr@10"``, ``"precision@5"``,
         ``"recall@10"``, ``"err@10"``, ``"hit_rate@10"`` and the other
-        :data:`ltr.metric_names.RANK_SCORER_METRICS` at each registered ``K``.
+        :data:`ltr.metrics.names.RANK_SCORER_METRICS` at each registered ``K``.
 
     Returns
     -------
@@ -223,7 +223,7 @@ def get_scorer(name: str | NDCGScorer) -> NDCGScorer:
     Parameters
     ----------
     name : str or NDCGScorer
-        A name of :data:`ltr.metric_names.RANK_SCORER_METRICS` with ``@K`` and
+        A name of :data:`ltr.metrics.names.RANK_SCORER_METRICS` with ``@K`` and
         an optional ``:CONVENTION``; a scorer is returned as is.
 
     Returns
@@ -368,7 +368,7 @@ class NDCGScorer(_BaseScorer):
     def _composite(
         self, estimator: Any, y_true: Any, y_pred: np.ndarray, offsets: np.ndarray
     ) -> float:
-        from ltr.composite import composite_ndcg
+        from ltr.metrics.composite import composite_ndcg
 
         weights = self.objectives or _find_param(estimator, "objectives")
         if weights is None:
@@ -467,7 +467,7 @@ def make_ndcg_scorer(
 
 
 def _rank_metric(metric: str, *args: Any, **kwargs: Any) -> Any:
-    from ltr import rank_metrics
+    import ltr.metrics as rank_metrics
 
     return getattr(rank_metrics, RANK_FUNCTIONS[metric])(*args, **kwargs)
 
@@ -476,7 +476,7 @@ class RankScorer(NDCGScorer):
     """Mean precision, recall, AP, RR, ERR or hit rate at k; built by :func:`make_rank_scorer`.
 
     Query ids reach it as for :class:`NDCGScorer` (``qid`` metadata or a
-    ``qid_column``); options go to the :mod:`ltr.rank_metrics` function.
+    ``qid_column``); options go to the :mod:`ltr.metrics` function.
     """
 
     def __init__(
@@ -517,7 +517,7 @@ def make_rank_scorer(
     qid_column : hashable, optional
         As in :func:`make_ndcg_scorer`.
     **options
-        Passed to the :mod:`ltr.rank_metrics` function: ``relevance_level``,
+        Passed to the :mod:`ltr.metrics` function: ``relevance_level``,
         ``ties``, ``empty``, ``convention``, ``max_grade`` (ERR).  Checked now.
 
     Returns
@@ -551,12 +551,12 @@ def make_rank_scorer(
 # IPS nDCG from logged clicks                                                  #
 # --------------------------------------------------------------------------- #
 
-#: Options of :func:`ltr.ips.ips_ndcg` that an IPS scorer passes through.
+#: Options of :func:`ltr.clicks.ips.ips_ndcg` that an IPS scorer passes through.
 IPS_OPTIONS: tuple[str, ...] = ("clip", "empty", "discount", "ties")
 
 
 def _ips_ndcg_metric(*args: Any, **kwargs: Any) -> Any:
-    from ltr.ips import ips_ndcg
+    from ltr.clicks.ips import ips_ndcg
 
     return ips_ndcg(*args, **kwargs)
 
@@ -643,7 +643,7 @@ def make_ips_ndcg_scorer(
     position_column: Any = None,
     **options: Any,
 ) -> IPSNDCGScorer:
-    """Build a scorer of IPS nDCG@k (:func:`ltr.ips.ips_ndcg`) on logged clicks.
+    """Build a scorer of IPS nDCG@k (:func:`ltr.clicks.ips.ips_ndcg`) on logged clicks.
 
     ``y`` given to the search is the logged clicks (0/1).  Query ids (one
     per displayed list) and logged positions reach the scorer as metadata
@@ -661,7 +661,7 @@ def make_ips_ndcg_scorer(
         before ``predict``.  When ``None`` the estimator's own parameter of
         that name is used, if any.  Metadata takes precedence.
     **options
-        Passed to :func:`ltr.ips.ips_ndcg`: ``clip``, ``empty``, ``discount``,
+        Passed to :func:`ltr.clicks.ips.ips_ndcg`: ``clip``, ``empty``, ``discount``,
         ``ties`` (the normaliser is ``'ideal'``).  Checked now.
 
     Returns

@@ -21,11 +21,11 @@ import pytest
 import scipy.sparse as sp
 
 from ltr import LambdaMARTRanker
-from ltr.composite import composite_ndcg
 from ltr.datasets import from_frame, letor_layout, load_letor, load_letor_files
 from ltr.engines import train
 from ltr.inspection import permutation_importance
 from ltr.metrics import dcg, idcg, ndcg
+from ltr.metrics.composite import composite_ndcg
 from ltr.objectives import CompositeLambdaRankObjective, LambdaRankObjective
 
 BIG = 10**30

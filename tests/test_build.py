@@ -19,11 +19,11 @@ import yaml
 from ltr.build import TrainSettings, build_training, engine_params, resolve_objective
 from ltr.engines import RankingModel
 from ltr.estimator import LambdaMARTRanker
-from ltr.runs.build import settings_from_config
+from ltr.objectives.sampling import TopKPairSampling
 from ltr.runs.commands import train_run, tune_run
 from ltr.runs.config import load_config
 from ltr.runs.data import load_data
-from ltr.sampling import TopKPairSampling
+from ltr.runs.settings import settings_from_config
 
 pytest.importorskip("xgboost")
 
@@ -255,7 +255,7 @@ def test_run_folder_holds_per_query_values_whose_means_are_the_final_metrics(tmp
 def test_evaluation_metrics_matrix_reaches_metrics_json_and_per_query_files(tmp_path):
     import pandas as pd
 
-    from ltr import rank_metrics
+    import ltr.metrics as rank_metrics
 
     path = _config(tmp_path, "lightgbm", {"type": "native", "k": 5},
                    evaluation={"eval_at": [10], "metrics": ["map@10", "mrr", "precision@5",

@@ -129,7 +129,7 @@ def test_predict_writes_trec_files_that_evaluate_scores_like_pytrec_eval(
     two_runs, tmp_path, capsys
 ):
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    from ltr.trec import read_qrels, read_run
+    from ltr.evaluation.trec import read_qrels, read_run
 
     a, _ = two_runs
     rows = [f"{(i * 7) % 3} qid:{i // 6} " + " ".join(f"{j}:{((i + 1) * j) % 11 / 11}"

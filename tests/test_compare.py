@@ -1,4 +1,4 @@
-"""ltr.comparison: paired tests against independent references, segments, alignment, reports."""
+"""ltr.evaluation.comparison: paired tests against independent references, segments, alignment, reports."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from ltr.comparison import compare, holm, read_per_query
+from ltr.evaluation.comparison import compare, holm, read_per_query
 
 
 def _pair(n=60, shift=0.02, seed=0):
@@ -61,7 +61,7 @@ def test_statistics_equal_independent_references():
 
 
 def test_chunked_draws_equal_one_block(monkeypatch):
-    import ltr.comparison as C
+    import ltr.evaluation.comparison as C
 
     a, b = _pair(n=30)
     whole = compare(a, b, n_resamples=300, random_state=3).to_frame()
@@ -169,8 +169,8 @@ def test_run_folders_and_report_files(tmp_path):
 
 def test_the_top_level_name_is_the_function_even_after_the_module_is_imported():
     import ltr
-    import ltr.comparison
+    import ltr.evaluation.comparison
     import ltr.runs.compare_cmd
 
-    assert ltr.compare is ltr.comparison.compare
+    assert ltr.compare is ltr.evaluation.comparison.compare
     assert callable(ltr.compare) and callable(ltr.evaluate)

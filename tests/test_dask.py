@@ -20,7 +20,7 @@ from ltr.engines import RankingModel
 from ltr.engines import train as local_train
 from ltr.metrics import ndcg
 from ltr.objectives import LambdaRankObjective
-from ltr.schedules import Steps
+from ltr.objectives.schedules import Steps
 from ltr.synthetic import make_ranking
 
 
@@ -136,6 +136,8 @@ def test_query_over_10000_rows_trains_through_our_objective_not_native(client, t
 
 
 def test_distributed_metrics_equal_local_ones(client):
+    import ltr.metrics as rank_metrics
+
     df = _frame(120, seed=3)
     df["score"] = np.random.default_rng(3).normal(size=len(df))
     df.loc[df["qid"] == df["qid"].iloc[0], "y"] = 0.0  # one query without relevant rows
@@ -153,7 +155,6 @@ def test_distributed_metrics_equal_local_ones(client):
         got = res.per_query.loc[pdf["qid"].to_numpy()[offsets[:-1]], name].to_numpy()
         np.testing.assert_allclose(got, per_q, rtol=0, atol=1e-12, equal_nan=True)
         assert abs(res.mean[name] - float(ndcg(y, s, offsets=offsets, **kw))) < 1e-12
-    from ltr import rank_metrics
 
     for name, fn in (("map@10", rank_metrics.average_precision), ("err@5", rank_metrics.err),
                      ("precision@5", rank_metrics.precision)):

@@ -702,11 +702,11 @@ def test_ltr_testing_imports_only_lower_layers_and_not_pytest():
 
 
 def test_ltr_testing_doctests_pass():
-    import ltr.testing.checks
+    import ltr.testing.agreement
     import ltr.testing.data
     import ltr.testing.references
 
-    for module in (ltr.testing.checks, ltr.testing.data, ltr.testing.references):
+    for module in (ltr.testing.agreement, ltr.testing.data, ltr.testing.references):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, module.__name__
 

@@ -15,10 +15,10 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import estimator_checks_generator
 from sklearn.utils.validation import _num_samples
 
-from ltr.composite import composite_ndcg
 from ltr.datasets import load_letor
 from ltr.estimator import GroupedRanker, LambdaMARTRanker
 from ltr.metrics import ndcg
+from ltr.metrics.composite import composite_ndcg
 from ltr.testing import check_predictions_agree, deterministic_params
 
 lgb = pytest.importorskip("lightgbm")
@@ -368,7 +368,7 @@ def test_xgboost_engine_works_the_same_way(train, test_data, random_ceiling):
 def test_sampling_uses_our_objective_and_schedule_changes_training(
     train, test_data, random_ceiling
 ):
-    from ltr.sampling import TopKPairSampling
+    from ltr.objectives.sampling import TopKPairSampling
 
     native = LambdaMARTRanker(**FAST).fit(train.X, train.y, qid=train.qid)
     sampled = LambdaMARTRanker(sampling=TopKPairSampling(top=10), **FAST).fit(
@@ -562,7 +562,7 @@ def test_invalid_hyper_parameters_are_rejected_in_fit(train, params, match):
         (
             {"sampling": "top"},
             TypeError,
-            "sampling must be None or a ltr.sampling.TopKPairSampling, got 'top'",
+            "sampling must be None or a ltr.objectives.sampling.TopKPairSampling, got 'top'",
         ),
         ({"schedule": [(0, 5)]}, ValueError, r"steps\[0\].k must be >= 1, got 0"),
     ],

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from ltr.evaluation import EvaluationResult, evaluate
-from ltr.trec import write_run
+from ltr.evaluation.trec import write_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -291,7 +291,7 @@ def test_duplicate_in_a_run_file_names_the_line(tmp_path):
 def test_metric_names_are_parsed_by_the_one_parser():
     import ltr
     from ltr.evaluation import metric_codes
-    from ltr.metric_names import EVALUATION_METRICS, parse_metric_name
+    from ltr.metrics.names import EVALUATION_METRICS, parse_metric_name
 
     names, _, ks = metric_codes(["MAP", "ndcg@10", "r-precision", "MAP"])
     assert names == ["MAP", "ndcg@10", "r-precision"] and ks.tolist() == [0, 10, 0]

@@ -17,10 +17,14 @@ import pytest
 from sklearn.datasets import load_svmlight_file
 from sklearn.inspection import permutation_importance as sk_permutation_importance
 
-from ltr.composite import ndcg_by_segment
 from ltr.groups import resolve_groups
-from ltr.inspection import PermutationImportance, _within_query_permutations, permutation_importance
+from ltr.inspection._permutation import (
+    PermutationImportance,
+    _within_query_permutations,
+    permutation_importance,
+)
 from ltr.metrics import ndcg
+from ltr.metrics.composite import ndcg_by_segment
 from ltr.testing import deterministic_params
 
 LGB_PARAMS = deterministic_params("lightgbm", objective="lambdarank", num_leaves=15,
@@ -150,7 +154,7 @@ def test_xgboost_booster_is_wrapped_in_a_dmatrix_and_matches_full_prediction(rea
 
 @pytest.mark.parametrize("zero_as_missing", [False, True])
 def test_leaf_walk_matches_lightgbm_pred_leaf_with_missing_values(zero_as_missing):
-    from ltr._tree_changes import _parse_lgb_trees
+    from ltr.inspection._tree_changes import _parse_lgb_trees
     from ltr.kernels._tree_predict import _tree_leaves
 
     rng = np.random.default_rng(1)

@@ -1,4 +1,4 @@
-"""IPS DCG/nDCG of a new ranking from logged clicks (ltr.ips) and its scorer.
+"""IPS DCG/nDCG of a new ranking from logged clicks (ltr.clicks.ips) and its scorer.
 
 The unbiasedness bar: averaged over 20,000 simulated sessions of one fixed
 logged ranking, the IPS DCG of a fixed new ranking equals its closed form
@@ -17,7 +17,7 @@ from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import GroupKFold, cross_val_score
 
 from ltr.clicks import simulate_pbm
-from ltr.ips import ips_dcg, ips_ndcg
+from ltr.clicks.ips import ips_dcg, ips_ndcg
 from ltr.metrics import dcg
 from ltr.scoring import IPSNDCGScorer, make_ips_ndcg_scorer
 

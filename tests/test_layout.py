@@ -37,34 +37,35 @@ LAYERS: dict[str, int] = {
     "ltr.synthetic": 1,
     "ltr.relevance": 1,
     "ltr.testing": 2,
-    "ltr._gains": 2,
-    "ltr.metric_names": 2,
     "ltr.metrics": 2,
-    "ltr.composite": 2,
-    "ltr.objectives": 2,
-    "ltr._unbiased": 2,
-    "ltr.sampling": 2,
-    "ltr.schedules": 2,
-    "ltr.comparison": 2,
-    "ltr.monitoring": 2,
-    "ltr.rank_metrics": 2,
-    "ltr.trec": 2,
     "ltr.evaluation": 2,
-    "ltr.recsys": 2,
     "ltr.clicks": 2,
-    "ltr.ips": 2,
+    "ltr.objectives": 2,
     "ltr.engines": 3,
-    "ltr._tree_changes": 3,
     "ltr.build": 3,
     "ltr.dask": 3,
     "ltr.estimator": 4,
     "ltr.scoring": 4,
     "ltr.inspection": 4,
-    "ltr._importance_result": 4,
     "ltr.runs": 5,
     "ltr.cli": 6,
     "ltr.__main__": 6,
 }
+
+#: Old module paths kept for one release: each only forwards to its new home (same layer).
+DEPRECATED_ALIASES: dict[str, str] = {
+    "ltr.rank_metrics": "ltr.metrics._rank",
+    "ltr.metric_names": "ltr.metrics.names",
+    "ltr.composite": "ltr.metrics.composite",
+    "ltr.trec": "ltr.evaluation.trec",
+    "ltr.recsys": "ltr.evaluation.recsys",
+    "ltr.comparison": "ltr.evaluation.comparison",
+    "ltr.monitoring": "ltr.evaluation.monitoring",
+    "ltr.ips": "ltr.clicks.ips",
+    "ltr.sampling": "ltr.objectives.sampling",
+    "ltr.schedules": "ltr.objectives.schedules",
+}
+LAYERS.update({old: 2 for old in DEPRECATED_ALIASES})
 
 
 def _modules() -> list[str]:
@@ -191,8 +192,8 @@ def test_doctests_pass(module):
 def test_convention_names_come_from_one_registry():
     from typing import get_args
 
-    from ltr.metric_names import CONVENTIONS as NAMED
     from ltr.metrics import CONVENTIONS
+    from ltr.metrics.names import CONVENTIONS as NAMED
     from ltr.runs.config import EvaluationConfig
 
     # conventions a metric name, the CLI and the config accept: those that need no document ids
@@ -202,12 +203,60 @@ def test_convention_names_come_from_one_registry():
     assert set(get_args(literal)) == set(NAMED)
     from ltr.cli import build_parser
 
-    evaluate = build_parser()._subparsers._group_actions[0].choices["evaluate"]
-    conv = next(a for a in evaluate._actions if a.dest == "convention")
+    commands = build_parser()._subparsers._group_actions[0].choices
+    conv = {
+        name: next(a for a in commands[name]._actions if a.dest == "convention").choices
+        for name in ("evaluate", "score")
+    }
     from ltr.evaluation import CONVENTIONS as QRELS
 
-    assert tuple(conv.choices) == tuple(NAMED) + tuple(QRELS)
+    assert tuple(conv["score"]) == tuple(NAMED)
+    assert tuple(conv["evaluate"]) == tuple(QRELS)
     assert set(QRELS) <= set(CONVENTIONS)
     from ltr.engines import ENGINES
 
     assert set(ENGINES) <= set(CONVENTIONS)  # every engine's own convention exists
+
+
+@pytest.mark.parametrize("old", sorted(DEPRECATED_ALIASES))
+def test_old_module_paths_forward_with_a_deprecation_warning(old):
+    new = importlib.import_module(DEPRECATED_ALIASES[old])
+    alias = importlib.import_module(old)
+    name = min(getattr(new, "__all__", None) or [n for n in vars(new) if not n.startswith("_")])
+    with pytest.warns(DeprecationWarning, match=f"{old} moved to "):
+        assert getattr(alias, name) is getattr(new, name)
+
+
+#: Shared infrastructure every layer may use, private by name but not by concern: the one
+#: validation rule set, the one writer, the optional imports, and the kernels (whose private
+#: modules are the kernel layer's interface to its validating wrappers).
+INFRASTRUCTURE = ("ltr._validation", "ltr._io", "ltr._compat", "ltr.kernels")
+
+
+def _subpackage(module: str) -> str:
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def _private_imports(module: str) -> list[str]:
+    """Private names (or private modules) *module* imports from another subpackage."""
+    tree = ast.parse(_path(module).read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+            continue
+        base = node.module
+        if not base.startswith("ltr.") or _subpackage(base) == _subpackage(module):
+            continue
+        if base.startswith(INFRASTRUCTURE) or module in DEPRECATED_ALIASES:
+            continue
+        private_module = any(p.startswith("_") for p in base.split(".")[1:])
+        names = [a.name for a in node.names if a.name.startswith("_")]
+        if private_module or names:
+            out.append(f"{base}: {', '.join(names) or '(private module)'}")
+    return out
+
+
+@pytest.mark.parametrize("module", [m for m in MODULES if m != "ltr"])
+def test_no_private_name_is_imported_across_subpackages(module):
+    assert _private_imports(module) == []

@@ -1,4 +1,4 @@
-"""Metric names: one registry, parser and formatter (ltr.metric_names)."""
+"""Metric names: one registry, parser and formatter (ltr.metrics.names)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from ltr import scoring
-from ltr.metric_names import (
+from ltr.metrics.names import (
     CONVENTIONS,
     METRICS,
     MetricName,
@@ -73,8 +73,8 @@ def test_scoring_reexports_the_one_parser():
 
 def test_metric_names_imports_nothing_above_validation():
     code = (
-        "import sys, ltr.metric_names; "
+        "import sys, ltr.metrics.names; "
         "print(sorted(m for m in sys.modules if m.startswith('ltr')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['ltr', 'ltr._validation', 'ltr.metric_names']"
+    assert out.stdout.strip() == "['ltr', 'ltr._validation', 'ltr.metrics', 'ltr.metrics.names']"

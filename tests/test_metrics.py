@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ltr.composite import composite_ndcg, ndcg_by_segment, smooth
 from ltr.metrics import MetricValue, cg, dcg, idcg, ndcg
+from ltr.metrics.composite import composite_ndcg, ndcg_by_segment, smooth
 from ltr.testing import log2_discount, naive_ndcg
 
 # ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""ltr.monitoring and ltr.runs.monitor_cmd: planted breaches, incremental windows, bad input."""
+"""ltr.evaluation.monitoring and ltr.runs.monitor_cmd: planted breaches, incremental windows, bad input."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ltr.monitoring import ALERT_COLUMNS, Monitor, parse_monitor_config
+from ltr.evaluation.monitoring import ALERT_COLUMNS, Monitor, parse_monitor_config
 
 
 def make_log(n_windows=6, per_window=30, bad=(3,), docs=5, seed=0, start="2024-03-01T00:00:00Z",

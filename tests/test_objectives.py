@@ -6,10 +6,10 @@ import lightgbm as lgb
 import numpy as np
 import pytest
 
-from ltr.composite import composite_ndcg
 from ltr.metrics import ndcg
+from ltr.metrics.composite import composite_ndcg
 from ltr.objectives import CompositeLambdaRankObjective, LambdaRankObjective
-from ltr.sampling import TopKPairSampling
+from ltr.objectives.sampling import TopKPairSampling
 from ltr.testing import F32_001, deterministic_params, naive_lambdarank
 from ltr.testing import random_scored_queries as random_queries
 

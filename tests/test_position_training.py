@@ -318,7 +318,7 @@ def _session_csv(tmp_path: Path, letor_slice_dir: Path) -> Path:
 def test_run_reports_ips_ndcg_equal_to_the_metric_on_its_own_split(
     letor_slice_dir, tmp_path, capsys, source
 ):
-    from ltr.ips import ips_ndcg
+    from ltr.clicks.ips import ips_ndcg
     from ltr.runs.config import load_config, resolve_data_paths
     from ltr.runs.data import load_data
 

@@ -1,4 +1,4 @@
-"""ltr.rank_metrics: flat precision/recall/AP/RR/ERR/hit rate, and their scorers."""
+"""ltr.metrics: flat precision/recall/AP/RR/ERR/hit rate, and their scorers."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import BaseEstimator
 
-from ltr import rank_metrics as R
 from ltr.evaluation import evaluate
+from ltr.metrics import _rank as R
 from ltr.scoring import RankScorer, get_scorer, get_scorer_names, make_rank_scorer
 
 FUNCS = {

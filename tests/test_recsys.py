@@ -1,4 +1,4 @@
-"""ltr.recsys.evaluate: a dense score matrix against held-out interactions."""
+"""ltr.evaluation.recsys.evaluate: a dense score matrix against held-out interactions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 import ltr
 from ltr.evaluation import EvaluationResult
-from ltr.recsys import evaluate
+from ltr.evaluation.recsys import evaluate
 
 METRICS = ["ndcg@10", "dcg@10", "map@10", "mrr@10", "precision@10", "recall@20", "hit_rate@10",
            "err@10", "ndcg@3", "map", "r-precision", "ndcg"]

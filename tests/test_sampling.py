@@ -9,7 +9,7 @@ import pytest
 
 from ltr.metrics import ndcg
 from ltr.objectives import LambdaRankObjective
-from ltr.sampling import TopKPairSampling, round_seed
+from ltr.objectives.sampling import TopKPairSampling, round_seed
 
 
 def _queries(seed, n_queries=12, max_docs=30):

@@ -1,4 +1,4 @@
-"""Tests for ltr.schedules: pure round -> k functions, stages, validation, pickling."""
+"""Tests for ltr.objectives.schedules: pure round -> k functions, stages, validation, pickling."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ltr.schedules import (
+from ltr.objectives.schedules import (
     Constant,
     FunctionSchedule,
     Linear,

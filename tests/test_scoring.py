@@ -11,10 +11,10 @@ from sklearn.model_selection import GroupKFold, ShuffleSplit, cross_validate
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from ltr.composite import composite_ndcg
 from ltr.datasets import load_letor
 from ltr.estimator import GroupedRanker
 from ltr.metrics import ndcg
+from ltr.metrics.composite import composite_ndcg
 from ltr.scoring import (
     CONVENTIONS,
     MetricName,

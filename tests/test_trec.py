@@ -1,4 +1,4 @@
-"""ltr.trec: TREC qrels/run readers and the run writer."""
+"""ltr.evaluation.trec: TREC qrels/run readers and the run writer."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ltr.evaluation import evaluate
-from ltr.trec import read_qrels, read_run, write_qrels, write_run
+from ltr.evaluation.trec import read_qrels, read_run, write_qrels, write_run
 
 
 def test_read_qrels_and_run(tmp_path):
@@ -79,7 +79,7 @@ def test_write_run_rejects_bad_ids_and_scores(tmp_path):
 
 
 def test_write_qrels_and_run_without_doc_ids_evaluate_rows_you_hold(tmp_path):
-    from ltr.rank_metrics import average_precision
+    from ltr.metrics import average_precision
 
     qid = np.array([3, 3, 3, 1, 1])
     y = np.array([0, 2, 1, 1, 0])

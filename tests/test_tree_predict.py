@@ -1,4 +1,4 @@
-"""Exact rescoring of permuted rows from cached leaves (ltr._tree_changes._ExactRescorer).
+"""Exact rescoring of permuted rows from cached leaves (ltr.inspection._tree_changes._ExactRescorer).
 
 The reference is the engine itself: after permuting one column (or a group),
 the rows the rescorer rewrites must equal LightGBM's / XGBoost's full predict
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from sklearn.inspection import permutation_importance as sk_permutation_importance
 
-from ltr._tree_changes import _ExactRescorer
-from ltr.engines._trees import parse_lightgbm_trees, parse_xgboost_trees
+from ltr.engines.trees import parse_lightgbm_trees, parse_xgboost_trees
 from ltr.inspection import permutation_importance
+from ltr.inspection._tree_changes import _ExactRescorer
 from ltr.metrics import ndcg
 from ltr.testing import deterministic_params
 
@@ -70,7 +70,7 @@ def _check_bitwise(X: np.ndarray, model_predict, booster, rounds: int = 3) -> in
 def split_rows(request, monkeypatch):
     """Rescore in one call, or with the rows split over threads (as on large inputs)."""
     if request.param:
-        monkeypatch.setattr("ltr._tree_changes._MIN_ROWS_PER_THREAD", 300)
+        monkeypatch.setattr("ltr.inspection._tree_changes._MIN_ROWS_PER_THREAD", 300)
         monkeypatch.setattr("numba.get_num_threads", lambda: 3)
     return request.param
 

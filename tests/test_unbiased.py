@@ -15,7 +15,7 @@ import pytest
 
 from ltr.metrics import ndcg
 from ltr.objectives import CompositeLambdaRankObjective, LambdaRankObjective
-from ltr.sampling import TopKPairSampling
+from ltr.objectives.sampling import TopKPairSampling
 from ltr.testing import deterministic_params
 from ltr.testing import random_scored_queries as random_queries
 from ltr.testing.references import naive_position_bias_update, naive_unbiased_lambdarank

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ltr._gains import parse_gain
-from ltr.composite import composite_ndcg, ndcg_by_segment
-from ltr.inspection import _check_random_state
+from ltr.inspection._permutation import _check_random_state
 from ltr.metrics import dcg, ndcg
+from ltr.metrics.composite import composite_ndcg, ndcg_by_segment
+from ltr.metrics.gains import parse_gain
 from ltr.objectives import LambdaRankObjective
-from ltr.sampling import TopKPairSampling
+from ltr.objectives.sampling import TopKPairSampling
 
 Y = np.array([0.0, 1.0, 2.0, 1.0, 0.0, 3.0])
 S = np.array([0.3, 0.1, 0.9, 0.4, 0.2, 0.8])

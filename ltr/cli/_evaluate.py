@@ -6,9 +6,9 @@ import argparse
 import warnings
 
 from ltr.cli._common import EXIT_OK, Command, UsageError, print_metrics
-from ltr.metric_names import CONVENTIONS as SCORER_CONVENTIONS
-from ltr.metric_names import QRELS_CONVENTIONS
-from ltr.runs.evaluate_cmd import evaluate_model, evaluate_ranking, predict_run
+from ltr.metrics.names import CONVENTIONS as SCORER_CONVENTIONS
+from ltr.metrics.names import QRELS_CONVENTIONS
+from ltr.runs.score_cmd import evaluate_model, evaluate_ranking, predict_run
 
 __all__ = ["COMMANDS"]
 

@@ -78,8 +78,8 @@ from __future__ import annotations
 
 from ltr.dask._bins import apply_edges, quantile_edges
 from ltr.dask._cluster import Connection, connect
-from ltr.dask._evaluate import evaluate, predict
 from ltr.dask._frame import QueryLayout, shuffle_by_query
+from ltr.dask._metrics import evaluate, predict
 from ltr.dask._train import (
     LIGHTGBM_MAX_QUERY_ROWS,
     MEMORY_FACTOR,

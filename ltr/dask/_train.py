@@ -1,7 +1,7 @@
 """Distributed training: :func:`train`, stage by stage, with checkpoints and resume.
 
 The stage loop mirrors :func:`ltr.engines.train`: the schedule is split into
-stages of equal ``k`` (:func:`ltr.schedules.stages_of`), each stage one
+stages of equal ``k`` (:func:`ltr.objectives.schedules.stages_of`), each stage one
 engine training continued from the previous stage's model (LightGBM
 ``init_model``, XGBoost ``xgb_model``), stage ``i`` seeded ``seed + i``; a
 custom objective without early stopping or checkpoints follows the
@@ -37,7 +37,7 @@ from ltr.engines._model import RankingModel
 from ltr.engines._objective import composite_gains, composite_weights, objective_fields
 from ltr.engines._objective import resolve_objective as _resolve
 from ltr.engines._spec import EvalSet, check_eval_sets, merge_engine_params
-from ltr.schedules import stages_of
+from ltr.objectives.schedules import stages_of
 
 __all__ = ["LIGHTGBM_MAX_QUERY_ROWS", "MEMORY_FACTOR", "DistributedTrainingError", "train"]
 

@@ -87,8 +87,8 @@ def train(
         Truncation level when there is no schedule (a custom objective's own
         ``k``/``schedule`` take precedence).
     schedule : Schedule, list of (k, rounds), int or callable, optional
-        Truncation schedule (:mod:`ltr.schedules`).  The schedule is split into
-        stages of equal ``k`` (:func:`ltr.schedules.stages_of`); each stage is a
+        Truncation schedule (:mod:`ltr.objectives.schedules`).  The schedule is split into
+        stages of equal ``k`` (:func:`ltr.objectives.schedules.stages_of`); each stage is a
         training continued from the previous model, the native objective rebuilt
         with the stage's ``k``.  A custom objective receives the schedule and
         changes ``k`` every round inside one training; its stages become

@@ -1,6 +1,6 @@
 """The training loop: stage by stage over one adapter, with checkpoints and resume.
 
-:func:`ltr.schedules.stages_of` splits the schedule into runs of equal ``k``;
+:func:`ltr.objectives.schedules.stages_of` splits the schedule into runs of equal ``k``;
 each stage is one engine training continued from the previous stage's model
 (the native objective rebuilt for that stage's ``k``), on engine data built
 once per training (:meth:`EngineAdapter.prepare`).  A custom objective follows

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ltr._validation import short_repr
-from ltr.schedules import Constant, as_schedule
+from ltr.objectives.schedules import Constant, as_schedule
 
 __all__ = ["ObjectiveCall", "attach_position", "composite_gains", "composite_weights",
            "objective_fields", "resolve_objective", "uses_position"]

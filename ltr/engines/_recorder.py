@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ltr.metric_names import format_metric_name
+from ltr.metrics.names import format_metric_name
 
 if TYPE_CHECKING:
     from ltr.engines._spec import TrainSpec
@@ -68,8 +68,8 @@ class Recorder:
 
     def record(self, index: int, preds: np.ndarray) -> dict[str, float]:
         """Record the metrics of eval set *index* for the current round; returns them."""
-        from ltr.composite import composite_ndcg
         from ltr.metrics import ndcg
+        from ltr.metrics.composite import composite_ndcg
 
         ev = self.spec.eval_sets[index]
         scores = np.asarray(preds, dtype=np.float64).reshape(-1)

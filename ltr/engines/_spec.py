@@ -42,7 +42,7 @@ from ltr.engines._objective import (
     resolve_objective,
 )
 from ltr.engines._registry import ENGINES
-from ltr.schedules import stages_of
+from ltr.objectives.schedules import stages_of
 
 __all__ = [
     "EvalSet",

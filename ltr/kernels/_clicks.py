@@ -4,7 +4,7 @@ Everything works on flat arrays plus ``int64`` offsets.  Randomness comes from
 a counter-based generator (SplitMix64) seeded per ``(query, session)``, so a
 result depends on the seed only, never on the number of threads.
 
-The public, validating wrappers live in :mod:`ltr.clicks` and :mod:`ltr.ips`.
+The public, validating wrappers live in :mod:`ltr.clicks` and :mod:`ltr.clicks.ips`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Exact tree-ensemble scores from cached leaves (numba, no validation).
 
-Used by :mod:`ltr.inspection` through :mod:`ltr._tree_changes`.  Trees are the
-flat arrays of :class:`ltr.engines._trees.FlatTrees`: node ``k`` of tree ``t``
+Used by :mod:`ltr.inspection` through :mod:`ltr.inspection._tree_changes`.  Trees are the
+flat arrays of :class:`ltr.engines.trees.FlatTrees`: node ``k`` of tree ``t``
 is ``start[t] + k``; ``left``/``right`` >= 0 are internal nodes, < 0 is
 ``~leaf``; the leaf values of tree ``t`` are
 ``leaf_value[leaf_start[t]:leaf_start[t + 1]]``.

@@ -2,7 +2,7 @@
 
 Used by :mod:`ltr.inspection` when the model's predictions cannot be re-summed
 from cached leaves (:mod:`ltr.kernels._tree_predict`, whose walk it shares); the
-trees are parsed by :mod:`ltr.engines._trees`.  Trees are flat arrays: node ``k``
+trees are parsed by :mod:`ltr.engines.trees`.  Trees are flat arrays: node ``k``
 of tree ``t`` is ``start[t] + k``; ``left``/``right`` >= 0 are internal nodes,
 < 0 is ``~leaf``.
 """

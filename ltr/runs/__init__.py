@@ -15,7 +15,7 @@ from ltr.runs.commands import (
     validate,
 )
 from ltr.runs.config import ConfigError, RunConfig, RunError, RunInterrupted, load_config
-from ltr.runs.evaluate_cmd import evaluate_model, predict_run
+from ltr.runs.score_cmd import evaluate_model, predict_run
 
 __all__ = [
     "ConfigError",

@@ -24,12 +24,6 @@ from typing import TYPE_CHECKING, Any
 from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_clicks, check_positions
 from ltr.build import TrainSettings, build_training, resolve_objective
-from ltr.runs.build import (
-    check_engine_params,
-    ranker_from_settings,
-    search_distributions,
-    settings_from_config,
-)
 from ltr.runs.config import (
     RunConfig,
     RunError,
@@ -39,13 +33,6 @@ from ltr.runs.config import (
     parse_config,
 )
 from ltr.runs.data import CLICK_KEY, POSITION_KEY, load_data
-from ltr.runs.evaluation import (
-    compute_metrics,
-    importance_features,
-    importance_set,
-    importance_table,
-    write_curves,
-)
 from ltr.runs.folder import (
     DONE_MARKER,
     MODEL_FILE,
@@ -62,6 +49,19 @@ from ltr.runs.folder import (
     write_run_config,
 )
 from ltr.runs.report import RunReport
+from ltr.runs.run_metrics import (
+    compute_metrics,
+    importance_features,
+    importance_set,
+    importance_table,
+    write_curves,
+)
+from ltr.runs.settings import (
+    check_engine_params,
+    ranker_from_settings,
+    search_distributions,
+    settings_from_config,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from ltr._io import to_jsonable, write_atomic
-from ltr.comparison import TESTS, Comparison, compare, read_per_query
+from ltr.evaluation.comparison import TESTS, Comparison, compare, read_per_query
 
 __all__ = ["CompareResult", "compare_runs"]
 
@@ -94,13 +94,14 @@ def compare_runs(
     ----------
     run_a, run_b : path-like or per-query values
         Baseline and candidate: run folders (``per_query_<split>.csv``, format in
-        the module docstring), CSV files, or anything :func:`ltr.comparison.compare` takes.
+        the module docstring), CSV files, or anything
+        :func:`ltr.evaluation.comparison.compare` takes.
     split : {'test', 'valid'}, default='test'
     segments : path-like or pandas.Series, optional
         A CSV with columns ``qid, segment``, or a Series qid -> segment;
         default: the runs' own ``segment`` column.
     tests, n_resamples, alpha, random_state, min_queries, align, metrics
-        As in :func:`ltr.comparison.compare` (``random_state`` defaults to 0 here so
+        As in :func:`ltr.evaluation.comparison.compare` (``random_state`` defaults to 0 here so
         that a command is reproducible).
     out : path-like, optional
         Folder for ``report.md``, ``report.html``, ``forest.png``,

@@ -335,7 +335,7 @@ class ScheduleConfig(_Section):
 
 
 class SamplingConfig(_Section):
-    """Top-k weighted pair sampling (``ltr.sampling.TopKPairSampling``)."""
+    """Top-k weighted pair sampling (``ltr.objectives.sampling.TopKPairSampling``)."""
 
     top: int = Field(20, ge=1, le=_MAX_INT)
     head_weight: float = Field(2.0, ge=1, allow_inf_nan=False)
@@ -423,7 +423,7 @@ class EvaluationConfig(_Section):
 
     @model_validator(mode="after")
     def _metric_names(self) -> EvaluationConfig:
-        from ltr.metric_names import RANK_SCORER_METRICS, parse_metric_name
+        from ltr.metrics.names import RANK_SCORER_METRICS, parse_metric_name
 
         seen: list[str] = []
         for i, name in enumerate(self.metrics):

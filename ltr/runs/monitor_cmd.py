@@ -3,7 +3,7 @@
 The log is parquet or CSV with one row per impression: ``timestamp, qid,
 doc_id, score`` (or ``rank``), ``label`` (or ``click``), optional segment and
 business-metric columns; the config (``configs/monitor.yaml``) names the rules.
-See :mod:`ltr.monitoring` for the window semantics.
+See :mod:`ltr.evaluation.monitoring` for the window semantics.
 
 Incremental use (``state=PATH``): the state file records the monitor's
 progress and how many log rows were consumed.  The next call reads the whole
@@ -27,7 +27,7 @@ import pandas as pd
 
 from ltr._compat import import_matplotlib_figure, import_yaml
 from ltr._io import to_jsonable, write_atomic, write_png
-from ltr.monitoring import ALERT_COLUMNS, Monitor, parse_monitor_config
+from ltr.evaluation.monitoring import ALERT_COLUMNS, Monitor, parse_monitor_config
 from ltr.runs.config import _strict_loader
 from ltr.runs.errors import ConfigError
 
@@ -41,9 +41,9 @@ class MonitorResult:
     Attributes
     ----------
     values : pandas.DataFrame
-        One row per rule x window x segment (:data:`ltr.monitoring.VALUE_COLUMNS`).
+        One row per rule x window x segment (:data:`ltr.evaluation.monitoring.VALUE_COLUMNS`).
     alerts : pandas.DataFrame
-        :data:`ltr.monitoring.ALERT_COLUMNS`.
+        :data:`ltr.evaluation.monitoring.ALERT_COLUMNS`.
     n_windows_computed : int
         Rule x window pairs computed by this call.
     files : dict of str to Path
@@ -173,7 +173,7 @@ def monitor_log(
     if settings["sort"] and len(frame):
         ts_col = settings["columns"]["timestamp"]
         if ts_col in frame.columns:
-            from ltr.monitoring import parse_timestamps
+            from ltr.evaluation.monitoring import parse_timestamps
 
             ts = parse_timestamps(frame[ts_col].reset_index(drop=True), ts_col)
             frame = frame.iloc[np.argsort(ts.to_numpy(), kind="stable")]

@@ -109,7 +109,7 @@ def position_bias_metrics(
         curves["learned t+"] = np.asarray(learned["t_plus"], dtype=np.float64)
         curves["learned t-"] = np.asarray(learned["t_minus"], dtype=np.float64)
     if used is not None:
-        from ltr.ips import ips_dcg, ips_ndcg
+        from ltr.clicks.ips import ips_dcg, ips_ndcg
         from ltr.metrics import ndcg
 
         prop, source = used

@@ -23,7 +23,7 @@ from typing import Any
 
 from ltr._compat import import_matplotlib_pyplot, import_yaml
 from ltr._io import write_atomic, write_png
-from ltr.metric_names import format_metric_name
+from ltr.metrics.names import format_metric_name
 
 __all__ = [
     "RunReport",

@@ -16,7 +16,7 @@ groups, datasets, synthetic), never the estimator, CLI or run machinery.
 from __future__ import annotations
 
 from ltr.testing._paths import NO_SHARED_ENV, letor_full_path, letor_path, letor_slice_path
-from ltr.testing.checks import check_predictions_agree, check_score_is_ndcg, deterministic_params
+from ltr.testing.agreement import check_predictions_agree, check_score_is_ndcg, deterministic_params
 from ltr.testing.data import SmallQueries, make_queries, random_scored_queries
 from ltr.testing.references import (
     F32_001,

@@ -56,14 +56,6 @@ from typing import Any
 import numpy as np
 
 from ltr._compat import import_tqdm, import_xgboost
-from ltr._importance_result import PermutationImportance
-from ltr._tree_changes import (
-    _KERNEL_LOCK,
-    _ChangeDetector,
-    _ExactRescorer,
-    _is_lgb_booster,
-    _is_xgb_booster,
-)
 from ltr._validation import (
     INT64_MAX,
     check_int,
@@ -72,8 +64,16 @@ from ltr._validation import (
     check_seed,
     short_repr,
 )
-from ltr.engines._trees import find_booster
+from ltr.engines.trees import find_booster
 from ltr.groups import resolve_groups
+from ltr.inspection._result import PermutationImportance
+from ltr.inspection._tree_changes import (
+    _KERNEL_LOCK,
+    _ChangeDetector,
+    _ExactRescorer,
+    _is_lgb_booster,
+    _is_xgb_booster,
+)
 
 __all__ = ["PermutationImportance", "permutation_importance"]
 

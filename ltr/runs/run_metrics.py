@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ltr._io import to_jsonable, write_atomic
-from ltr.metric_names import format_metric_name
+from ltr.metrics.names import format_metric_name
 from ltr.runs.config import RunConfig, RunError
 from ltr.runs.folder import data_summary
 from ltr.runs.position_bias import position_bias_metrics
@@ -93,9 +93,9 @@ def _extra_metric(
     cfg: RunConfig, name: str, ds: RankingData, scores: np.ndarray, *, reduce: str | None
 ) -> Any:
     """One ``evaluation.metrics`` entry (``map@10``, ``mrr``, ...) under the run's convention."""
-    from ltr import rank_metrics
-    from ltr.metric_names import RANK_FUNCTIONS, RANK_SCORER_METRICS, parse_metric_name
+    import ltr.metrics as rank_metrics
     from ltr.metrics import ndcg
+    from ltr.metrics.names import RANK_FUNCTIONS, RANK_SCORER_METRICS, parse_metric_name
 
     parsed = parse_metric_name(name, metrics=RANK_SCORER_METRICS, k_optional=True)
     fn: Any = ndcg if parsed.metric == "ndcg" else getattr(
@@ -180,7 +180,7 @@ def compute_metrics(
     Final nDCG on every set but train, per-stage metrics, and the composite and
     per-segment tables when the config asks for them; JSON-ready.
     """
-    from ltr.composite import composite_ndcg, ndcg_by_segment
+    from ltr.metrics.composite import composite_ndcg, ndcg_by_segment
 
     ev = cfg.evaluation
     scores = {

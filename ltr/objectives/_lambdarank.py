@@ -14,7 +14,7 @@ allocation, ``O(n)`` buffers).  An instance is a callable ``obj(preds, data)
 Compared with LightGBM's native ``lambdarank`` it also accepts graded float
 labels (any non-negative value, not just integers below 31), queries longer
 than LightGBM's 10,000-row cap, a truncation level that changes per round
-(``schedule``), weighted / sampled pairs (:class:`ltr.sampling.TopKPairSampling`),
+(``schedule``), weighted / sampled pairs (:class:`ltr.objectives.sampling.TopKPairSampling`),
 and, in :class:`CompositeLambdaRankObjective`, several label columns at once.
 
 With ``sigmoid="lightgbm"`` the sigmoid goes through LightGBM's lookup table
@@ -56,8 +56,6 @@ from typing import Any, Union
 import numba
 import numpy as np
 
-from ltr import _unbiased as _ub
-from ltr._gains import check_exp2_labels, parse_gain
 from ltr._validation import (
     INT32_MAX,
     check_1d_float,
@@ -70,7 +68,9 @@ from ltr._validation import (
     short_repr,
 )
 from ltr.kernels import _lambdarank as _kern
-from ltr.sampling import TopKPairSampling, round_seed
+from ltr.metrics.gains import check_exp2_labels, parse_gain
+from ltr.objectives import _unbiased as _ub
+from ltr.objectives.sampling import TopKPairSampling, round_seed
 
 __all__ = ["CompositeLambdaRankObjective", "LambdaRankObjective"]
 
@@ -98,7 +98,7 @@ def _sigmoid_table(sigma: float) -> tuple[np.ndarray, float, float, float]:
 
 
 def _check_gain(gain: Any, name: str) -> tuple[str, np.ndarray | None]:
-    """``("exp2"|"linear", None)`` or ``("table", gains >= 0)``: :func:`ltr._gains.parse_gain`."""
+    """``("exp2"|"linear", None)`` or ``("table", gains >= 0)``."""
     return parse_gain(gain, name, allow_callable=False, nonnegative=True)
 
 
@@ -467,7 +467,7 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
     sampling : TopKPairSampling or None, default=None
         Pair weighting / sampling; ``None`` uses every eligible pair with weight 1.
     schedule : callable or None, default=None
-        ``schedule(iteration) -> k`` (e.g. from :mod:`ltr.schedules`); overrides ``k``.
+        ``schedule(iteration) -> k`` (e.g. from :mod:`ltr.objectives.schedules`); overrides ``k``.
     sigmoid : {"exact", "lightgbm"}, default="exact"
         ``"lightgbm"`` reproduces LightGBM's lookup-table sigmoid and float32
         accumulation (bit-identical to ``objective="lambdarank"``).
@@ -476,7 +476,7 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
     unbiased : bool, default=False
         Unbiased LambdaMART: divide every pair by learned position biases
         ``t_plus_[p_high] * t_minus_[p_low]``, re-estimated after every round
-        (:mod:`ltr._unbiased` has the rule).  Needs ``position``.
+        (:mod:`ltr.objectives._unbiased` has the rule).  Needs ``position``.
     bias_norm : float, default=1.0
         ``b >= 0`` of the update ``t = (l_p / l_1) ** (1 / (1 + b))``
         (XGBoost ``lambdarank_bias_norm``).

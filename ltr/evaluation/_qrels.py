@@ -53,15 +53,16 @@ import pandas as pd
 from ltr._compat import optional_import
 from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_real, short_repr
+from ltr.evaluation.trec import line_of_row, read_qrels, read_run
 from ltr.kernels import _dcg as D
+from ltr.kernels import _judgments as J
 from ltr.kernels import _rank as K
-from ltr.metric_names import EVALUATION_METRICS, QRELS_CONVENTIONS, parse_metric_name
-from ltr.trec import line_of_row, read_qrels, read_run
+from ltr.metrics.names import EVALUATION_METRICS, QRELS_CONVENTIONS, parse_metric_name
 
 __all__ = ["CONVENTIONS", "EvaluationResult", "evaluate", "metric_codes"]
 
 #: Conventions of :func:`evaluate`; ``None`` means ``"trec_eval"``.
-CONVENTIONS: tuple[str, ...] = QRELS_CONVENTIONS  # the registry lives in ltr.metric_names
+CONVENTIONS: tuple[str, ...] = QRELS_CONVENTIONS  # the registry lives in ltr.metrics.names
 
 _CODES = {
     "ndcg": K.NDCG, "dcg": K.DCG, "map": K.AP, "mrr": K.RR, "precision": K.PRECISION,
@@ -219,7 +220,7 @@ def _codes(values: Any, name: str) -> tuple[np.ndarray, Any]:
         if isinstance(values, np.ndarray):  # Python objects: compare neighbours in place
             starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
         else:
-            starts = K.run_starts(*_string_buffers(values, name, what="qid"))
+            starts = J.run_starts(*_string_buffers(values, name, what="qid"))
         if starts.shape[0] < n // 2:  # ids come in runs (a run file is grouped by query)
             firsts = values.take(starts) if hasattr(values, "take") else values[starts]
             run_codes, uniques = pd.factorize(firsts)
@@ -291,7 +292,7 @@ def _doc_keys(values: Any, name: str) -> tuple[np.ndarray, tuple[np.ndarray, np.
         return np.asarray(values, dtype=np.int64), _NO_STRINGS
     strings = _string_buffers(values, name)
     keys = np.empty(len(values), dtype=np.uint64)
-    K.hash_strings(strings[0], strings[1], keys)
+    J.hash_strings(strings[0], strings[1], keys)
     return keys.view(np.int64), strings
 
 
@@ -468,7 +469,7 @@ class EvaluationResult:
 
 def _check_unique(table: _Table, offsets: np.ndarray, rows: np.ndarray, keys: np.ndarray,
                   strings: tuple[np.ndarray, np.ndarray]) -> None:
-    row = int(K.first_duplicate(offsets, rows, keys, strings[0], strings[1]))
+    row = int(J.first_duplicate(offsets, rows, keys, strings[0], strings[1]))
     if row >= 0:
         raise ValueError(
             f"{table.where(row)}: duplicated (qid, doc_id) = "
@@ -499,7 +500,7 @@ def evaluate(
         dict ``{qid: {doc_id: score}}``; or a TREC run file
         (``qid Q0 docid rank score tag``).  ``-inf`` scores are not ranked.
     metrics : str or list of str
-        Names from :data:`ltr.metric_names.EVALUATION_METRICS` with an
+        Names from :data:`ltr.metrics.names.EVALUATION_METRICS` with an
         optional ``@K``: ``"ndcg"``, ``"ndcg@10"``, ``"dcg@10"``, ``"map"``,
         ``"map@100"``, ``"mrr"``, ``"mrr@10"``, ``"precision@10"``,
         ``"recall@100"``, ``"r-precision"``, ``"hit_rate@10"``, ``"err@10"``.
@@ -566,7 +567,7 @@ def evaluate(
     j_row = np.empty_like(j_rows)
     j_rel = np.empty(j_rows.shape[0])
     ideal = np.empty(j_rows.shape[0])
-    K.sort_judgments(j_offsets, j_rows, q_key, q.value, j_key, j_row, j_rel, ideal)
+    J.sort_judgments(j_offsets, j_rows, q_key, q.value, j_key, j_row, j_rel, ideal)
 
     # Run grouped by query (input order kept); duplicates are errors; -inf is not ranked.
     rows, r_offsets = K.group_rows(r_code, n_q)

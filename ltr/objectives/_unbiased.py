@@ -106,7 +106,7 @@ def check_debias(unbiased: Any, bias_norm: Any, propensity: Any, propensity_clip
 
     Examples
     --------
-    >>> from ltr._unbiased import check_debias
+    >>> from ltr.objectives._unbiased import check_debias
     >>> check_debias(True, 1.0, None, None, 10).mode
     'learned'
     >>> check_debias(False, 1.0, [1.0, 0.5], 0.1, 10).n_slots
@@ -167,7 +167,7 @@ def position_slots(position: Any, offsets: np.ndarray, n_slots: int) -> np.ndarr
     Examples
     --------
     >>> import numpy as np
-    >>> from ltr._unbiased import position_slots
+    >>> from ltr.objectives._unbiased import position_slots
     >>> position_slots([2, 1, 3, 1, 2], np.array([0, 3, 5]), 2).tolist()
     [1, 0, 1, 0, 1]
     """
@@ -200,7 +200,7 @@ def update_tables(li: np.ndarray, lj: np.ndarray, t_plus: np.ndarray, t_minus: n
     Examples
     --------
     >>> import numpy as np
-    >>> from ltr._unbiased import update_tables
+    >>> from ltr.objectives._unbiased import update_tables
     >>> tp, tm = update_tables(np.array([4.0, 1.0, 0.0]), np.array([1.0, 4.0, 9.0]),
     ...                        np.ones(3), np.ones(3), 1.0)
     >>> tp.tolist(), tm.tolist()

@@ -1,7 +1,7 @@
 """Which rows change prediction when columns are permuted, and their new scores (trees).
 
 Private helper of :mod:`ltr.inspection`.  It takes an engine's trees once
-(parsed by :mod:`ltr.engines._trees`; the walks are the numba kernels of
+(parsed by :mod:`ltr.engines.trees`; the walks are the numba kernels of
 :mod:`ltr.kernels._tree_predict` and :mod:`ltr.kernels._trees`):
 
 * :class:`_ExactRescorer` caches every row's leaf in every tree and, for a
@@ -24,7 +24,7 @@ from typing import Any
 import numba
 import numpy as np
 
-from ltr.engines._trees import (
+from ltr.engines.trees import (
     FlatTrees,
     LgbTrees,
     find_booster,

@@ -47,7 +47,7 @@ CONFIG_KEYS: dict[str, str] = {
 
 
 def _schedule(cfg: RunConfig) -> Any:
-    from ltr.schedules import Linear, Steps
+    from ltr.objectives.schedules import Linear, Steps
 
     sched = cfg.objective.schedule
     if sched is None:
@@ -63,7 +63,7 @@ def _sampling(cfg: RunConfig) -> Any:
     spec = cfg.objective.sampling
     if spec is None:
         return None
-    from ltr.sampling import TopKPairSampling
+    from ltr.objectives.sampling import TopKPairSampling
 
     return TopKPairSampling(
         top=spec.top,

@@ -19,8 +19,8 @@ import numpy as np
 from ltr._validation import check_eval_at, check_int
 from ltr.runs.config import DataConfig, RunConfig, RunError, parse_config
 from ltr.runs.data import load_data
-from ltr.runs.evaluation import set_metrics
 from ltr.runs.folder import check_same_data, load_run_config, load_run_model, prepare_config
+from ltr.runs.run_metrics import set_metrics
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
@@ -256,11 +256,11 @@ def predict_run(
     # without a document-id column, both TREC files number each query's rows 0, 1, ...
     trec_docs = None if doc_id is None else frame["doc_id"]
     if trec_run is not None:
-        from ltr import trec
+        from ltr.evaluation import trec
 
         trec.write_run(trec_run, frame["qid"], trec_docs, frame["score"], tag=tag)
     if trec_qrels is not None:
-        from ltr import trec
+        from ltr.evaluation import trec
 
         trec.write_qrels(trec_qrels, frame["qid"], trec_docs, ds.y)
     return frame

@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from ltr._gains import GainSpec, check_exp2_labels, parse_gain
 from ltr._validation import (
     check_1d_float,
     check_cutoffs,
@@ -44,11 +43,12 @@ from ltr._validation import (
     check_reduce,
     short_repr,
 )
+from ltr.clicks.ips import ips_dcg, ips_ndcg
 from ltr.groups import resolve_groups
-from ltr.ips import ips_dcg, ips_ndcg
 from ltr.kernels import _dcg as K
 from ltr.kernels._scan import PARALLEL_MIN_ROWS as _SCAN_MIN_ROWS
 from ltr.kernels._scan import label_score_stats
+from ltr.metrics.gains import GainSpec, check_exp2_labels, parse_gain
 
 __all__ = [
     "CONVENTIONS",

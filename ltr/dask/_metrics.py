@@ -53,9 +53,9 @@ def predict(model: RankingModel, data: Any, *, features: Sequence[str] | None = 
 def _metric_part(part: pd.DataFrame, label: str, score: str, qid: str,
                  specs: list[tuple[str, str, int | None, str | None]],
                  max_grade: float | None = None) -> pd.DataFrame:
-    from ltr import metrics as M
-    from ltr import rank_metrics as R
-    from ltr.metric_names import RANK_FUNCTIONS
+    import ltr.metrics as M
+    import ltr.metrics as R
+    from ltr.metrics.names import RANK_FUNCTIONS
 
     q = part[qid].to_numpy()
     if len(q) == 0:
@@ -99,7 +99,7 @@ def evaluate(
         Rows with *label*, *score* and *qid* columns.
     metrics : str or sequence of str, default=("ndcg@10",)
         ``"ndcg@K"``, ``"ndcg"`` (whole list), ``"dcg@K"``, and the rank
-        metrics of :mod:`ltr.rank_metrics` (``"map@K"``, ``"mrr"``,
+        metrics of :mod:`ltr.metrics` (``"map@K"``, ``"mrr"``,
         ``"precision@K"``, ``"recall@K"``, ``"err@K"``, ``"hit_rate@K"``), optionally
         ``":CONVENTION"`` per name.
     label, score, qid : str
@@ -114,7 +114,7 @@ def evaluate(
         query) and ``mean``.
     """
     from ltr.evaluation import EvaluationResult
-    from ltr.metric_names import RANK_FUNCTIONS, parse_metric_name
+    from ltr.metrics.names import RANK_FUNCTIONS, parse_metric_name
 
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:

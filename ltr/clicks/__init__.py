@@ -1,0 +1,33 @@
+"""Position-biased clicks.
+
+Simulation and propensity estimation (:mod:`._simulate`)
+and IPS metrics (:mod:`.ips`).
+"""
+
+from __future__ import annotations
+
+from ltr.clicks._simulate import (
+    DEFAULT_CLICK_LADDER,
+    ClickLog,
+    PropensityEstimate,
+    estimate_propensity_em,
+    estimate_propensity_swap,
+    simulate_cascade,
+    simulate_pbm,
+)
+from ltr.clicks.ips import (
+    ips_dcg,
+    ips_ndcg,
+)
+
+__all__ = [
+    "DEFAULT_CLICK_LADDER",
+    "ClickLog",
+    "PropensityEstimate",
+    "estimate_propensity_em",
+    "estimate_propensity_swap",
+    "ips_dcg",
+    "ips_ndcg",
+    "simulate_cascade",
+    "simulate_pbm",
+]

@@ -1,0 +1,267 @@
+"""TREC qrels and run files: readers and a run-file writer.
+
+* qrels: ``qid iter docid relevance`` (4 whitespace-separated fields; ``iter``
+  is ignored), as read by trec_eval;
+* run: ``qid Q0 docid rank score tag`` (6 fields; trec_eval ranks by
+  ``score``, not by ``rank``).
+
+Readers return a pandas DataFrame with string ``qid`` and ``doc_id`` columns
+and a float ``relevance`` / ``score`` column, the layout
+:func:`ltr.evaluation.evaluate` takes.  A malformed line raises ``ValueError``
+naming the file, the line number and the line.  :func:`write_run` writes
+through :func:`ltr._io.write_atomic`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ltr._io import write_atomic
+from ltr._validation import check_1d_float, short_repr
+
+__all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
+
+PathLike = str | os.PathLike[str]
+
+_QRELS_FIELDS = ("qid", "iter", "doc_id", "relevance")
+_RUN_FIELDS = ("qid", "Q0", "doc_id", "rank", "score", "tag")
+
+
+def line_of_row(path: PathLike, row: int) -> tuple[int, str]:
+    """``(1-based line number, text)`` of data row *row* (blank lines skipped) of *path*."""
+    seen = -1
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, start=1):
+            if line.strip():
+                seen += 1
+                if seen == row:
+                    return number, line.rstrip("\n")
+    return -1, ""
+
+
+def _bad_line(path: PathLike, kind: str, row: int, why: str) -> ValueError:
+    number, text = line_of_row(path, row)
+    return ValueError(f"{kind} file {str(path)!r}, line {number}: {why}: {text!r}")
+
+
+def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str) -> pd.DataFrame:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{kind} file {str(path)!r} does not exist")
+    n = len(fields)
+    layout = " ".join(fields)
+    try:
+        # one spare column catches lines with too many fields
+        frame = pd.read_csv(path, sep=r"\s+", header=None, names=list(range(n + 1)), dtype=str,
+                            engine="c", na_filter=False, skip_blank_lines=True, quoting=3,
+                            index_col=False)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{kind} file {str(path)!r} is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"{kind} file {str(path)!r} is not in TREC {kind} format ({layout}): {exc}"
+        ) from None
+    if frame.empty:
+        raise ValueError(f"{kind} file {str(path)!r} is empty")
+    short = (frame[n - 1] == "").to_numpy() | (frame[n] != "").to_numpy()
+    if short.any():
+        raise _bad_line(path, kind, int(np.flatnonzero(short)[0]),
+                        f"expected {n} whitespace-separated fields ({layout})")
+    col = fields.index(value)
+    numbers = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(numbers)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise _bad_line(path, kind, i, f"{value} {frame[col].iloc[i]!r} is not a number")
+    return pd.DataFrame({"qid": frame[0].to_numpy(), "doc_id": frame[2].to_numpy(),
+                         value: numbers})
+
+
+def read_qrels(path: PathLike) -> pd.DataFrame:
+    """Read a TREC qrels file (``qid iter docid relevance`` per line).
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``qid`` (str), ``doc_id`` (str), ``relevance`` (float64), in file order.
+
+    Raises
+    ------
+    ValueError
+        A line without 4 fields or with a non-numeric relevance (the message
+        names the file, the line number and the line), or an empty file.
+    FileNotFoundError
+        *path* does not exist.
+    """
+    return _read(path, "qrels", _QRELS_FIELDS, "relevance")
+
+
+def read_run(path: PathLike) -> pd.DataFrame:
+    """Read a TREC run file (``qid Q0 docid rank score tag`` per line).
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``qid`` (str), ``doc_id`` (str), ``score`` (float64), in file
+        order (the ``rank`` column is ignored, as trec_eval does).
+
+    Raises
+    ------
+    ValueError
+        A line without 6 fields or with a non-numeric score (the message names
+        the file, the line number and the line), or an empty file.
+    FileNotFoundError
+        *path* does not exist.
+    """
+    return _read(path, "run", _RUN_FIELDS, "score")
+
+
+def _id_strings(values: Any, name: str, n: int) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"{name} must hold one id per row ({n}), got shape {arr.shape}")
+    out = arr.astype(str)
+    bad = (np.char.str_len(out) == 0) | np.char.isspace(out) | (
+        np.char.find(out, " ") >= 0) | (np.char.find(out, "\t") >= 0)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name}[{i}] = {str(out[i])!r}: TREC ids must be non-empty and contain no whitespace"
+        )
+    return out
+
+
+def _position_ids(qid: np.ndarray) -> np.ndarray:
+    """Each row's 0-based position among the rows of its query, as strings."""
+    codes, _ = pd.factorize(qid)
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    pos = np.empty(len(codes), dtype=np.int64)
+    pos[order] = np.arange(len(codes)) - np.repeat(starts, sizes)
+    return pos.astype(str)
+
+
+def write_qrels(path: PathLike, qid: Any, doc_id: Any, relevance: Any) -> Path:
+    """Write judgments as a TREC qrels file (``qid 0 docid relevance``), atomically.
+
+    Parameters
+    ----------
+    path : path-like
+        Target file; its folder must exist.
+    qid : array-like of shape (n_rows,)
+        Query id per row.
+    doc_id : array-like of shape (n_rows,) or None
+        Document id per row; ``None`` numbers the rows of each query 0, 1, ...
+        in input order (what :func:`write_run` does with ``doc_id=None`` for
+        the same rows, so a labelled LETOR file gives a matching qrels and run).
+    relevance : array-like of shape (n_rows,)
+        Finite relevance grades (integers are written without a decimal point).
+
+    Returns
+    -------
+    Path
+        *path*.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> out = os.path.join(tempfile.mkdtemp(), "qrels.txt")
+    >>> _ = write_qrels(out, ["q1", "q1"], None, [2, 0])
+    >>> print(open(out).read(), end="")
+    q1 0 0 2
+    q1 0 1 0
+    """
+    rel = check_1d_float(relevance, "relevance")
+    if not np.isfinite(rel).all():
+        i = int(np.flatnonzero(~np.isfinite(rel))[0])
+        raise ValueError(f"relevance must be finite; relevance[{i}] = {float(rel[i])!r}")
+    n = rel.shape[0]
+    q = _id_strings(qid, "qid", n)
+    d = _position_ids(q) if doc_id is None else _id_strings(doc_id, "doc_id", n)
+    grades: Any = rel.astype(np.int64) if (rel == np.round(rel)).all() else rel
+    frame = pd.DataFrame({"q": q, "iter": 0, "d": d, "rel": grades})
+    return write_atomic(path, frame.to_csv(sep=" ", header=False, index=False,
+                                           lineterminator="\n"))
+
+
+def write_run(
+    path: PathLike,
+    qid: Any,
+    doc_id: Any,
+    score: Any,
+    *,
+    tag: str = "ltr",
+) -> Path:
+    """Write scored documents as a TREC run file (``qid Q0 docid rank score tag``).
+
+    Rows are grouped by query (in order of first appearance) and ranked by
+    score descending, ties by document id descending (trec_eval's order), so
+    the ``rank`` column agrees with what trec_eval computes.  Scores of
+    ``-inf`` (not ranked) are left out.  The file is written atomically.
+
+    Parameters
+    ----------
+    path : path-like
+        Target file; its folder must exist.
+    qid : array-like of shape (n_rows,)
+        Query id per row (written as a string without whitespace).
+    doc_id : array-like of shape (n_rows,) or None
+        Document id per row; ``None`` numbers the rows of each query 0, 1, ...
+        in input order (as :func:`write_qrels` does).
+    score : array-like of shape (n_rows,)
+        Scores, higher first; finite or ``-inf``.
+    tag : str, default='ltr'
+        Run tag (last column).
+
+    Returns
+    -------
+    Path
+        *path*.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> out = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> _ = write_run(out, ["q1", "q1"], ["d1", "d2"], [0.5, 2.0], tag="demo")
+    >>> print(open(out).read(), end="")
+    q1 Q0 d2 1 2.0 demo
+    q1 Q0 d1 2 0.5 demo
+    """
+    scores = check_1d_float(score, "score", allow_empty=True)
+    n = scores.shape[0]
+    if np.isnan(scores).any() or np.isposinf(scores).any():
+        i = int(np.flatnonzero(np.isnan(scores) | np.isposinf(scores))[0])
+        raise ValueError(f"score must be finite or -inf; score[{i}] = {float(scores[i])!r}")
+    if not isinstance(tag, str) or not tag or any(c.isspace() for c in tag):
+        raise ValueError(
+            f"tag must be a non-empty string without whitespace, got {short_repr(tag)}"
+        )
+    q = _id_strings(qid, "qid", n)
+    d = _position_ids(q) if doc_id is None else _id_strings(doc_id, "doc_id", n)
+    keep = scores > -np.inf
+    q, d, scores = q[keep], d[keep], scores[keep]
+    qcode, _ = pd.factorize(q)
+    dcode = np.unique(d, return_inverse=True)[1].ravel()
+    order = np.lexsort((-dcode, -scores, qcode))
+    q, d, scores, qcode = q[order], d[order], scores[order], qcode[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(qcode)) + 1] if qcode.size else np.zeros(0, int)
+    rank = np.arange(qcode.size) - np.repeat(starts, np.diff(np.r_[starts, qcode.size])) + 1
+    frame = pd.DataFrame({"q": q, "Q0": "Q0", "d": d, "rank": rank, "score": scores, "tag": tag})
+    text = frame.to_csv(sep=" ", header=False, index=False, lineterminator="\n")
+    return write_atomic(path, text)
