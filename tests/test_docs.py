@@ -27,7 +27,7 @@ def _block() -> str:
 
 
 def _documented() -> dict[str, ast.FunctionDef]:
-    code = re.search(r"```python\n(.*?)```", _block(), re.S)
+    code = re.search(r"```python\n(.*?)```", _block(), re.DOTALL)
     assert code is not None, "docs/sklearn.md: the signature block has no python code"
     cls = ast.parse(code.group(1)).body[0]
     assert isinstance(cls, ast.ClassDef) and cls.name == "LambdaMARTRanker"
@@ -64,5 +64,5 @@ def test_docs_sklearn_lists_every_parameter_with_its_default(method):
 
 
 def test_docs_sklearn_has_a_table_row_per_constructor_parameter():
-    rows = re.findall(r"^\| `(\w+)` \|", _block(), re.M)
+    rows = re.findall(r"^\| `(\w+)` \|", _block(), re.MULTILINE)
     assert rows == [name for name, _ in _code_params(LambdaMARTRanker.__init__)]
