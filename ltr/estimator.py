@@ -43,13 +43,7 @@ from ltr._validation import (
 from ltr.build import OBJECTIVES, TrainSettings, build_training, resolve_objective
 from ltr.engines._registry import ENGINES
 from ltr.groups import resolve_groups, take_rows
-from ltr.scoring import (
-    _check_qid_length,
-    _is_dataframe,
-    _is_multilabel,
-    _label_columns,
-    _take_qid_column,
-)
+from ltr._frames import check_qid_length, is_dataframe, is_multilabel, label_columns, take_column
 
 __all__ = ["GroupedRanker", "LambdaMARTRanker"]
 
@@ -58,7 +52,7 @@ __all__ = ["GroupedRanker", "LambdaMARTRanker"]
 def _missing_qid_message(owner: str, qid_column: Any, X: Any) -> str:
     if qid_column is None:
         col = "qid_column is not set"
-    elif not _is_dataframe(X):
+    elif not is_dataframe(X):
         col = f"qid_column={qid_column!r} is set but X is not a pandas DataFrame"
     else:
         col = f"X has no column {qid_column!r}"
@@ -76,7 +70,7 @@ def _get_qid(
     owner: str, X: Any, qid: Any, qid_column: Any, *, required: bool = True
 ) -> tuple[Any, Any]:
     """Split ``(X, qid)`` from the argument or the ``qid_column`` of a DataFrame X."""
-    X, column_qid = _take_qid_column(X, qid_column, drop=True)
+    X, column_qid = take_column(X, qid_column, drop=True)
     if qid is not None and column_qid is not None:
         raise ValueError(
             f"{owner} got qid twice: as the qid argument and as column {qid_column!r} of X; "
@@ -96,7 +90,7 @@ def _n_rows(X: Any) -> int:
 
 def _check_qid_rows(qid: Any, n_rows: int, name: str = "qid") -> np.ndarray:
     arr = np.asarray(qid)
-    _check_qid_length(arr, n_rows, name)
+    check_qid_length(arr, n_rows, name)
     return arr
 
 
@@ -338,13 +332,13 @@ class LambdaMARTRanker(BaseEstimator):
     ) -> tuple[Any, dict[str, np.ndarray] | None]:
         """Return ``(primary 1-D label, per-objective label columns or None)``."""
         if weights is None:
-            if _is_multilabel(y) and np.ndim(np.asarray(y)) == 2 and np.asarray(y).shape[1] != 1:
+            if is_multilabel(y) and np.ndim(np.asarray(y)) == 2 and np.asarray(y).shape[1] != 1:
                 raise ValueError(
                     f"{name} has shape {np.shape(y)} but objectives is None; pass 1-D relevance "
                     "labels, or set objectives={'label': weight, ...} for one column per objective"
                 )
             return y, None
-        labels = _label_columns(y, weights, name=name)
+        labels = label_columns(y, weights, name=name)
         return labels[next(iter(weights))], labels
 
     # ------------------------------------------------------------------ #
@@ -528,7 +522,7 @@ class LambdaMARTRanker(BaseEstimator):
 
     def _transform_X(self, X: Any) -> Any:
         check_is_fitted(self)
-        X, _ = _take_qid_column(X, self.qid_column, drop=True)
+        X, _ = take_column(X, self.qid_column, drop=True)
         X = validate_data(
             self,
             X,
@@ -583,7 +577,7 @@ class LambdaMARTRanker(BaseEstimator):
         groups = resolve_groups(n, qid=qid, sort=True)
         k = self._eval_at()[0]
         if self.objectives is not None:
-            labels = _label_columns(y, self.objectives)
+            labels = label_columns(y, self.objectives)
             labels = {name: take_rows(col, groups.order) for name, col in labels.items()}
             result = composite_ndcg(
                 labels,
@@ -679,7 +673,7 @@ class GroupedRanker(BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Scores of the fitted estimator (qid column dropped)."""
         check_is_fitted(self)
-        X, _ = _take_qid_column(X, self.qid_column, drop=True)
+        X, _ = take_column(X, self.qid_column, drop=True)
         return np.asarray(self.estimator_.predict(X), dtype=np.float64)
 
     def score(self, X: Any, y: Any, *, qid: Any = None) -> float:

@@ -15,10 +15,11 @@ from ltr.composite import composite_ndcg
 from ltr.datasets import load_letor
 from ltr.estimator import GroupedRanker
 from ltr.metrics import ndcg
+from ltr.metric_names import NAME_CONVENTIONS
 from ltr.scoring import (
-    CONVENTIONS,
     MetricName,
     NDCGScorer,
+    RankScorer,
     get_scorer,
     get_scorer_names,
     make_ndcg_scorer,
@@ -90,12 +91,15 @@ def test_metric_name_str_round_trips():
 @pytest.mark.parametrize(
     "name, exc, match",
     [
-        ("ndcg", ValueError, "not of the form 'ndcg@K'"),
-        ("ndcg@", ValueError, "not of the form"),
-        ("map@10", ValueError, "unknown metric 'map'"),
+        ("ndcg@", ValueError, "not of the form METRIC, METRIC@K or METRIC@K:CONVENTION"),
+        ("ndcg@10/watch", ValueError, "not of the form METRIC"),
+        ("composite_ndcg@10", ValueError, "'composite_ndcg' is not accepted here"),
+        ("nDGC@10", ValueError, r"unknown metric 'nDGC' \(did you mean 'ndcg'\?\)"),
         ("ndcg@ten", ValueError, "K must be an integer >= 1, got 'ten'"),
         ("ndcg@0", ValueError, "K must be an integer >= 1, got 0"),
         ("ndcg@10:foo", ValueError, "unknown convention 'foo'"),
+        ("ndcg@10:lightgmb", ValueError, r"did you mean 'lightgbm'\?"),
+        ("ndcg@10:trec_eval", ValueError, "unknown convention 'trec_eval'"),
         (10, TypeError, "metric name must be a str"),
     ],
 )
@@ -110,10 +114,10 @@ def test_get_scorer_resolves_every_registered_name():
     for name in names:
         scorer = get_scorer(name)
         parsed = parse_metric_name(name)
-        assert isinstance(scorer, NDCGScorer)
+        assert isinstance(scorer, NDCGScorer) and isinstance(scorer, RankScorer)
         assert scorer.k == parsed.k
         assert scorer.ndcg_options.get("convention") == parsed.convention
-    assert {c for c in CONVENTIONS} <= {parse_metric_name(n).convention for n in names}
+    assert set(NAME_CONVENTIONS) <= {parse_metric_name(n).convention for n in names}
 
 
 def test_get_scorer_accepts_unregistered_k_and_passes_scorers_through():
@@ -122,6 +126,7 @@ def test_get_scorer_accepts_unregistered_k_and_passes_scorers_through():
     assert get_scorer(scorer) is scorer
     with pytest.raises(ValueError, match="unknown metric"):
         get_scorer("accuracy@3")
+    assert get_scorer("ndcg").k is None  # no cut-off: the whole list
 
 
 # --------------------------------------------------------------------------- #
