@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ltr.metric_names import CONVENTIONS as SCORER_CONVENTIONS
+from ltr.metric_names import NAME_CONVENTIONS as SCORER_CONVENTIONS
 from ltr.metric_names import QRELS_CONVENTIONS
 from ltr.runs.commands import (
     RunResult,

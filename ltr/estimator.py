@@ -31,6 +31,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ltr._frames import check_qid_length, is_dataframe, is_multilabel, label_columns, take_column
 from ltr._validation import (
     INT32_MAX,
     check_1d_float,
@@ -43,7 +44,7 @@ from ltr._validation import (
 from ltr.build import OBJECTIVES, TrainSettings, build_training, resolve_objective
 from ltr.engines._registry import ENGINES
 from ltr.groups import resolve_groups, take_rows
-from ltr._frames import check_qid_length, is_dataframe, is_multilabel, label_columns, take_column
+from ltr.metric_names import NAME_CONVENTIONS
 
 __all__ = ["GroupedRanker", "LambdaMARTRanker"]
 
@@ -209,7 +210,9 @@ class LambdaMARTRanker(BaseEstimator):
     feature_names_in_ : ndarray of str
         Feature names, when ``X`` was a DataFrame with string column names.
     evals_result_ : dict
-        ``{"valid_0": {"ndcg@10": [...]}}`` per ``eval_set`` entry.
+        ``{"valid_0": {"ndcg@10": [...]}}`` per ``eval_set`` entry, one value
+        per round, in the engine's nDCG convention (the one :meth:`score`
+        uses, so both report the same number on the same rows).
     best_iteration_ : int
         Boosting rounds kept: the engine's early-stopping best when it stopped
         early, else ``n_estimators``.
@@ -550,7 +553,15 @@ class LambdaMARTRanker(BaseEstimator):
         return np.asarray(self.model_.predict(X), dtype=np.float64)
 
     def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
-        """Mean nDCG@``eval_at[0]`` over the queries of ``(X, y)``.
+        """Mean nDCG@``eval_at[0]`` over the queries of ``(X, y)``, in the engine's convention.
+
+        The convention is the engine's own (:data:`ltr.metric_names.CONVENTIONS`
+        ``[engine]``: LightGBM's or XGBoost's nDCG, gain ``2**l - 1``, ties in
+        input order, a query without relevant rows scoring 1), the one of
+        :attr:`evals_result_` and of early stopping: ``score`` on an
+        ``eval_set`` equals the last value of its ``evals_result_`` curve
+        (``ltr train`` runs report the same by default).  For another
+        convention use a scorer, e.g. ``make_ndcg_scorer(10, convention="sklearn")``.
 
         Rows need not be sorted by query.  With ``objectives``, ``y`` holds one
         column per objective and the composite nDCG total is returned.
@@ -585,6 +596,7 @@ class LambdaMARTRanker(BaseEstimator):
                 offsets=groups.offsets,
                 weights=dict(self.objectives),
                 k=k,
+                convention=self.engine,
             )
             return float(result.total)
         y = _numeric_labels(y, "y")
@@ -593,9 +605,15 @@ class LambdaMARTRanker(BaseEstimator):
         return float(
             ndcg(
                 take_rows(y, groups.order), take_rows(scores, groups.order),
-                offsets=groups.offsets, k=k,
+                offsets=groups.offsets, k=k, convention=self.engine,
             )
         )
+
+
+def _engine_of(estimator: Any) -> str | None:
+    """``"lightgbm"`` / ``"xgboost"`` for those libraries' estimators, else ``None``."""
+    root = type(estimator).__module__.split(".")[0]
+    return root if root in ENGINES else None
 
 
 class GroupedRanker(BaseEstimator):
@@ -607,6 +625,13 @@ class GroupedRanker(BaseEstimator):
     rows by query and calls ``estimator.fit(X, y, group=sizes)``; ``predict``
     delegates (dropping the qid column).  Works with ``xgboost.XGBRanker`` too.
 
+    Per-row inputs of ``fit`` (``y``, ``sample_weight``, ``position``) are
+    re-ordered with the rows.  ``position`` (display ranks for an unbiased
+    ranker) is passed only to an estimator whose ``fit`` takes it, and refused
+    otherwise (``LGBMRanker`` and ``XGBRanker`` take none); it is not requested
+    by default in metadata routing (so a search can route ``position`` to an
+    IPS scorer alone): ``set_fit_request(position=True)`` asks for it.
+
     Parameters
     ----------
     estimator : estimator with fit(X, y, group=...) and predict(X)
@@ -614,6 +639,12 @@ class GroupedRanker(BaseEstimator):
         ``estimator__num_leaves`` in a search.
     qid_column : hashable, optional
         Query-id column of a pandas ``X``; never passed to the estimator.
+    k : int, default=10
+        Cut-off of :meth:`score` (mean nDCG@k).
+    convention : {None, "lightgbm", "xgboost", "sklearn"}, default=None
+        nDCG convention of :meth:`score`; ``None``: the wrapped engine's own
+        (``"lightgbm"`` for ``LGBMRanker``, ``"xgboost"`` for ``XGBRanker``, as
+        :meth:`LambdaMARTRanker.score`), ltr's default for other estimators.
 
     Attributes
     ----------
@@ -623,20 +654,33 @@ class GroupedRanker(BaseEstimator):
         Features seen in ``fit`` (without the qid column).
     """
 
-    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True, "position": True}
+    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True, "position": False}
     __metadata_request__score: ClassVar[dict[str, bool]] = {"qid": True}
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "estimator": [HasMethods(["fit", "predict"])],
         "qid_column": [None, str, Integral, tuple],
+        "k": [Interval(Integral, 1, INT32_MAX, closed="both")],
+        "convention": [None, StrOptions(set(NAME_CONVENTIONS))],
     }
 
-    def __init__(self, estimator: Any, *, qid_column: Any = None) -> None:
+    def __init__(
+        self, estimator: Any, *, qid_column: Any = None, k: int = 10, convention: str | None = None
+    ) -> None:
         self.estimator = estimator
         self.qid_column = qid_column
+        self.k = k
+        self.convention = convention
 
     def fit(
-        self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None, **fit_params: Any
+        self,
+        X: Any,
+        y: Any,
+        *,
+        qid: Any = None,
+        sample_weight: Any = None,
+        position: Any = None,
+        **fit_params: Any,
     ) -> GroupedRanker:
         """Sort rows by query and fit a clone of ``estimator`` with ``group`` sizes.
 
@@ -647,22 +691,44 @@ class GroupedRanker(BaseEstimator):
         qid : array-like of shape (n_rows,), optional
             Query id per row, or use ``qid_column``.
         sample_weight : array-like of shape (n_rows,), optional
+        position : array-like of shape (n_rows,), optional
+            Display rank per row (1 = top), re-ordered with the rows; only for
+            an estimator whose ``fit`` takes ``position``.
         **fit_params
-            Passed to ``estimator.fit``.
+            Passed to ``estimator.fit`` as given (not re-ordered: per-row
+            arrays belong in the arguments above).
 
         Returns
         -------
         self
         """
         self._validate_params()
-        X, qid = _get_qid(f"{type(self).__name__}.fit", X, qid, self.qid_column)
+        owner = f"{type(self).__name__}.fit"
+        if position is not None and not _takes(self.estimator.fit, "position"):
+            raise TypeError(
+                f"{owner} got position, but {type(self.estimator).__name__}.fit takes no "
+                "position argument (LightGBM's and XGBoost's sklearn rankers have none); "
+                "train an unbiased ranker with ltr.LambdaMARTRanker(unbiased=True).fit(X, y, "
+                "qid=qid, position=position), or do not pass position to this estimator "
+                "(in a search: set_fit_request(position=False), the default)"
+            )
+        X, qid = _get_qid(owner, X, qid, self.qid_column)
         n = _n_rows(X)
         qid = _check_qid_rows(qid, n)
         groups = resolve_groups(n, qid=qid, sort=True)
         X = take_rows(X, groups.order)
         y = take_rows(np.asarray(y), groups.order)
         if sample_weight is not None:
-            fit_params["sample_weight"] = take_rows(np.asarray(sample_weight), groups.order)
+            sample_weight = check_weights(sample_weight, "sample_weight", n)
+            fit_params["sample_weight"] = take_rows(sample_weight, groups.order)
+        if position is not None:
+            position = check_1d_float(position, "position")
+            if len(position) != n:
+                raise ValueError(
+                    f"position has {len(position)} entries but X has {n} rows; pass one display "
+                    "rank per row"
+                )
+            fit_params["position"] = take_rows(position, groups.order)
         self.estimator_ = clone(self.estimator).fit(X, y, group=groups.sizes, **fit_params)
         if hasattr(self.estimator_, "n_features_in_"):
             self.n_features_in_ = self.estimator_.n_features_in_
@@ -677,7 +743,10 @@ class GroupedRanker(BaseEstimator):
         return np.asarray(self.estimator_.predict(X), dtype=np.float64)
 
     def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
-        """Mean nDCG@10 over the queries of ``(X, y)`` (rows need not be sorted)."""
+        """Mean nDCG@``k`` over the queries of ``(X, y)`` (rows need not be sorted).
+
+        The convention is ``convention``, by default the wrapped engine's own.
+        """
         from ltr.metrics import ndcg
 
         check_is_fitted(self)
@@ -687,9 +756,21 @@ class GroupedRanker(BaseEstimator):
         groups = resolve_groups(n, qid=qid, sort=True)
         scores = self.predict(X)
         y = np.asarray(y, dtype=np.float64)
+        convention = self.convention if self.convention is not None else _engine_of(self.estimator)
         return float(
             ndcg(
                 take_rows(y, groups.order), take_rows(scores, groups.order),
-                offsets=groups.offsets, k=10,
+                offsets=groups.offsets, k=self.k, convention=convention,
             )
         )
+
+
+def _takes(method: Any, name: str) -> bool:
+    """Whether *method* accepts a keyword *name* (by name or through ``**kwargs``)."""
+    import inspect
+
+    try:
+        params = inspect.signature(method).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return True
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())

@@ -193,23 +193,49 @@ def test_doctests_pass(module):
 def test_convention_names_come_from_one_registry():
     from typing import get_args
 
-    from ltr.metric_names import CONVENTIONS as NAMED
-    from ltr.metrics import CONVENTIONS
+    from ltr import metrics, scoring
+    from ltr.metric_names import CONVENTIONS, NAME_CONVENTIONS, QRELS_CONVENTIONS
     from ltr.runs.config import EvaluationConfig
 
+    # one registry object: the metrics, the scorers and the names all read it
+    assert metrics.CONVENTIONS is CONVENTIONS and scoring.CONVENTIONS is CONVENTIONS
+    assert set(NAME_CONVENTIONS) | set(QRELS_CONVENTIONS) <= set(CONVENTIONS)
     # conventions a metric name, the CLI and the config accept: those that need no document ids
-    assert set(NAMED) <= set(CONVENTIONS)
     annotation = EvaluationConfig.model_fields["convention"].annotation
     literal = next(a for a in get_args(annotation) if get_args(a))
-    assert set(get_args(literal)) == set(NAMED)
+    assert set(get_args(literal)) == set(NAME_CONVENTIONS)
     from ltr.cli import build_parser
 
     evaluate = build_parser()._subparsers._group_actions[0].choices["evaluate"]
     conv = next(a for a in evaluate._actions if a.dest == "convention")
-    from ltr.evaluation import CONVENTIONS as QRELS
-
-    assert tuple(conv.choices) == tuple(NAMED) + tuple(QRELS)
-    assert set(QRELS) <= set(CONVENTIONS)
+    assert tuple(conv.choices) == NAME_CONVENTIONS + QRELS_CONVENTIONS
     from ltr.engines import ENGINES
 
     assert set(ENGINES) <= set(CONVENTIONS)  # every engine's own convention exists
+    # no other module defines its own CONVENTIONS constant
+    for module in MODULES:
+        if module == "ltr.metric_names" or module == "ltr":
+            continue
+        tree = ast.parse(_path(module).read_text(encoding="utf-8"))
+        defined = [
+            t.id
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(t, ast.Name)
+        ]
+        assert "CONVENTIONS" not in defined, f"{module} defines its own CONVENTIONS"
+
+
+def test_metric_names_come_from_one_registry():
+    """No module keeps its own table of metric names: they read ltr.metric_names.REGISTRY."""
+    from ltr.metric_names import SCORER_METRICS
+    from ltr.monitoring import METRICS as MONITOR
+
+    assert set(SCORER_METRICS) <= set(MONITOR)  # every rank metric can be a monitor rule
+    for module in MODULES:
+        if module in ("ltr.metric_names", "ltr"):
+            continue
+        text = _path(module).read_text(encoding="utf-8")
+        assert "RANK_FUNCTIONS[" not in text, f"{module} maps metric names itself"
+        assert '"ips_ndcg@' not in text and "f\"ips_ndcg@" not in text, module

@@ -418,22 +418,24 @@ class EvaluationConfig(_Section):
     metrics: list[str] = Field(
         default_factory=list,
         description="more metrics of the final model, e.g. [map@10, mrr@10, precision@5, "
-        "recall@20, err@10, hit_rate@10] (eval_at keeps meaning nDCG at those cut-offs)",
+        "recall@20, err@10, hit_rate@10, r-precision] or their trec_eval names (P_5, "
+        "recip_rank, ...), keyed as written (eval_at keeps meaning nDCG at those cut-offs)",
     )
 
     @model_validator(mode="after")
     def _metric_names(self) -> EvaluationConfig:
-        from ltr.metric_names import RANK_SCORER_METRICS, parse_metric_name
+        from ltr.metric_names import SCORER_METRICS, parse_metric_name
 
-        seen: list[str] = []
+        seen: dict[str, str] = {}
         for i, name in enumerate(self.metrics):
             try:
-                parse_metric_name(name, metrics=RANK_SCORER_METRICS, k_optional=True)
+                canonical = str(parse_metric_name(name, metrics=SCORER_METRICS))
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"@metrics[{i}]: {exc}") from None
-            if name in seen:
-                raise ValueError(f"@metrics[{i}]: {name!r} is listed twice")
-            seen.append(name)
+            if canonical in seen:
+                same = "" if seen[canonical] == name else f" (as {seen[canonical]!r})"
+                raise ValueError(f"@metrics[{i}]: {name!r} is listed twice{same}")
+            seen[canonical] = name
         return self
 
     @model_validator(mode="after")
