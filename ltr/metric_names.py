@@ -352,7 +352,7 @@ def _unknown(metric: Any, allowed: tuple[str, ...], text: str | None = None) -> 
 
 def _check_metric(metric: Any, allowed: tuple[str, ...], text: str | None = None) -> str:
     if not isinstance(metric, str):
-        raise ValueError(_unknown(metric, allowed, text))
+        raise TypeError(f"metric must be a str such as 'ndcg', got {short_repr(metric)}")
     key = ALIASES.get(metric.lower(), metric.lower())
     if key in allowed:
         return key

@@ -109,8 +109,8 @@ def _compute(
     column = {v: j for j, v in enumerate(ks)}
 
     def compute(kv: int | None) -> Any:
-        return reduce_values(out[:, column[kv]].copy(), prep.weights, n_empty if skip else 0, reduce,
-                       unweighted)
+        return reduce_values(out[:, column[kv]].copy(), prep.weights, n_empty if skip else 0,
+                             reduce, unweighted)
 
     return per_k(ks, k, compute)
 
@@ -258,7 +258,8 @@ reciprocal_rank.__doc__ = _signature_doc(
     "    >>> reciprocal_rank([0, 0, 2, 0], [4, 3, 2, 1], group=[4], k=10)\n"
     "    0.3333333333333333\n")
 r_precision.__doc__ = _signature_doc(
-    "R-precision: precision in the top R rows, R the query's relevant rows (trec_eval ``Rprec``).\n\n"
+    "R-precision: precision in the top R rows, R the query's relevant rows "
+    "(trec_eval ``Rprec``).\n\n"
     "    ``k`` must be ``None``: the cut-off is R.",
     "    >>> round(r_precision([1, 0, 2, 0], [4, 3, 2, 1], group=[4]), 4)\n    0.5\n")
 hit_rate.__doc__ = _signature_doc(

@@ -29,9 +29,9 @@ import scipy.sparse as sp
 
 from ltr._validation import check_int, check_real, short_repr
 from ltr.evaluation import EvaluationResult, metric_codes
-from ltr.metric_names import QRELS_CONVENTIONS
 from ltr.kernels import _rank as K
 from ltr.kernels import _recsys as R
+from ltr.metric_names import QRELS_CONVENTIONS
 
 __all__ = ["RecsysResult", "evaluate"]
 

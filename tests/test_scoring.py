@@ -14,8 +14,8 @@ from sklearn.preprocessing import StandardScaler
 from ltr.composite import composite_ndcg
 from ltr.datasets import load_letor
 from ltr.estimator import GroupedRanker
-from ltr.metrics import ndcg
 from ltr.metric_names import NAME_CONVENTIONS
+from ltr.metrics import ndcg
 from ltr.scoring import (
     MetricName,
     NDCGScorer,

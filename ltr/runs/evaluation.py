@@ -92,7 +92,7 @@ def set_metrics(
 def _extra_metric(
     cfg: RunConfig, name: str, ds: RankingData, scores: np.ndarray, *, reduce: str | None
 ) -> Any:
-    """One ``evaluation.metrics`` entry (``map@10``, ``mrr``, ``P_5``...) under the run's convention."""
+    """One ``evaluation.metrics`` entry (``map@10``, ``mrr``, ``P_5``...), run's convention."""
     from ltr.metric_names import SCORER_METRICS, metric_function, parse_metric_name
 
     parsed = parse_metric_name(name, metrics=SCORER_METRICS)
