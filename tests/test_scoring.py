@@ -340,3 +340,49 @@ def test_row_wise_shuffle_split_is_reported_not_silently_scored(train):
             params={"qid": train.qid},
             error_score="raise",
         )
+
+
+# --------------------------------------------------------------------------- #
+# one scorer class; the former classes                                        #
+# --------------------------------------------------------------------------- #
+
+
+def test_one_scorer_class_serves_every_metric_without_a_subclass_chain():
+    from ltr.scoring import IPSNDCGScorer, make_ips_ndcg_scorer
+
+    scorers = [get_scorer("ndcg@10"), get_scorer("map@10"), get_scorer("recip_rank"),
+               make_ips_ndcg_scorer(5, propensity=[1.0, 0.5])]
+    assert {type(s) for s in scorers} == {RankScorer}
+    assert RankScorer.__subclasses__() == []
+    # the former class names now test the metric, not the class
+    assert isinstance(get_scorer("ndcg@10"), NDCGScorer)
+    assert not isinstance(get_scorer("map@10"), NDCGScorer)
+    assert not isinstance(get_scorer("ndcg@10"), IPSNDCGScorer)
+    assert isinstance(scorers[-1], IPSNDCGScorer)
+
+
+def test_former_scorer_classes_warn_and_build_the_one_class():
+    from ltr.scoring import IPSNDCGScorer
+
+    with pytest.warns(DeprecationWarning, match=r"NDCGScorer\(\.\.\.\) is deprecated.*"
+                                                r"make_ndcg_scorer"):
+        scorer = NDCGScorer(5, gain="linear")
+    assert type(scorer) is RankScorer and repr(scorer) == "make_ndcg_scorer(k=5, gain='linear')"
+    with pytest.warns(DeprecationWarning, match="make_ips_ndcg_scorer"):
+        ips = IPSNDCGScorer(3, propensity=np.array([1.0, 0.5]))
+    assert ips.metric == "ips_ndcg" and ips.k == 3
+
+
+def test_make_rank_scorer_takes_aliases_and_every_scorer_metric():
+    from ltr.metric_names import SCORER_METRICS
+    from ltr.scoring import make_rank_scorer
+
+    for metric in SCORER_METRICS:
+        k = None if metric == "r-precision" else 5
+        assert make_rank_scorer(metric, k).metric == metric
+    assert make_rank_scorer("recip_rank", None).metric == "mrr"
+    assert repr(make_rank_scorer("P", 3)) == "make_rank_scorer('precision', k=3)"
+    with pytest.raises(ValueError, match="'r-precision' takes no cut-off, got k=5"):
+        make_rank_scorer("Rprec", 5)
+    with pytest.raises(TypeError, match=r"unknown option\(s\) \['gain'\] for 'mrr'"):
+        make_rank_scorer("mrr", 10, gain="exp2")
