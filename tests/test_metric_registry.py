@@ -132,3 +132,40 @@ def test_every_registry_scorer_equals_its_metric_per_fold_of_a_grid_search(letor
                                                           **options)
                 got = results[f"split{fold}_test_{name}"][cand]
                 assert got == pytest.approx(float(expected), rel=1e-12, abs=1e-12), (name, fold)
+
+
+# --------------------------------------------------------------------------- #
+# runs                                                                         #
+# --------------------------------------------------------------------------- #
+
+
+def test_run_metrics_are_keyed_by_the_names_in_the_config(letor_slice_dir):
+    from ltr.rank_metrics import precision, r_precision, reciprocal_rank
+    from ltr.runs.config import RunConfig
+    from ltr.runs.evaluation import set_metrics
+
+    cfg = RunConfig.model_validate(
+        {"evaluation": {"eval_at": [5], "metrics": ["P_5", "recip_rank", "Rprec"]}}
+    )
+    ds = load_letor(letor_slice_dir / "rank.test", n_features=300)
+    dense = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X)
+    scores = dense[:, :3].sum(axis=1)  # any ranking: three features summed
+    got = set_metrics(cfg, ds, scores)
+    assert list(got) == ["ndcg@5", "P_5", "recip_rank", "Rprec"]
+    conv = {"offsets": ds.offsets, "convention": "lightgbm"}  # the run's: the engine's own
+    assert got["P_5"] == pytest.approx(float(precision(ds.y, scores, k=5, **conv)), abs=1e-15)
+    assert got["recip_rank"] == pytest.approx(
+        float(reciprocal_rank(ds.y, scores, k=None, **conv)), abs=1e-15)
+    assert got["Rprec"] == pytest.approx(float(r_precision(ds.y, scores, **conv)), abs=1e-15)
+
+
+def test_run_config_names_a_metric_listed_twice_and_a_misspelt_scorer():
+    from pydantic import ValidationError
+
+    from ltr.runs.config import RunConfig
+
+    with pytest.raises(ValidationError, match=r"'precision@5' is listed twice \(as 'P_5'\)"):
+        RunConfig.model_validate({"evaluation": {"metrics": ["P_5", "precision@5"]}})
+    with pytest.raises(ValidationError, match=r"@scoring: .*did you mean 'ndcg'\?"):
+        RunConfig.model_validate({"search": {"param_grid": {"num_leaves": [7]},
+                                             "scoring": "ndgc@10"}})

@@ -480,8 +480,20 @@ class SearchConfig(_Section):
     param_distributions: dict[str, Any] | None = None
     n_iter: int = Field(10, ge=1, le=_MAX_INT)
     folds: int = Field(3, ge=2, le=_MAX_INT)
-    scoring: str = "ndcg@10"
+    scoring: str = Field(
+        "ndcg@10", description="scorer name (ltr.scoring.get_scorer): ndcg@10, map@10, mrr, P_5..."
+    )
     n_jobs: int = Field(1, ge=1, le=_MAX_INT)
+
+    @model_validator(mode="after")
+    def _scoring(self) -> SearchConfig:
+        from ltr.metric_names import SCORER_METRICS, parse_metric_name
+
+        try:
+            parse_metric_name(self.scoring, metrics=SCORER_METRICS)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"@scoring: {exc}") from None
+        return self
 
     @model_validator(mode="after")
     def _space(self) -> SearchConfig:
