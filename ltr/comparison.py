@@ -95,7 +95,7 @@ def read_per_query(path: str | os.PathLike[str], split: str = "test") -> pd.Data
             row = int(np.flatnonzero(out)[0])
             raise ValueError(
                 f"{str(p)!r}: {column!r} must lie in [0, 1] per query; query "
-                f"{frame['qid'].iloc[row]!r} (line {row + 2}) has {values[row]!r}"
+                f"{frame['qid'].iloc[row]!r} (line {row + 2}) has {float(values[row])!r}"
             )
     return frame.set_index("qid")
 

@@ -121,6 +121,17 @@ def _numeric_labels(y: Any, name: str) -> np.ndarray:
         raise  # pragma: no cover - astype failed but every element converts
 
 
+def _positions_in_order(position: Any, n_rows: int, order: np.ndarray) -> np.ndarray:
+    """Display ranks, one per row, re-ordered with the rows (*order*: the query sort)."""
+    position = check_1d_float(position, "position")
+    if len(position) != n_rows:
+        raise ValueError(
+            f"position has {len(position)} entries but X has {n_rows} rows; pass one display "
+            "rank per row"
+        )
+    return np.ascontiguousarray(take_rows(position, order))
+
+
 class LambdaMARTRanker(BaseEstimator):
     """LambdaMART ranker on LightGBM or XGBoost with the scikit-learn API.
 
@@ -432,13 +443,7 @@ class LambdaMARTRanker(BaseEstimator):
                 name: np.ascontiguousarray(take_rows(col, order)) for name, col in labels.items()
             }
         if position is not None:
-            position = check_1d_float(position, "position")
-            if len(position) != n:
-                raise ValueError(
-                    f"position has {len(position)} entries but X has {n} rows; pass one display "
-                    "rank per row"
-                )
-            position = np.ascontiguousarray(take_rows(position, order))
+            position = _positions_in_order(position, n, order)
 
         eval_sets = self._prepare_eval_sets(eval_set, eval_qid, weights)
         if settings.early_stopping_rounds is not None and not eval_sets:
@@ -722,13 +727,7 @@ class GroupedRanker(BaseEstimator):
             sample_weight = check_weights(sample_weight, "sample_weight", n)
             fit_params["sample_weight"] = take_rows(sample_weight, groups.order)
         if position is not None:
-            position = check_1d_float(position, "position")
-            if len(position) != n:
-                raise ValueError(
-                    f"position has {len(position)} entries but X has {n} rows; pass one display "
-                    "rank per row"
-                )
-            fit_params["position"] = take_rows(position, groups.order)
+            fit_params["position"] = _positions_in_order(position, n, groups.order)
         self.estimator_ = clone(self.estimator).fit(X, y, group=groups.sizes, **fit_params)
         if hasattr(self.estimator_, "n_features_in_"):
             self.n_features_in_ = self.estimator_.n_features_in_

@@ -169,3 +169,17 @@ def test_run_config_names_a_metric_listed_twice_and_a_misspelt_scorer():
     with pytest.raises(ValidationError, match=r"@scoring: .*did you mean 'ndcg'\?"):
         RunConfig.model_validate({"search": {"param_grid": {"num_leaves": [7]},
                                              "scoring": "ndgc@10"}})
+
+
+def test_comparison_reads_which_metrics_are_bounded_from_the_registry(tmp_path):
+    from ltr.comparison import read_per_query
+
+    ok = tmp_path / "ok.csv"
+    ok.write_text("qid,dcg@10,recip_rank,ips_ndcg@5\nq1,3.5,1.0,1.7\nq2,0.0,0.5,0.2\n")
+    frame = read_per_query(ok)  # DCG and IPS estimates are not bounded by 1
+    assert list(frame.columns) == ["dcg@10", "recip_rank", "ips_ndcg@5"]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("qid,P_10,recip_rank\nq1,0.5,1.0\nq2,0.4,1.5\n")
+    with pytest.raises(ValueError, match=r"'recip_rank' must lie in \[0, 1\] per query; query "
+                                         r"'q2' \(line 3\) has 1.5"):
+        read_per_query(bad)
