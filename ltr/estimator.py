@@ -121,7 +121,7 @@ def _numeric_labels(y: Any, name: str) -> np.ndarray:
         raise  # pragma: no cover - astype failed but every element converts
 
 
-def _positions_in_order(position: Any, n_rows: int, order: np.ndarray) -> np.ndarray:
+def _positions_in_order(position: Any, n_rows: int, order: np.ndarray | None) -> np.ndarray:
     """Display ranks, one per row, re-ordered with the rows (*order*: the query sort)."""
     position = check_1d_float(position, "position")
     if len(position) != n_rows:
