@@ -38,7 +38,7 @@ in :mod:`ltr._sklearn_private`.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -72,6 +72,7 @@ __all__ = [
     "make_ndcg_scorer",
     "make_rank_scorer",
     "parse_metric_name",
+    "score_function",
 ]
 
 #: Options of :func:`ltr.metrics.ndcg` that a scorer passes through.
@@ -178,6 +179,58 @@ def get_scorer(name: str | RankScorer) -> RankScorer:
     if parsed.metric == "ndcg":
         return make_ndcg_scorer(parsed.k, **options)
     return make_rank_scorer(parsed.metric, parsed.k, **options)
+
+
+class _MetricScore:
+    """``f(y_true, y_pred, *, qid)`` of one metric (a picklable function object)."""
+
+    def __init__(self, name: str, metric: str, k: int | None, options: dict[str, Any]) -> None:
+        self.__name__ = f"score_function({name!r})"
+        self.metric, self.k, self.options = metric, k, options
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+    def __call__(self, y_true: Any, y_pred: Any, *, qid: Any = None) -> float:
+        if qid is None:
+            raise ValueError(
+                f"the {self.metric} score function needs qid: make_scorer(...)"
+                ".set_score_request(qid=True) with sklearn.set_config(enable_metadata_routing=True)"
+            )
+        y_pred = np.asarray(y_pred, dtype=np.float64).ravel()
+        offsets = contiguous_offsets(qid, y_pred.shape[0])
+        return float(metric_function(self.metric)(np.asarray(y_true, dtype=np.float64), y_pred,
+                                                  offsets=offsets, k=self.k, **self.options))
+
+
+def score_function(name: str) -> Callable[..., float]:
+    """``f(y_true, y_pred, *, qid)`` of a metric name, for ``sklearn.metrics.make_scorer``.
+
+    For code that builds its scorers with scikit-learn's public API only:
+    ``make_scorer(score_function("map@10"), response_method="predict")
+    .set_score_request(qid=True)`` scores as ``get_scorer("map@10")`` does when
+    ``qid`` is routed (it has no ``qid_column`` and no composite labels).
+
+    Parameters
+    ----------
+    name : str
+        A scorer name, as for :func:`get_scorer` (aliases included).
+
+    Returns
+    -------
+    callable
+        ``f(y_true, y_pred, *, qid=None) -> float``.
+
+    Examples
+    --------
+    >>> f = score_function("P@2")
+    >>> f([1, 0, 1], [0.9, 0.8, 0.1], qid=[7, 7, 7])
+    0.5
+    """
+    parsed = parse_metric_name(name, metrics=SCORER_METRICS)
+    options = {} if parsed.convention is None else {"convention": parsed.convention}
+    k = parsed.k if REGISTRY[parsed.metric].cutoff else None
+    return _MetricScore(name, parsed.metric, k, options)
 
 
 # --------------------------------------------------------------------------- #

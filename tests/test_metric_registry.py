@@ -183,3 +183,29 @@ def test_comparison_reads_which_metrics_are_bounded_from_the_registry(tmp_path):
     with pytest.raises(ValueError, match=r"'recip_rank' must lie in \[0, 1\] per query; query "
                                          r"'q2' \(line 3\) has 1.5"):
         read_per_query(bad)
+
+
+def test_scorers_equal_make_scorer_built_on_public_sklearn_api(letor_slice_dir):
+    """RankScorer == sklearn.metrics.make_scorer(score_function(name)) with routed qid."""
+    from sklearn.metrics import make_scorer
+    from sklearn.model_selection import cross_validate
+
+    from ltr.scoring import score_function
+
+    data = load_letor(letor_slice_dir / "rank.train")
+    names = ["ndcg@10", "recip_rank", "P@5", "Rprec", "err@10:lightgbm"]
+    ranker = LambdaMARTRanker(n_estimators=3, num_leaves=7, n_jobs=1, random_state=0,
+                              engine_params=deterministic_params("lightgbm", "native"))
+    with sklearn.config_context(enable_metadata_routing=True):
+        ours = {n: get_scorer(n) for n in names}
+        public = {
+            n: make_scorer(score_function(n), response_method="predict").set_score_request(
+                qid=True)
+            for n in names
+        }
+        params = {"qid": data.qid, "groups": data.qid}
+        a = cross_validate(ranker, data.X, data.y, cv=GroupKFold(3), scoring=ours, params=params)
+        b = cross_validate(ranker, data.X, data.y, cv=GroupKFold(3), scoring=public,
+                           params=params)
+    for n in names:
+        np.testing.assert_array_equal(a[f"test_{n}"], b[f"test_{n}"])
