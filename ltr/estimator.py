@@ -31,6 +31,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ltr._frames import check_qid_length, is_dataframe, is_multilabel, label_columns, take_column
 from ltr._validation import (
     INT32_MAX,
     check_1d_float,
@@ -43,13 +44,7 @@ from ltr._validation import (
 from ltr.build import OBJECTIVES, TrainSettings, build_training, resolve_objective
 from ltr.engines import ENGINES
 from ltr.groups import resolve_groups, take_rows
-from ltr.scoring import (
-    _check_qid_length,
-    _is_dataframe,
-    _is_multilabel,
-    _label_columns,
-    _take_qid_column,
-)
+from ltr.metrics.names import NAME_CONVENTIONS
 
 __all__ = ["GroupedRanker", "LambdaMARTRanker"]
 
@@ -58,7 +53,7 @@ __all__ = ["GroupedRanker", "LambdaMARTRanker"]
 def _missing_qid_message(owner: str, qid_column: Any, X: Any) -> str:
     if qid_column is None:
         col = "qid_column is not set"
-    elif not _is_dataframe(X):
+    elif not is_dataframe(X):
         col = f"qid_column={qid_column!r} is set but X is not a pandas DataFrame"
     else:
         col = f"X has no column {qid_column!r}"
@@ -76,7 +71,7 @@ def _get_qid(
     owner: str, X: Any, qid: Any, qid_column: Any, *, required: bool = True
 ) -> tuple[Any, Any]:
     """Split ``(X, qid)`` from the argument or the ``qid_column`` of a DataFrame X."""
-    X, column_qid = _take_qid_column(X, qid_column, drop=True)
+    X, column_qid = take_column(X, qid_column, drop=True)
     if qid is not None and column_qid is not None:
         raise ValueError(
             f"{owner} got qid twice: as the qid argument and as column {qid_column!r} of X; "
@@ -96,7 +91,7 @@ def _n_rows(X: Any) -> int:
 
 def _check_qid_rows(qid: Any, n_rows: int, name: str = "qid") -> np.ndarray:
     arr = np.asarray(qid)
-    _check_qid_length(arr, n_rows, name)
+    check_qid_length(arr, n_rows, name)
     return arr
 
 
@@ -124,6 +119,17 @@ def _numeric_labels(y: Any, name: str) -> np.ndarray:
                     "e.g. {'bad': 0, 'fair': 1, 'good': 2}"
                 ) from None
         raise  # pragma: no cover - astype failed but every element converts
+
+
+def _positions_in_order(position: Any, n_rows: int, order: np.ndarray | None) -> np.ndarray:
+    """Display ranks, one per row, re-ordered with the rows (*order*: the query sort)."""
+    position = check_1d_float(position, "position")
+    if len(position) != n_rows:
+        raise ValueError(
+            f"position has {len(position)} entries but X has {n_rows} rows; pass one display "
+            "rank per row"
+        )
+    return np.ascontiguousarray(take_rows(position, order))
 
 
 class LambdaMARTRanker(BaseEstimator):
@@ -215,7 +221,9 @@ class LambdaMARTRanker(BaseEstimator):
     feature_names_in_ : ndarray of str
         Feature names, when ``X`` was a DataFrame with string column names.
     evals_result_ : dict
-        ``{"valid_0": {"ndcg@10": [...]}}`` per ``eval_set`` entry.
+        ``{"valid_0": {"ndcg@10": [...]}}`` per ``eval_set`` entry, one value
+        per round, in the engine's nDCG convention (the one :meth:`score`
+        uses, so both report the same number on the same rows).
     best_iteration_ : int
         Boosting rounds kept: the engine's early-stopping best when it stopped
         early, else ``n_estimators``.
@@ -338,13 +346,13 @@ class LambdaMARTRanker(BaseEstimator):
     ) -> tuple[Any, dict[str, np.ndarray] | None]:
         """Return ``(primary 1-D label, per-objective label columns or None)``."""
         if weights is None:
-            if _is_multilabel(y) and np.ndim(np.asarray(y)) == 2 and np.asarray(y).shape[1] != 1:
+            if is_multilabel(y) and np.ndim(np.asarray(y)) == 2 and np.asarray(y).shape[1] != 1:
                 raise ValueError(
                     f"{name} has shape {np.shape(y)} but objectives is None; pass 1-D relevance "
                     "labels, or set objectives={'label': weight, ...} for one column per objective"
                 )
             return y, None
-        labels = _label_columns(y, weights, name=name)
+        labels = label_columns(y, weights, name=name)
         return labels[next(iter(weights))], labels
 
     # ------------------------------------------------------------------ #
@@ -435,13 +443,7 @@ class LambdaMARTRanker(BaseEstimator):
                 name: np.ascontiguousarray(take_rows(col, order)) for name, col in labels.items()
             }
         if position is not None:
-            position = check_1d_float(position, "position")
-            if len(position) != n:
-                raise ValueError(
-                    f"position has {len(position)} entries but X has {n} rows; pass one display "
-                    "rank per row"
-                )
-            position = np.ascontiguousarray(take_rows(position, order))
+            position = _positions_in_order(position, n, order)
 
         eval_sets = self._prepare_eval_sets(eval_set, eval_qid, weights)
         if settings.early_stopping_rounds is not None and not eval_sets:
@@ -528,7 +530,7 @@ class LambdaMARTRanker(BaseEstimator):
 
     def _transform_X(self, X: Any) -> Any:
         check_is_fitted(self)
-        X, _ = _take_qid_column(X, self.qid_column, drop=True)
+        X, _ = take_column(X, self.qid_column, drop=True)
         X = validate_data(
             self,
             X,
@@ -556,7 +558,15 @@ class LambdaMARTRanker(BaseEstimator):
         return np.asarray(self.model_.predict(X), dtype=np.float64)
 
     def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
-        """Mean nDCG@``eval_at[0]`` over the queries of ``(X, y)``.
+        """Mean nDCG@``eval_at[0]`` over the queries of ``(X, y)``, in the engine's convention.
+
+        The convention is the engine's own (:data:`ltr.metrics.names.CONVENTIONS`
+        ``[engine]``: LightGBM's or XGBoost's nDCG, gain ``2**l - 1``, ties in
+        input order, a query without relevant rows scoring 1), the one of
+        :attr:`evals_result_` and of early stopping: ``score`` on an
+        ``eval_set`` equals the last value of its ``evals_result_`` curve
+        (``ltr train`` runs report the same by default).  For another
+        convention use a scorer, e.g. ``make_ndcg_scorer(10, convention="sklearn")``.
 
         Rows need not be sorted by query.  With ``objectives``, ``y`` holds one
         column per objective and the composite nDCG total is returned.
@@ -583,7 +593,7 @@ class LambdaMARTRanker(BaseEstimator):
         groups = resolve_groups(n, qid=qid, sort=True)
         k = self._eval_at()[0]
         if self.objectives is not None:
-            labels = _label_columns(y, self.objectives)
+            labels = label_columns(y, self.objectives)
             labels = {name: take_rows(col, groups.order) for name, col in labels.items()}
             result = composite_ndcg(
                 labels,
@@ -591,6 +601,7 @@ class LambdaMARTRanker(BaseEstimator):
                 offsets=groups.offsets,
                 weights=dict(self.objectives),
                 k=k,
+                convention=self.engine,
             )
             return float(result.total)
         y = _numeric_labels(y, "y")
@@ -599,9 +610,15 @@ class LambdaMARTRanker(BaseEstimator):
         return float(
             ndcg(
                 take_rows(y, groups.order), take_rows(scores, groups.order),
-                offsets=groups.offsets, k=k,
+                offsets=groups.offsets, k=k, convention=self.engine,
             )
         )
+
+
+def _engine_of(estimator: Any) -> str | None:
+    """``"lightgbm"`` / ``"xgboost"`` for those libraries' estimators, else ``None``."""
+    root = type(estimator).__module__.split(".")[0]
+    return root if root in ENGINES else None
 
 
 class GroupedRanker(BaseEstimator):
@@ -613,6 +630,13 @@ class GroupedRanker(BaseEstimator):
     rows by query and calls ``estimator.fit(X, y, group=sizes)``; ``predict``
     delegates (dropping the qid column).  Works with ``xgboost.XGBRanker`` too.
 
+    Per-row inputs of ``fit`` (``y``, ``sample_weight``, ``position``) are
+    re-ordered with the rows.  ``position`` (display ranks for an unbiased
+    ranker) is passed only to an estimator whose ``fit`` takes it, and refused
+    otherwise (``LGBMRanker`` and ``XGBRanker`` take none); it is not requested
+    by default in metadata routing (so a search can route ``position`` to an
+    IPS scorer alone): ``set_fit_request(position=True)`` asks for it.
+
     Parameters
     ----------
     estimator : estimator with fit(X, y, group=...) and predict(X)
@@ -620,6 +644,12 @@ class GroupedRanker(BaseEstimator):
         ``estimator__num_leaves`` in a search.
     qid_column : hashable, optional
         Query-id column of a pandas ``X``; never passed to the estimator.
+    k : int, default=10
+        Cut-off of :meth:`score` (mean nDCG@k).
+    convention : {None, "lightgbm", "xgboost", "sklearn"}, default=None
+        nDCG convention of :meth:`score`; ``None``: the wrapped engine's own
+        (``"lightgbm"`` for ``LGBMRanker``, ``"xgboost"`` for ``XGBRanker``, as
+        :meth:`LambdaMARTRanker.score`), ltr's default for other estimators.
 
     Attributes
     ----------
@@ -629,20 +659,33 @@ class GroupedRanker(BaseEstimator):
         Features seen in ``fit`` (without the qid column).
     """
 
-    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True, "position": True}
+    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True, "position": False}
     __metadata_request__score: ClassVar[dict[str, bool]] = {"qid": True}
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "estimator": [HasMethods(["fit", "predict"])],
         "qid_column": [None, str, Integral, tuple],
+        "k": [Interval(Integral, 1, INT32_MAX, closed="both")],
+        "convention": [None, StrOptions(set(NAME_CONVENTIONS))],
     }
 
-    def __init__(self, estimator: Any, *, qid_column: Any = None) -> None:
+    def __init__(
+        self, estimator: Any, *, qid_column: Any = None, k: int = 10, convention: str | None = None
+    ) -> None:
         self.estimator = estimator
         self.qid_column = qid_column
+        self.k = k
+        self.convention = convention
 
     def fit(
-        self, X: Any, y: Any, *, qid: Any = None, sample_weight: Any = None, **fit_params: Any
+        self,
+        X: Any,
+        y: Any,
+        *,
+        qid: Any = None,
+        sample_weight: Any = None,
+        position: Any = None,
+        **fit_params: Any,
     ) -> GroupedRanker:
         """Sort rows by query and fit a clone of ``estimator`` with ``group`` sizes.
 
@@ -653,22 +696,38 @@ class GroupedRanker(BaseEstimator):
         qid : array-like of shape (n_rows,), optional
             Query id per row, or use ``qid_column``.
         sample_weight : array-like of shape (n_rows,), optional
+        position : array-like of shape (n_rows,), optional
+            Display rank per row (1 = top), re-ordered with the rows; only for
+            an estimator whose ``fit`` takes ``position``.
         **fit_params
-            Passed to ``estimator.fit``.
+            Passed to ``estimator.fit`` as given (not re-ordered: per-row
+            arrays belong in the arguments above).
 
         Returns
         -------
         self
         """
         self._validate_params()
-        X, qid = _get_qid(f"{type(self).__name__}.fit", X, qid, self.qid_column)
+        owner = f"{type(self).__name__}.fit"
+        if position is not None and not _takes(self.estimator.fit, "position"):
+            raise TypeError(
+                f"{owner} got position, but {type(self.estimator).__name__}.fit takes no "
+                "position argument (LightGBM's and XGBoost's sklearn rankers have none); "
+                "train an unbiased ranker with ltr.LambdaMARTRanker(unbiased=True).fit(X, y, "
+                "qid=qid, position=position), or do not pass position to this estimator "
+                "(in a search: set_fit_request(position=False), the default)"
+            )
+        X, qid = _get_qid(owner, X, qid, self.qid_column)
         n = _n_rows(X)
         qid = _check_qid_rows(qid, n)
         groups = resolve_groups(n, qid=qid, sort=True)
         X = take_rows(X, groups.order)
         y = take_rows(np.asarray(y), groups.order)
         if sample_weight is not None:
-            fit_params["sample_weight"] = take_rows(np.asarray(sample_weight), groups.order)
+            sample_weight = check_weights(sample_weight, "sample_weight", n)
+            fit_params["sample_weight"] = take_rows(sample_weight, groups.order)
+        if position is not None:
+            fit_params["position"] = _positions_in_order(position, n, groups.order)
         self.estimator_ = clone(self.estimator).fit(X, y, group=groups.sizes, **fit_params)
         if hasattr(self.estimator_, "n_features_in_"):
             self.n_features_in_ = self.estimator_.n_features_in_
@@ -679,11 +738,14 @@ class GroupedRanker(BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Scores of the fitted estimator (qid column dropped)."""
         check_is_fitted(self)
-        X, _ = _take_qid_column(X, self.qid_column, drop=True)
+        X, _ = take_column(X, self.qid_column, drop=True)
         return np.asarray(self.estimator_.predict(X), dtype=np.float64)
 
     def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
-        """Mean nDCG@10 over the queries of ``(X, y)`` (rows need not be sorted)."""
+        """Mean nDCG@``k`` over the queries of ``(X, y)`` (rows need not be sorted).
+
+        The convention is ``convention``, by default the wrapped engine's own.
+        """
         from ltr.metrics import ndcg
 
         check_is_fitted(self)
@@ -693,9 +755,21 @@ class GroupedRanker(BaseEstimator):
         groups = resolve_groups(n, qid=qid, sort=True)
         scores = self.predict(X)
         y = np.asarray(y, dtype=np.float64)
+        convention = self.convention if self.convention is not None else _engine_of(self.estimator)
         return float(
             ndcg(
                 take_rows(y, groups.order), take_rows(scores, groups.order),
-                offsets=groups.offsets, k=10,
+                offsets=groups.offsets, k=self.k, convention=convention,
             )
         )
+
+
+def _takes(method: Any, name: str) -> bool:
+    """Whether *method* accepts a keyword *name* (by name or through ``**kwargs``)."""
+    import inspect
+
+    try:
+        params = inspect.signature(method).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return True
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())

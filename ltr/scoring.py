@@ -1,8 +1,12 @@
-"""nDCG scorers for scikit-learn model selection.
+"""Rank-metric scorers for scikit-learn model selection: one class over the metric registry.
 
-:func:`make_ndcg_scorer` returns a scorer usable wherever scikit-learn takes
-``scoring=`` (``GridSearchCV``, ``RandomizedSearchCV``, ``cross_validate``,
-``cross_val_score``, ``permutation_importance``...).  Unlike
+:func:`get_scorer` (``"ndcg@10"``, ``"map@10"``, ``"mrr"``, ``"P@5"``...),
+:func:`make_ndcg_scorer`, :func:`make_rank_scorer` and
+:func:`make_ips_ndcg_scorer` all return a :class:`RankScorer`, usable wherever
+scikit-learn takes ``scoring=`` (``GridSearchCV``, ``RandomizedSearchCV``,
+``cross_validate``, ``cross_val_score``, ``permutation_importance``...).
+Every metric of :data:`ltr.metrics.names.SCORER_METRICS` has a scorer; a new
+metric is a registry entry, not a subclass.  Unlike
 ``sklearn.metrics.ndcg_score``, which only takes padded 2-D input, the scorer
 works on ragged queries given by one query id per row.
 
@@ -12,14 +16,12 @@ The query ids reach the scorer in one of two ways:
   ``sklearn.set_config(enable_metadata_routing=True)``, ``qid=...`` passed to
   ``search.fit(X, y, qid=qid)`` is routed to the scorer (it requests ``qid``
   by default; ``scorer.set_score_request(qid=True)`` states it explicitly);
-* from a column of a pandas ``X`` named by ``qid_column``, given to
-  :func:`make_ndcg_scorer` or read from the estimator's own ``qid_column``
-  parameter (e.g. :class:`ltr.estimator.LambdaMARTRanker`).
+* from a column of a pandas ``X`` named by ``qid_column``, given to the
+  factory or read from the estimator's own ``qid_column`` parameter (e.g.
+  :class:`ltr.estimator.LambdaMARTRanker`).
 
-Metric names such as ``"ndcg@10"`` or ``"ndcg@5:sklearn"`` (``ndcg@K`` with an
-optional ``:CONVENTION`` of :func:`ltr.metrics.ndcg`) are parsed in one place,
-:func:`ltr.metrics.names.parse_metric_name` (re-exported here), and turned into
-scorers by :func:`get_scorer`.
+Metric names are parsed in one place,
+:func:`ltr.metrics.names.parse_metric_name` (re-exported here).
 
 A query whose rows are not contiguous in the rows handed to the scorer is an
 error, not a silently wrong number: it is what a row-wise splitter such as
@@ -27,27 +29,34 @@ error, not a silently wrong number: it is what a row-wise splitter such as
 ``GroupShuffleSplit`` with ``groups=qid``).  ``KFold`` (shuffled or not) keeps
 each fold's rows in input order, so the queries it cuts stay contiguous and
 cannot be told apart from whole ones: that mistake is not detectable here.
+
+The scorer uses scikit-learn's public API (``MetadataRequest`` for its
+requests, ``get_config`` for routing); the private pieces it still needs sit
+in :mod:`ltr._sklearn_private`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import partial
-from typing import Any, ClassVar
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
-from sklearn.metrics._scorer import _BaseScorer, _cached_call
-from sklearn.utils._metadata_requests import MethodMetadataRequest
-from sklearn.utils.metadata_routing import MetadataRequest, get_routing_for_object
+from sklearn import get_config
+from sklearn.utils.metadata_routing import MetadataRequest
 
+from ltr._frames import contiguous_offsets, is_multilabel, label_columns, take_column
+from ltr._sklearn_private import ScorerBase, uncached_caller
 from ltr._validation import check_int, check_propensities, short_repr
-from ltr.groups import find_split_query, offsets_from_qid
 from ltr.metrics.names import (
     CONVENTIONS,
-    RANK_FUNCTIONS,
-    RANK_SCORER_METRICS,
+    NAME_CONVENTIONS,
+    REGISTRY,
+    SCORER_METRICS,
     MetricName,
     format_metric_name,
+    metric_function,
+    metric_info,
     parse_metric_name,
 )
 
@@ -63,24 +72,17 @@ __all__ = [
     "make_ndcg_scorer",
     "make_rank_scorer",
     "parse_metric_name",
+    "score_function",
 ]
 
 #: Options of :func:`ltr.metrics.ndcg` that a scorer passes through.
-NDCG_OPTIONS: tuple[str, ...] = ("gain", "discount", "ties", "empty", "convention")
-
-#: Options of the :mod:`ltr.metrics` functions that a rank scorer passes through.
-RANK_OPTIONS: tuple[str, ...] = ("relevance_level", "ties", "empty", "convention", "max_grade")
+NDCG_OPTIONS: tuple[str, ...] = REGISTRY["ndcg"].options
+#: Options of the :mod:`ltr.metrics` functions a scorer passes through (``max_grade``: err).
+RANK_OPTIONS: tuple[str, ...] = REGISTRY["err"].options
+#: Options of :func:`ltr.clicks.ips.ips_ndcg` that an IPS scorer passes through.
+IPS_OPTIONS: tuple[str, ...] = REGISTRY["ips_ndcg"].options
 
 _REGISTERED_K: tuple[int, ...] = (1, 3, 5, 10, 20)
-
-
-# --------------------------------------------------------------------------- #
-# Helpers shared with ltr.estimator                                            #
-# --------------------------------------------------------------------------- #
-
-
-def _is_dataframe(X: Any) -> bool:
-    return hasattr(X, "columns") and hasattr(X, "iloc")
 
 
 def _find_param(estimator: Any, name: str) -> Any:
@@ -100,15 +102,6 @@ def _find_param(estimator: Any, name: str) -> Any:
     return None
 
 
-def _check_qid_length(qid: np.ndarray, n_rows: int, name: str = "qid") -> None:
-    if qid.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (one query id per row), got shape {qid.shape}")
-    if len(qid) != n_rows:
-        raise ValueError(
-            f"{name} has {len(qid)} entries but X has {n_rows} rows; pass one query id per row"
-        )
-
-
 def _predict_rows(method_caller: Any, estimator: Any, X: Any, n_rows: int) -> np.ndarray:
     """One float64 score per row from ``estimator.predict`` (a clear error otherwise)."""
     y_pred = np.asarray(method_caller(estimator, "predict", X), dtype=np.float64).ravel()
@@ -120,83 +113,21 @@ def _predict_rows(method_caller: Any, estimator: Any, X: Any, n_rows: int) -> np
     return y_pred
 
 
-def _contiguous_offsets(qid: Any, n_rows: int) -> np.ndarray:
-    """int64 query offsets of *qid*, which must hold each query's rows together.
-
-    Raises ``ValueError`` naming the query and both rows when a query's rows are
-    split, which is what a row-wise cross-validation splitter does.
-    """
-    arr = np.asarray(qid)
-    _check_qid_length(arr, n_rows)
-    split = find_split_query(arr)
-    if split is not None:
-        key, first, again = split
-        raise ValueError(
-            f"qid is not contiguous in the rows given to the scorer: query {key!r} "
-            f"appears at row {first} and again at row {again} after other queries. "
-            "Scoring it would treat parts of one query as separate queries. In "
-            "cross-validation this means the splitter cut queries apart: split by query "
-            "(GroupKFold / GroupShuffleSplit with groups=qid); otherwise sort the rows "
-            "by qid before scoring."
-        )
-    return offsets_from_qid(arr).offsets
-
-
-def _take_qid_column(X: Any, qid_column: Any, *, drop: bool) -> tuple[Any, Any]:
-    """Return ``(X without the column if drop, qid or None)``."""
-    if qid_column is None or not _is_dataframe(X) or qid_column not in X.columns:
-        return X, None
-    qid = X[qid_column].to_numpy()
-    if drop:
-        X = X.drop(columns=[qid_column])
-    return X, qid
-
-
-def _label_columns(
-    y: Any, objectives: Mapping[str, float], name: str = "y"
-) -> dict[str, np.ndarray]:
-    """Split a 2-D label array / DataFrame into one float64 column per objective.
-
-    A DataFrame must have a column named after each objective; a 2-D array must
-    have one column per objective, in the order of the ``objectives`` mapping.
-    """
-    names = list(objectives)
-    if _is_dataframe(y):
-        missing = [n for n in names if n not in y.columns]
-        if missing:
-            raise ValueError(
-                f"{name} is a DataFrame without label column(s) {missing!r} for objectives "
-                f"{names!r}; its columns are {list(y.columns)!r}"
-            )
-        return {n: np.asarray(y[n], dtype=np.float64) for n in names}
-    arr = np.asarray(y, dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[1] != len(names):
-        raise ValueError(
-            f"{name} must hold one label column per objective {names!r} (shape (n_rows, "
-            f"{len(names)})), got shape {arr.shape}"
-        )
-    return {n: np.ascontiguousarray(arr[:, i]) for i, n in enumerate(names)}
-
-
-def _is_multilabel(y: Any) -> bool:
-    return _is_dataframe(y) or np.asarray(y).ndim == 2
-
-
 # --------------------------------------------------------------------------- #
-# Metric names                                                                 #
+# Names                                                                        #
 # --------------------------------------------------------------------------- #
 
 
 def get_scorer_names(metrics: str = "ndcg") -> list[str]:
-    """Return registered scorer names (``get_scorer`` also accepts any other ``K``).
+    """Return registered scorer names (``get_scorer`` also accepts any other ``K`` and aliases).
 
     Parameters
     ----------
     metrics : {'ndcg', 'all'}, default='ndcg'
         ``'ndcg'``: the nDCG names (``"ndcg@10"``, ``"ndcg@5:sklearn"``...);
-        ``'all'``: also ``"map@10"``, ``"mrr@10"``, ``"precision@5"``,
-        ``"recall@10"``, ``"err@10"``, ``"hit_rate@10"`` and the other
-        :data:`ltr.metrics.names.RANK_SCORER_METRICS` at each registered ``K``.
+        ``'all'``: also every other metric of
+        :data:`ltr.metrics.names.SCORER_METRICS` at each registered ``K``
+        (``"map@10"``, ``"mrr@10"``, ``"dcg@10"``, ``"r-precision"``...).
 
     Returns
     -------
@@ -206,39 +137,100 @@ def get_scorer_names(metrics: str = "ndcg") -> list[str]:
         raise ValueError(f"metrics must be 'ndcg' or 'all', got {metrics!r}")
     names = [format_metric_name("ndcg", k) for k in _REGISTERED_K]
     names += [
-        format_metric_name("ndcg", k, convention=c) for k in _REGISTERED_K for c in CONVENTIONS
+        format_metric_name("ndcg", k, convention=c)
+        for k in _REGISTERED_K
+        for c in NAME_CONVENTIONS
     ]
     if metrics == "all":
-        names += [
-            format_metric_name(m, k, metrics=RANK_SCORER_METRICS)
-            for m in RANK_FUNCTIONS
-            for k in _REGISTERED_K
-        ]
+        for m in SCORER_METRICS:
+            if m == "ndcg":
+                continue
+            if REGISTRY[m].cutoff:
+                names += [format_metric_name(m, k) for k in _REGISTERED_K]
+            else:
+                names.append(format_metric_name(m, None))
     return names
 
 
-def get_scorer(name: str | NDCGScorer) -> NDCGScorer:
-    """Scorer for a metric name such as ``"ndcg@10"``, ``"ndcg@5:sklearn"`` or ``"map@10"``.
+def get_scorer(name: str | RankScorer) -> RankScorer:
+    """Scorer for a metric name: ``"ndcg@10"``, ``"ndcg@5:sklearn"``, ``"map@10"``, ``"P_5"``...
 
     Parameters
     ----------
-    name : str or NDCGScorer
-        A name of :data:`ltr.metrics.names.RANK_SCORER_METRICS` with ``@K`` and
-        an optional ``:CONVENTION``; a scorer is returned as is.
+    name : str or RankScorer
+        A name of :data:`ltr.metrics.names.SCORER_METRICS` (or an alias such
+        as ``"P@10"``, ``"recip_rank"``, ``"ndcg_cut_10"``, ``"Rprec"``), with
+        an optional ``@K`` (none: the whole list) and ``:CONVENTION``; a
+        scorer is returned as is.
 
     Returns
     -------
-    NDCGScorer
-        A :class:`RankScorer` for the metrics other than nDCG.
+    RankScorer
+
+    Examples
+    --------
+    >>> get_scorer("P@5")
+    make_rank_scorer('precision', k=5)
     """
-    if isinstance(name, NDCGScorer):
+    if isinstance(name, RankScorer):
         return name
-    parsed = parse_metric_name(name, metrics=RANK_SCORER_METRICS)
+    parsed = parse_metric_name(name, metrics=SCORER_METRICS)
     options: dict[str, Any] = {} if parsed.convention is None else {"convention": parsed.convention}
-    k = 10 if parsed.k is None else parsed.k
     if parsed.metric == "ndcg":
-        return make_ndcg_scorer(k, **options)
-    return make_rank_scorer(parsed.metric, k, **options)
+        return make_ndcg_scorer(parsed.k, **options)
+    return make_rank_scorer(parsed.metric, parsed.k, **options)
+
+
+class _MetricScore:
+    """``f(y_true, y_pred, *, qid)`` of one metric (a picklable function object)."""
+
+    def __init__(self, name: str, metric: str, k: int | None, options: dict[str, Any]) -> None:
+        self.__name__ = f"score_function({name!r})"
+        self.metric, self.k, self.options = metric, k, options
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+    def __call__(self, y_true: Any, y_pred: Any, *, qid: Any = None) -> float:
+        if qid is None:
+            raise ValueError(
+                f"the {self.metric} score function needs qid: make_scorer(...)"
+                ".set_score_request(qid=True) with sklearn.set_config(enable_metadata_routing=True)"
+            )
+        y_pred = np.asarray(y_pred, dtype=np.float64).ravel()
+        offsets = contiguous_offsets(qid, y_pred.shape[0])
+        return float(metric_function(self.metric)(np.asarray(y_true, dtype=np.float64), y_pred,
+                                                  offsets=offsets, k=self.k, **self.options))
+
+
+def score_function(name: str) -> Callable[..., float]:
+    """``f(y_true, y_pred, *, qid)`` of a metric name, for ``sklearn.metrics.make_scorer``.
+
+    For code that builds its scorers with scikit-learn's public API only:
+    ``make_scorer(score_function("map@10"), response_method="predict")
+    .set_score_request(qid=True)`` scores as ``get_scorer("map@10")`` does when
+    ``qid`` is routed (it has no ``qid_column`` and no composite labels).
+
+    Parameters
+    ----------
+    name : str
+        A scorer name, as for :func:`get_scorer` (aliases included).
+
+    Returns
+    -------
+    callable
+        ``f(y_true, y_pred, *, qid=None) -> float``.
+
+    Examples
+    --------
+    >>> f = score_function("P@2")
+    >>> f([1, 0, 1], [0.9, 0.8, 0.1], qid=[7, 7, 7])
+    0.5
+    """
+    parsed = parse_metric_name(name, metrics=SCORER_METRICS)
+    options = {} if parsed.convention is None else {"convention": parsed.convention}
+    k = parsed.k if REGISTRY[parsed.metric].cutoff else None
+    return _MetricScore(name, parsed.metric, k, options)
 
 
 # --------------------------------------------------------------------------- #
@@ -246,71 +238,121 @@ def get_scorer(name: str | NDCGScorer) -> NDCGScorer:
 # --------------------------------------------------------------------------- #
 
 
-def _ndcg_metric(*args: Any, **kwargs: Any) -> Any:
-    from ltr.metrics import ndcg
-
-    return ndcg(*args, **kwargs)
+def _routing_enabled() -> bool:
+    return bool(get_config().get("enable_metadata_routing", False))
 
 
-class NDCGScorer(_BaseScorer):
-    """Mean nDCG@k over the queries of the scored rows; built by :func:`make_ndcg_scorer`.
+class RankScorer(ScorerBase):
+    """Mean of a rank metric of :data:`ltr.metrics.names.REGISTRY` over the scored queries.
 
-    Call it as ``scorer(estimator, X, y, qid=None)``.  The estimator only needs
-    ``predict(X)`` returning one score per row.
+    Built by :func:`get_scorer`, :func:`make_ndcg_scorer`,
+    :func:`make_rank_scorer` or :func:`make_ips_ndcg_scorer`.  Call it as
+    ``scorer(estimator, X, y, qid=None)`` (IPS: ``position=`` too); the
+    estimator only needs ``predict(X)`` returning one score per row.
 
-    It requests ``qid`` through metadata routing by default (like ``GroupKFold``
-    requests ``groups``), so with routing enabled ``qid=...`` given to a search's
-    ``fit`` reaches it; ``set_score_request(qid=...)`` changes that.
+    It requests its metadata (``qid``; IPS: ``qid`` and ``position``) through
+    metadata routing by default (like ``GroupKFold`` requests ``groups``), so
+    with routing enabled ``qid=...`` given to a search's ``fit`` reaches it;
+    ``set_score_request(qid=...)`` changes that.
+
+    Parameters
+    ----------
+    metric : str, default="ndcg"
+        A metric of the registry with a function over rows (or an alias).
+    k : int or None, default=10
+        Cut-off; ``None`` is the whole list.
+    qid_column, position_column : hashable, optional
+        Columns of a pandas ``X`` holding query ids / logged positions.
+    objectives : mapping of str to float, optional
+        Composite weights (nDCG only).
+    propensity : array-like, optional
+        Examination propensities (IPS only).
+    **options
+        Keyword options of the metric function.
     """
-
-    # Default routing request: the scorer cannot work without query ids.
-    _DEFAULT_REQUEST: ClassVar[dict[str, bool]] = {"qid": True}
 
     def __init__(
         self,
-        k: int = 10,
+        metric: str = "ndcg",
+        k: int | None = 10,
         *,
         qid_column: Any = None,
+        position_column: Any = None,
         objectives: Mapping[str, float] | None = None,
-        **ndcg_options: Any,
+        propensity: Any = None,
+        **options: Any,
     ) -> None:
-        super().__init__(
-            score_func=_ndcg_metric, sign=1, kwargs=dict(ndcg_options), response_method="predict"
-        )
+        info = metric_info(metric)
+        super().__init__(metric_function(info.name), options)
+        self.metric = info.name
         self.k = k
         self.qid_column = qid_column
+        self.position_column = position_column
         self.objectives = None if objectives is None else dict(objectives)
+        self.propensity = propensity
+        self._requests: dict[str, Any] = dict.fromkeys(info.metadata, True)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """Options passed through to the metric function."""
+        return dict(self._kwargs)
 
     @property
     def ndcg_options(self) -> dict[str, Any]:
-        """Options passed through to :func:`ltr.metrics.ndcg`."""
-        return dict(self._kwargs)
+        """Same as :attr:`options` (the name of the nDCG scorer's attribute)."""
+        return self.options
 
-    # -- sklearn plumbing ------------------------------------------------- #
-    def _get_metadata_request(self) -> MetadataRequest:
-        if hasattr(self, "_metadata_request"):
-            return get_routing_for_object(self._metadata_request)
-        requests = MetadataRequest(owner=self)
-        method = MethodMetadataRequest(owner=self, method="score")
-        for param, alias in self._DEFAULT_REQUEST.items():
-            method.add_request(param=param, alias=alias)
-        requests.score = method
-        return requests
+    # -- metadata routing (public scikit-learn API) ------------------------ #
+    def set_score_request(self, **requests: Any) -> RankScorer:
+        """Set which metadata the scorer requests (``qid=True``, ``position="pos"``...).
+
+        Needs ``sklearn.set_config(enable_metadata_routing=True)``.
+
+        Returns
+        -------
+        self
+        """
+        if not _routing_enabled():
+            raise RuntimeError(
+                "set_score_request is only available when metadata routing is enabled: "
+                "sklearn.set_config(enable_metadata_routing=True)"
+            )
+        unknown = sorted(set(requests) - set(self._requests))
+        if unknown:
+            raise TypeError(
+                f"set_score_request got {unknown!r}; the {self.metric} scorer takes "
+                f"{sorted(self._requests)!r}"
+            )
+        self._requests.update(requests)
+        return self
+
+    def get_metadata_routing(self) -> MetadataRequest:
+        """Return the scorer's metadata requests (a :class:`MetadataRequest`)."""
+        request = MetadataRequest(owner=type(self).__name__)
+        for param, alias in self._requests.items():
+            request.score.add_request(param=param, alias=alias)
+        return request
 
     def _accept_sample_weight(self) -> bool:
         return False
 
     def __repr__(self) -> str:
-        parts = [f"k={self.k!r}"]
-        if self.qid_column is not None:
-            parts.append(f"qid_column={self.qid_column!r}")
-        if self.objectives is not None:
-            parts.append(f"objectives={self.objectives!r}")
+        """Return the factory call that rebuilds this scorer."""
+        if self.metric == "ndcg":
+            head, parts = "make_ndcg_scorer", [f"k={self.k!r}"]
+        elif self.metric == "ips_ndcg":
+            head = "make_ips_ndcg_scorer"
+            parts = [f"k={self.k!r}", f"propensity={np.asarray(self.propensity).tolist()!r}"]
+        else:
+            head, parts = "make_rank_scorer", [repr(self.metric), f"k={self.k!r}"]
+        for name in ("qid_column", "position_column", "objectives"):
+            if getattr(self, name) is not None:
+                parts.append(f"{name}={getattr(self, name)!r}")
         parts += [f"{key}={value!r}" for key, value in self._kwargs.items()]
-        return f"make_ndcg_scorer({', '.join(parts)})"
+        return f"{head}({', '.join(parts)})"
 
     def __call__(  # type: ignore[override]
-        self, estimator: Any, X: Any, y_true: Any, *, qid: Any = None, **kwargs: Any
+        self, estimator: Any, X: Any, y_true: Any, **metadata: Any
     ) -> float:
         """Score *estimator* on ``(X, y_true)``.
 
@@ -322,52 +364,75 @@ class NDCGScorer(_BaseScorer):
         X : array-like or DataFrame of shape (n_rows, n_features)
             Rows to score.  With a ``qid_column``, a DataFrame holding it.
         y_true : array-like of shape (n_rows,) or (n_rows, n_objectives)
-            Relevance labels; 2-D for composite nDCG (see ``objectives``).
-        qid : array-like of shape (n_rows,), optional
-            Query id per row; each query's rows must be contiguous.
+            Relevance labels (IPS: clicks); 2-D for composite nDCG.
+        **metadata
+            ``qid`` (array-like of shape (n_rows,)): query id per row, each
+            query's rows contiguous; IPS also ``position``.
 
         Returns
         -------
         float
-            Mean nDCG@k over the queries (composite total for 2-D labels).
+            Mean of the metric over the queries (composite total for 2-D labels).
         """
-        return self._score(partial(_cached_call, None), estimator, X, y_true, qid=qid, **kwargs)
+        return self._score(uncached_caller(), estimator, X, y_true, **metadata)
+
+    def _metadata(self, estimator: Any, X: Any, given: dict[str, Any]) -> tuple[Any, dict]:
+        found: dict[str, Any] = {}
+        for name in self._requests:
+            column = getattr(self, f"{name}_column")
+            if column is not None:  # ours: remove it before predicting
+                X, found[name] = take_column(X, column, drop=True)
+            else:  # the estimator's own column: it drops it in predict
+                _, found[name] = take_column(X, _find_param(estimator, f"{name}_column"),
+                                             drop=False)
+            if given.get(name) is not None:
+                found[name] = given[name]
+        if found.get("qid") is None:
+            column = self.qid_column or _find_param(estimator, "qid_column")
+            raise ValueError(self._missing_qid_message(column))
+        if "position" in found and found["position"] is None:
+            raise ValueError(
+                f"the {self.metric} scorer needs the logged display positions (1 = top) and got "
+                "none: pass position as metadata (sklearn.set_config(enable_metadata_routing="
+                "True) and search.fit(X, click, qid=qid, position=position); the scorer requests "
+                "it), call scorer(estimator, X, click, qid=qid, position=position), or name a "
+                "column of a DataFrame X with make_ips_ndcg_scorer(position_column=...)"
+            )
+        return X, found
 
     def _score(
         self, method_caller: Any, estimator: Any, X: Any, y_true: Any, **kwargs: Any
     ) -> float:
-        qid = kwargs.pop("qid", None)
-        kwargs.pop("sample_weight", None)  # per-row weights are not an nDCG notion
-        if kwargs:
+        kwargs.pop("sample_weight", None)  # per-row weights are not a ranking notion
+        unexpected = sorted(set(kwargs) - set(self._requests))
+        if unexpected:
             raise TypeError(
-                f"ndcg scorer got unexpected metadata {sorted(kwargs)!r}; it accepts only qid"
+                f"{self.metric} scorer got unexpected metadata {unexpected!r}; it accepts "
+                f"{' and '.join(self._requests)}"
             )
-        column = self.qid_column
-        if column is not None:
-            # The estimator knows nothing of the column: remove it before predicting.
-            X, column_qid = _take_qid_column(X, column, drop=True)
-        else:
-            column = _find_param(estimator, "qid_column")
-            # The estimator drops its own qid column in predict.
-            _, column_qid = _take_qid_column(X, column, drop=False)
-        if qid is None:
-            qid = column_qid
-        if qid is None:
-            raise ValueError(self._missing_qid_message(column))
+        X, found = self._metadata(estimator, X, kwargs)
         n_rows = X.shape[0]
-        offsets = _contiguous_offsets(qid, n_rows)
+        offsets = contiguous_offsets(found["qid"], n_rows)
         y_pred = _predict_rows(method_caller, estimator, X, n_rows)
-        if _is_multilabel(y_true):
+        if is_multilabel(y_true):
             return self._composite(estimator, y_true, y_pred, offsets)
         y = np.asarray(y_true, dtype=np.float64)
         if y.shape[0] != n_rows:
             raise ValueError(f"y has {y.shape[0]} rows but X has {n_rows}; they must match")
-        value = self._score_func(y, y_pred, offsets=offsets, k=self.k, **self._kwargs)
+        extra: dict[str, Any] = {}
+        if "position" in found:
+            extra = {"position": np.asarray(found["position"]), "propensity": self.propensity}
+        value = self._score_func(y, y_pred, offsets=offsets, k=self.k, **extra, **self._kwargs)
         return float(value)
 
     def _composite(
         self, estimator: Any, y_true: Any, y_pred: np.ndarray, offsets: np.ndarray
     ) -> float:
+        if not REGISTRY[self.metric].composite:
+            raise ValueError(
+                f"the {self.metric} scorer takes one label column; y has several (composite "
+                "labels are scored by the ndcg scorer with objectives=...)"
+            )
         from ltr.metrics.composite import composite_ndcg
 
         weights = self.objectives or _find_param(estimator, "objectives")
@@ -377,42 +442,79 @@ class NDCGScorer(_BaseScorer):
                 "pass objectives={'name': weight, ...} to make_ndcg_scorer, or score an "
                 "estimator whose objectives parameter is set"
             )
-        labels = _label_columns(y_true, weights)
+        labels = label_columns(y_true, weights)
         result = composite_ndcg(
             labels, y_pred, offsets=offsets, weights=dict(weights), k=self.k, **self._kwargs
         )
         return float(result.total)
 
-    @staticmethod
-    def _missing_qid_message(column: Any) -> str:
+    def _missing_qid_message(self, column: Any) -> str:
         where = (
             f"X has no column {column!r} (the qid_column)"
             if column is not None
             else "no qid_column is set"
         )
         return (
-            "the ndcg scorer needs query ids and got none: "
+            f"the {self.metric} scorer needs query ids and got none: "
             "(1) pass qid as metadata: sklearn.set_config(enable_metadata_routing=True) and "
             "search.fit(X, y, qid=qid, ...) (the scorer requests qid; the ranker needs "
             "set_fit_request(qid=True)), or call scorer(estimator, X, y, qid=qid); or "
             "(2) give X as a pandas DataFrame with a query-id column named by qid_column "
-            f"(on the ranker or in make_ndcg_scorer(qid_column=...)); {where}"
+            f"(on the ranker or in the scorer's factory, qid_column=...); {where}"
+        )
+
+
+# --------------------------------------------------------------------------- #
+# Factories                                                                    #
+# --------------------------------------------------------------------------- #
+
+
+def _check_options(factory: str, metric: str, options: Mapping[str, Any]) -> None:
+    allowed = REGISTRY[metric].options
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        if metric != "err" and unknown == ["max_grade"]:
+            raise TypeError(f"max_grade is an option of the err scorer only, not of {metric!r}")
+        raise TypeError(
+            f"{factory} got unknown option(s) {unknown!r} for {metric!r}; valid options are "
+            f"{list(allowed)!r} (query ids come as qid metadata or qid_column)"
+        )
+
+
+def _probe(metric: str, k: int | None, options: Mapping[str, Any], **extra: Any) -> None:
+    """Validate option values now (a tiny query) rather than deep inside a search."""
+    metric_function(metric)(np.array([1.0, 0.0]), np.array([0.5, 0.1]),
+                            offsets=np.array([0, 2], dtype=np.int64), k=k, **extra, **options)
+
+
+def _check_k(metric: str, k: Any) -> int | None:
+    if not REGISTRY[metric].cutoff:
+        if k not in (None, 10):  # 10: the factories' default
+            raise ValueError(f"{metric!r} takes no cut-off, got k={k!r}; pass k=None")
+        return None
+    return None if k is None else check_int(k, "k", minimum=1)
+
+
+def _check_objectives(objectives: Any) -> None:
+    if objectives is not None and (not isinstance(objectives, Mapping) or not objectives):
+        raise TypeError(
+            f"objectives must be a non-empty mapping name -> weight, got {short_repr(objectives)}"
         )
 
 
 def make_ndcg_scorer(
-    k: int = 10,
+    k: int | None = 10,
     *,
     qid_column: Any = None,
     objectives: Mapping[str, float] | None = None,
     **ndcg_options: Any,
-) -> NDCGScorer:
+) -> RankScorer:
     """Build an nDCG@k scorer for scikit-learn's ``scoring=``.
 
     Parameters
     ----------
-    k : int, default=10
-        Truncation depth.
+    k : int or None, default=10
+        Truncation depth; ``None`` is the whole list.
     qid_column : hashable, optional
         Name of a column of a pandas ``X`` holding query ids.  The column is
         removed from ``X`` before ``predict``.  When ``None``, the scorer uses the
@@ -428,7 +530,7 @@ def make_ndcg_scorer(
 
     Returns
     -------
-    NDCGScorer
+    RankScorer
         ``scorer(estimator, X, y, qid=None) -> float``; its ``repr`` rebuilds
         this call.
 
@@ -438,87 +540,33 @@ def make_ndcg_scorer(
     >>> scorer
     make_ndcg_scorer(k=10, gain='linear')
     """
-    k = check_int(k, "k", minimum=1)
-    unknown = sorted(set(ndcg_options) - set(NDCG_OPTIONS))
-    if unknown:
-        raise TypeError(
-            f"make_ndcg_scorer got unknown option(s) {unknown!r}; valid options are "
-            f"{list(NDCG_OPTIONS)!r} (query ids come as qid metadata or qid_column)"
-        )
-    if objectives is not None and (not isinstance(objectives, Mapping) or not objectives):
-        raise TypeError(
-            f"objectives must be a non-empty mapping name -> weight, got {short_repr(objectives)}"
-        )
+    k = _check_k("ndcg", k)
+    _check_options("make_ndcg_scorer", "ndcg", ndcg_options)
+    _check_objectives(objectives)
     if ndcg_options:
-        # Validate option values now rather than deep inside a cross-validation loop.
-        _ndcg_metric(
-            np.array([1.0, 0.0]),
-            np.array([0.5, 0.1]),
-            offsets=np.array([0, 2], dtype=np.int64),
-            k=k,
-            **ndcg_options,
-        )
-    return NDCGScorer(k, qid_column=qid_column, objectives=objectives, **ndcg_options)
-
-
-# --------------------------------------------------------------------------- #
-# Scorers of the other rank metrics                                            #
-# --------------------------------------------------------------------------- #
-
-
-def _rank_metric(metric: str, *args: Any, **kwargs: Any) -> Any:
-    import ltr.metrics as rank_metrics
-
-    return getattr(rank_metrics, RANK_FUNCTIONS[metric])(*args, **kwargs)
-
-
-class RankScorer(NDCGScorer):
-    """Mean precision, recall, AP, RR, ERR or hit rate at k; built by :func:`make_rank_scorer`.
-
-    Query ids reach it as for :class:`NDCGScorer` (``qid`` metadata or a
-    ``qid_column``); options go to the :mod:`ltr.metrics` function.
-    """
-
-    def __init__(
-        self, metric: str = "map", k: int = 10, *, qid_column: Any = None, **options: Any
-    ) -> None:
-        super().__init__(k, qid_column=qid_column, **options)
-        self.metric = metric
-        self._score_func = partial(_rank_metric, metric)
-
-    def __repr__(self) -> str:
-        parts = [repr(self.metric), f"k={self.k!r}"]
-        if self.qid_column is not None:
-            parts.append(f"qid_column={self.qid_column!r}")
-        parts += [f"{key}={value!r}" for key, value in self._kwargs.items()]
-        return f"make_rank_scorer({', '.join(parts)})"
-
-    def _composite(
-        self, estimator: Any, y_true: Any, y_pred: np.ndarray, offsets: np.ndarray
-    ) -> float:
-        raise ValueError(
-            f"the {self.metric} scorer takes one label column; y has several (composite "
-            "labels are scored by the ndcg scorer with objectives=...)"
-        )
+        _probe("ndcg", k, ndcg_options)
+    return RankScorer("ndcg", k, qid_column=qid_column, objectives=objectives, **ndcg_options)
 
 
 def make_rank_scorer(
-    metric: str, k: int = 10, *, qid_column: Any = None, **options: Any
+    metric: str, k: int | None = 10, *, qid_column: Any = None, **options: Any
 ) -> RankScorer:
-    """Build a scorer of ``map``, ``mrr``, ``precision``, ``recall``, ``err`` or ``hit_rate``.
+    """Build a scorer of any metric of :data:`ltr.metrics.names.SCORER_METRICS`.
 
     Parameters
     ----------
     metric : str
-        One of :data:`RANK_FUNCTIONS` (``"map"`` is average precision,
-        ``"mrr"`` reciprocal rank).
-    k : int, default=10
-        Cut-off.
+        ``"map"`` (average precision), ``"mrr"``, ``"precision"``,
+        ``"recall"``, ``"err"``, ``"hit_rate"``, ``"dcg"``, ``"r-precision"``,
+        ``"ndcg"``, or an alias (``"recip_rank"``, ``"P"``, ``"Rprec"``...).
+    k : int or None, default=10
+        Cut-off; ``None`` is the whole list (R-precision takes none).
     qid_column : hashable, optional
         As in :func:`make_ndcg_scorer`.
     **options
-        Passed to the :mod:`ltr.metrics` function: ``relevance_level``,
-        ``ties``, ``empty``, ``convention``, ``max_grade`` (ERR).  Checked now.
+        Passed to the metric function (for the :mod:`ltr.metrics` ones:
+        ``relevance_level``, ``ties``, ``empty``, ``convention``, ``max_grade``
+        for ERR).  Checked now.
 
     Returns
     -------
@@ -530,119 +578,31 @@ def make_rank_scorer(
     >>> make_rank_scorer("map", 10, relevance_level=2)
     make_rank_scorer('map', k=10, relevance_level=2)
     """
-    if not isinstance(metric, str) or metric.lower() not in RANK_FUNCTIONS:
-        raise ValueError(f"unknown metric {metric!r}; expected one of {list(RANK_FUNCTIONS)!r}")
-    metric = metric.lower()
-    k = check_int(k, "k", minimum=1)
-    unknown = sorted(set(options) - set(RANK_OPTIONS))
-    if unknown:
-        raise TypeError(
-            f"make_rank_scorer got unknown option(s) {unknown!r}; valid options are "
-            f"{list(RANK_OPTIONS)!r} (query ids come as qid metadata or qid_column)"
+    try:
+        info = metric_info(metric)
+    except ValueError:
+        info = None
+    if info is None or info.name not in SCORER_METRICS:
+        raise ValueError(
+            f"unknown metric {metric!r}; expected one of {list(SCORER_METRICS)!r} "
+            "(or an alias such as 'recip_rank', 'P', 'Rprec')"
         )
-    if metric != "err" and "max_grade" in options:
-        raise TypeError(f"max_grade is an option of the err scorer only, not of {metric!r}")
-    _rank_metric(metric, np.array([1.0, 0.0]), np.array([0.5, 0.1]),
-                 offsets=np.array([0, 2], dtype=np.int64), k=k, **options)
-    return RankScorer(metric, k, qid_column=qid_column, **options)
-
-
-# --------------------------------------------------------------------------- #
-# IPS nDCG from logged clicks                                                  #
-# --------------------------------------------------------------------------- #
-
-#: Options of :func:`ltr.clicks.ips.ips_ndcg` that an IPS scorer passes through.
-IPS_OPTIONS: tuple[str, ...] = ("clip", "empty", "discount", "ties")
-
-
-def _ips_ndcg_metric(*args: Any, **kwargs: Any) -> Any:
-    from ltr.clicks.ips import ips_ndcg
-
-    return ips_ndcg(*args, **kwargs)
-
-
-class IPSNDCGScorer(NDCGScorer):
-    """Mean IPS nDCG@k of an estimator's ranking on logged clicks; see :func:`make_ips_ndcg_scorer`.
-
-    Call it as ``scorer(estimator, X, click, qid=..., position=...)``: ``y`` is
-    the logged clicks, ``qid`` a list (query-session) id per row, ``position``
-    the logged display rank (1 = top).  It requests ``qid`` and ``position``
-    through metadata routing by default.
-    """
-
-    _DEFAULT_REQUEST: ClassVar[dict[str, bool]] = {"qid": True, "position": True}
-
-    def __init__(
-        self,
-        k: int = 10,
-        *,
-        propensity: Any = None,
-        qid_column: Any = None,
-        position_column: Any = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(k, qid_column=qid_column, **options)
-        self._score_func = _ips_ndcg_metric
-        self.propensity = propensity
-        self.position_column = position_column
-
-    def __repr__(self) -> str:
-        parts = [f"k={self.k!r}", f"propensity={np.asarray(self.propensity).tolist()!r}"]
-        for name in ("qid_column", "position_column"):
-            if getattr(self, name) is not None:
-                parts.append(f"{name}={getattr(self, name)!r}")
-        parts += [f"{key}={value!r}" for key, value in self._kwargs.items()]
-        return f"make_ips_ndcg_scorer({', '.join(parts)})"
-
-    def _score(
-        self, method_caller: Any, estimator: Any, X: Any, y_true: Any, **kwargs: Any
-    ) -> float:
-        qid = kwargs.pop("qid", None)
-        position = kwargs.pop("position", None)
-        kwargs.pop("sample_weight", None)
-        if kwargs:
-            raise TypeError(
-                f"ips_ndcg scorer got unexpected metadata {sorted(kwargs)!r}; it accepts "
-                "qid and position"
-            )
-        found: dict[str, Any] = {}
-        for name in ("qid", "position"):
-            column = getattr(self, f"{name}_column")
-            if column is not None:  # ours: remove it before predicting
-                X, found[name] = _take_qid_column(X, column, drop=True)
-            else:  # the estimator's own column: it drops it in predict
-                _, found[name] = _take_qid_column(X, _find_param(estimator, f"{name}_column"),
-                                                  drop=False)
-        qid = found["qid"] if qid is None else qid
-        position = found["position"] if position is None else position
-        if qid is None:
-            raise ValueError(self._missing_qid_message(self.qid_column))
-        if position is None:
-            raise ValueError(
-                "the ips_ndcg scorer needs the logged display positions (1 = top) and got none: "
-                "pass position as metadata (sklearn.set_config(enable_metadata_routing=True) "
-                "and search.fit(X, click, qid=qid, position=position); the scorer requests it), "
-                "call scorer(estimator, X, click, qid=qid, position=position), or name a "
-                "column of a DataFrame X with make_ips_ndcg_scorer(position_column=...)"
-            )
-        n_rows = X.shape[0]
-        offsets = _contiguous_offsets(qid, n_rows)
-        y_pred = _predict_rows(method_caller, estimator, X, n_rows)
-        value = self._score_func(
-            y_true, y_pred, position=np.asarray(position), propensity=self.propensity,
-            offsets=offsets, k=self.k, **self._kwargs,
-        )
-        return float(value)
+    if info.name == "ndcg":
+        return make_ndcg_scorer(k, qid_column=qid_column, **options)
+    k = _check_k(info.name, k)
+    _check_options("make_rank_scorer", info.name, options)
+    _probe(info.name, k, options)
+    return RankScorer(info.name, k, qid_column=qid_column, **options)
 
 
 def make_ips_ndcg_scorer(
-    k: int = 10,
+    k: int | None = 10,
     *,
     propensity: Any,
     qid_column: Any = None,
     position_column: Any = None,
     **options: Any,
-) -> IPSNDCGScorer:
+) -> RankScorer:
     """Build a scorer of IPS nDCG@k (:func:`ltr.clicks.ips.ips_ndcg`) on logged clicks.
 
     ``y`` given to the search is the logged clicks (0/1).  Query ids (one
@@ -652,7 +612,7 @@ def make_ips_ndcg_scorer(
 
     Parameters
     ----------
-    k : int, default=10
+    k : int or None, default=10
         Cut-off of the new ranking.
     propensity : array-like of shape (n_positions,)
         Examination propensity per logged position (index 0 = position 1), in (0, 1].
@@ -666,7 +626,7 @@ def make_ips_ndcg_scorer(
 
     Returns
     -------
-    IPSNDCGScorer
+    RankScorer
         ``scorer(estimator, X, click, qid=None, position=None) -> float``; its
         ``repr`` rebuilds this call.
 
@@ -675,16 +635,53 @@ def make_ips_ndcg_scorer(
     >>> make_ips_ndcg_scorer(5, propensity=[1.0, 0.5], clip=0.1)
     make_ips_ndcg_scorer(k=5, propensity=[1.0, 0.5], clip=0.1)
     """
-    k = check_int(k, "k", minimum=1)
-    unknown = sorted(set(options) - set(IPS_OPTIONS))
-    if unknown:
-        raise TypeError(
-            f"make_ips_ndcg_scorer got unknown option(s) {unknown!r}; valid options are "
-            f"{list(IPS_OPTIONS)!r} (qid and position come as metadata or columns)"
-        )
+    k = _check_k("ips_ndcg", k)
+    _check_options("make_ips_ndcg_scorer", "ips_ndcg", options)
     theta = check_propensities(propensity, "propensity")
-    _ips_ndcg_metric(np.array([1.0, 0.0]), np.array([0.5, 0.1]), position=np.array([1, 2]),
-                     propensity=np.ones(2), offsets=np.array([0, 2], dtype=np.int64), k=k,
-                     **options)
-    return IPSNDCGScorer(k, propensity=theta, qid_column=qid_column,
-                         position_column=position_column, **options)
+    _probe("ips_ndcg", k, options, position=np.array([1, 2]), propensity=np.ones(2))
+    return RankScorer("ips_ndcg", k, propensity=theta, qid_column=qid_column,
+                      position_column=position_column, **options)
+
+
+# --------------------------------------------------------------------------- #
+# Former scorer classes                                                        #
+# --------------------------------------------------------------------------- #
+
+
+class _FormerScorerClass(type):
+    """A former scorer class: ``isinstance`` tests the metric; calling it builds a RankScorer."""
+
+    _metric: str
+    _factory: str
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, RankScorer) and obj.metric == cls._metric
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> RankScorer:
+        warnings.warn(
+            f"{cls.__name__}(...) is deprecated and now returns a RankScorer (one scorer class "
+            f"for every metric); use {cls._factory}(...) instead",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return RankScorer(cls._metric, *args, **kwargs)
+
+
+class NDCGScorer(metaclass=_FormerScorerClass):
+    """Deprecated: the nDCG scorer is a :class:`RankScorer` (see :func:`make_ndcg_scorer`).
+
+    ``isinstance(scorer, NDCGScorer)`` is true for a :class:`RankScorer` of nDCG.
+    """
+
+    _metric = "ndcg"
+    _factory = "make_ndcg_scorer"
+
+
+class IPSNDCGScorer(metaclass=_FormerScorerClass):
+    """Deprecated: the IPS nDCG scorer is a :class:`RankScorer` (see :func:`make_ips_ndcg_scorer`).
+
+    ``isinstance(scorer, IPSNDCGScorer)`` is true for a :class:`RankScorer` of IPS nDCG.
+    """
+
+    _metric = "ips_ndcg"
+    _factory = "make_ips_ndcg_scorer"

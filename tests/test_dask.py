@@ -143,7 +143,7 @@ def test_distributed_metrics_equal_local_ones(client):
     df.loc[df["qid"] == df["qid"].iloc[0], "y"] = 0.0  # one query without relevant rows
     ddf = _split_queries(df, 5)
     names = ["ndcg@10", "ndcg@5:sklearn", "ndcg", "dcg@3", "map@10", "mrr", "err@5",
-             "precision@5"]
+             "precision@5", "P_5", "Rprec"]
     res = ldask.evaluate(ddf, names, label="y", score="score", qid="qid")
     frame, _ = ldask.shuffle_by_query(ddf[["qid", "y", "score"]], "qid", client=client)
     pdf, offsets = _collect(frame)
@@ -162,6 +162,11 @@ def test_distributed_metrics_equal_local_ones(client):
         per_q = fn(y, s, offsets=offsets, k=k, reduce=None)
         got = res.per_query.loc[pdf["qid"].to_numpy()[offsets[:-1]], name].to_numpy()
         np.testing.assert_allclose(got, per_q, rtol=0, atol=1e-12, equal_nan=True)
+    # aliases are keyed as passed
+    np.testing.assert_array_equal(res.per_query["P_5"], res.per_query["precision@5"])
+    rprec = rank_metrics.r_precision(y, s, offsets=offsets, reduce=None)
+    got = res.per_query.loc[pdf["qid"].to_numpy()[offsets[:-1]], "Rprec"].to_numpy()
+    np.testing.assert_allclose(got, rprec, rtol=0, atol=1e-12, equal_nan=True)
     assert res.n_queries == df["qid"].nunique()
 
 

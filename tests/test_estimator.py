@@ -268,16 +268,40 @@ def test_fit_sets_fitted_attributes_and_learns(fitted, train, test_data, random_
 
 def test_score_is_mean_ndcg_at_first_eval_at(fitted, test_data):
     pred = fitted.predict(test_data.X)
-    expected = float(ndcg(test_data.y, pred, qid=test_data.qid, k=10))
+    # in the engine's convention (the one of evals_result_)
+    expected = float(ndcg(test_data.y, pred, qid=test_data.qid, k=10, convention="lightgbm"))
     assert fitted.score(test_data.X, test_data.y, qid=test_data.qid) == pytest.approx(
         expected, abs=1e-12
     )
     five = clone(fitted).set_params(eval_at=[5, 10])
     five.model_ = fitted.model_
     five.n_features_in_ = fitted.n_features_in_
-    expected5 = float(ndcg(test_data.y, pred, qid=test_data.qid, k=5))
+    expected5 = float(ndcg(test_data.y, pred, qid=test_data.qid, k=5, convention="lightgbm"))
     assert five.score(test_data.X, test_data.y, qid=test_data.qid) == pytest.approx(
         expected5, abs=1e-12
+    )
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_score_and_evals_result_agree_on_the_convention(engine, train, test_data):
+    """score() on an eval set is the last value of its evals_result_ curve (one convention)."""
+    if engine == "xgboost":
+        pytest.importorskip("xgboost")
+    params = dict(FAST, engine=engine, eval_at=[10, 5])
+    if engine == "xgboost":
+        params["engine_params"] = {}
+    model = LambdaMARTRanker(**params).fit(
+        train.X, train.y, qid=train.qid, eval_set=[(test_data.X, test_data.y)],
+        eval_qid=[test_data.qid],
+    )
+    curve = model.evals_result_["valid_0"]["ndcg@10"]
+    assert len(curve) == model.n_estimators
+    score = model.score(test_data.X, test_data.y, qid=test_data.qid)
+    assert score == pytest.approx(curve[-1], abs=1e-12)
+    # ltr's metric in that engine's convention (checked against the engine in test_metrics_peers)
+    pred = model.predict(test_data.X)
+    assert score == pytest.approx(
+        float(ndcg(test_data.y, pred, qid=test_data.qid, k=10, convention=engine)), abs=1e-12
     )
 
 
@@ -291,11 +315,17 @@ def test_unsorted_rows_train_the_same_model_as_presorted_rows(train, test_data):
     a = LambdaMARTRanker(**FAST).fit(X, y, qid=qid)
     b = LambdaMARTRanker(**FAST).fit(X[order], y[order], qid=qid[order])
     check_predictions_agree(a, b, test_data.X)
-    # and score() sorts too: scoring shuffled rows equals scoring sorted rows
+    # and score() sorts too: scoring shuffled rows equals the metric on those rows grouped
+    # by query (a stable sort: LightGBM's convention orders tied scores by input order)
     tperm = rng.permutation(len(test_data.y))
-    assert a.score(
-        test_data.X[tperm], test_data.y[tperm], qid=test_data.qid[tperm]
-    ) == pytest.approx(a.score(test_data.X, test_data.y, qid=test_data.qid), abs=1e-12)
+    tq = test_data.qid[tperm]
+    tfirst = {q: i for i, q in reversed(list(enumerate(tq)))}
+    torder = tperm[np.argsort([tfirst[q] for q in tq], kind="stable")]
+    pred = a.predict(test_data.X)
+    assert a.score(test_data.X[tperm], test_data.y[tperm], qid=tq) == pytest.approx(
+        float(ndcg(test_data.y[torder], pred[torder], qid=test_data.qid[torder], k=10,
+                   convention="lightgbm")), abs=1e-12
+    )
 
 
 def test_group_sizes_and_qid_give_the_same_model(fitted, train, test_data):
@@ -427,6 +457,7 @@ def test_composite_objectives_take_label_columns(train, test_data):
         qid=test_data.qid,
         weights=weights,
         k=10,
+        convention="lightgbm",  # score uses the engine's convention, as evals_result_
     ).total
     assert got == pytest.approx(float(expected), abs=1e-12)
     # a 2-D array follows the order of the objectives dict
@@ -448,7 +479,7 @@ def test_composite_objectives_take_label_columns(train, test_data):
     ).total
     assert history["composite_ndcg@10"][-1] == pytest.approx(float(curve_value), abs=1e-9)
     assert arr.score(test_data.X, np.column_stack([test_data.y, tshare]), qid=test_data.qid) == (
-        pytest.approx(got, abs=1e-12)
+        pytest.approx(history["composite_ndcg@10"][-1], abs=1e-9)
     )
     assert ranker.__sklearn_tags__().target_tags.multi_output
 
@@ -612,8 +643,15 @@ def test_grouped_ranker_fits_lgbm_ranker_with_group_sizes_from_qid(train, test_d
     direct = lgb.LGBMRanker(**params).fit(train.X[perm][order], train.y[perm][order], group=sizes)
     check_predictions_agree(adapter, direct, test_data.X)
     assert adapter.n_features_in_ == 300
+    # score: nDCG@k in the wrapped engine's convention, at the adapter's k
+    pred = direct.predict(test_data.X)
     assert adapter.score(test_data.X, test_data.y, qid=test_data.qid) == pytest.approx(
-        float(ndcg(test_data.y, direct.predict(test_data.X), qid=test_data.qid, k=10)), abs=1e-12
+        float(ndcg(test_data.y, pred, qid=test_data.qid, k=10, convention="lightgbm")), abs=1e-12
+    )
+    at5 = clone(adapter).set_params(k=5, convention="sklearn")
+    at5.estimator_ = adapter.estimator_
+    assert at5.score(test_data.X, test_data.y, qid=test_data.qid) == pytest.approx(
+        float(ndcg(test_data.y, pred, qid=test_data.qid, k=5, convention="sklearn")), abs=1e-12
     )
     restored = pickle.loads(pickle.dumps(adapter))
     check_predictions_agree(restored, adapter, test_data.X)
@@ -631,6 +669,50 @@ def test_grouped_ranker_reads_qid_column_and_rejects_missing_qid(train, test_dat
         GroupedRanker(lgb.LGBMRanker()).fit(train.X, train.y)
     with pytest.raises(InvalidParameterError, match="'estimator' parameter of GroupedRanker"):
         GroupedRanker("lgbm").fit(train.X, train.y, qid=train.qid)
+
+
+def _display_positions(qid: np.ndarray, seed: int) -> np.ndarray:
+    """A random display rank per row: a permutation of 1..n within each query."""
+    rng = np.random.default_rng(seed)
+    position = np.zeros(len(qid), dtype=np.int64)
+    for q in np.unique(qid):
+        rows = np.flatnonzero(qid == q)
+        position[rows] = rng.permutation(len(rows)) + 1
+    return position
+
+
+def test_grouped_ranker_carries_position_with_its_rows(train, test_data):
+    """Shuffled rows + qid + position through the adapter == a manual sorted fit with group."""
+    params = dict(FAST, n_estimators=5, unbiased=True, objective="lambdarank")
+    rng = np.random.default_rng(1)
+    perm = rng.permutation(len(train.y))
+    X, y, qid = train.X[perm], train.y[perm], train.qid[perm]
+    position = _display_positions(qid, seed=2)
+    adapter = GroupedRanker(LambdaMARTRanker(**params)).fit(X, y, qid=qid, position=position)
+    first = {q: i for i, q in reversed(list(enumerate(qid)))}
+    order = np.argsort([first[q] for q in qid], kind="stable")
+    sizes = [int((qid == q).sum()) for q in dict.fromkeys(qid[order])]
+    direct = LambdaMARTRanker(**params).fit(X[order], y[order], group=sizes,
+                                            position=position[order])
+    check_predictions_agree(adapter, direct, test_data.X)
+    # what the adapter did before: positions left in the original row order no longer
+    # match their rows (here they do not even run 1..n within each query)
+    with pytest.raises(ValueError, match="position must run 1..n within each query"):
+        LambdaMARTRanker(**params).fit(X[order], y[order], group=sizes, position=position)
+
+
+def test_grouped_ranker_refuses_position_its_estimator_cannot_take(train):
+    position = _display_positions(train.qid, seed=0)
+    with pytest.raises(TypeError, match=r"LGBMRanker.fit takes no position argument.*"
+                                        r"LambdaMARTRanker\(unbiased=True\)"):
+        GroupedRanker(lgb.LGBMRanker()).fit(train.X, train.y, qid=train.qid, position=position)
+    # position is not requested by default: a search may route it to an IPS scorer alone
+    sklearn.set_config(enable_metadata_routing=True)
+    try:
+        fit_request = GroupedRanker(lgb.LGBMRanker()).get_metadata_routing().fit.requests
+    finally:
+        sklearn.set_config(enable_metadata_routing=False)
+    assert fit_request["qid"] is True and fit_request["position"] is False
 
 
 def test_grouped_ranker_works_with_xgb_ranker(train, test_data):

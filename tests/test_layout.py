@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "ltr.datasets": 1,
     "ltr.synthetic": 1,
     "ltr.relevance": 1,
+    "ltr._frames": 1,
     "ltr.testing": 2,
     "ltr.metrics": 2,
     "ltr.evaluation": 2,
@@ -46,6 +47,7 @@ LAYERS: dict[str, int] = {
     "ltr.dask": 3,
     "ltr.estimator": 4,
     "ltr.scoring": 4,
+    "ltr._sklearn_private": 4,
     "ltr.inspection": 4,
     "ltr.runs": 5,
     "ltr.cli": 6,
@@ -192,15 +194,17 @@ def test_doctests_pass(module):
 def test_convention_names_come_from_one_registry():
     from typing import get_args
 
-    from ltr.metrics import CONVENTIONS
-    from ltr.metrics.names import CONVENTIONS as NAMED
+    from ltr import metrics, scoring
+    from ltr.metrics.names import CONVENTIONS, NAME_CONVENTIONS, QRELS_CONVENTIONS
     from ltr.runs.config import EvaluationConfig
 
+    # one registry object: the metrics, the scorers and the names all read it
+    assert metrics.CONVENTIONS is CONVENTIONS and scoring.CONVENTIONS is CONVENTIONS
+    assert set(NAME_CONVENTIONS) | set(QRELS_CONVENTIONS) <= set(CONVENTIONS)
     # conventions a metric name, the CLI and the config accept: those that need no document ids
-    assert set(NAMED) <= set(CONVENTIONS)
     annotation = EvaluationConfig.model_fields["convention"].annotation
     literal = next(a for a in get_args(annotation) if get_args(a))
-    assert set(get_args(literal)) == set(NAMED)
+    assert set(get_args(literal)) == set(NAME_CONVENTIONS)
     from ltr.cli import build_parser
 
     commands = build_parser()._subparsers._group_actions[0].choices
@@ -208,14 +212,38 @@ def test_convention_names_come_from_one_registry():
         name: next(a for a in commands[name]._actions if a.dest == "convention").choices
         for name in ("evaluate", "score")
     }
-    from ltr.evaluation import CONVENTIONS as QRELS
-
-    assert tuple(conv["score"]) == tuple(NAMED)
-    assert tuple(conv["evaluate"]) == tuple(QRELS)
-    assert set(QRELS) <= set(CONVENTIONS)
+    assert tuple(conv["score"]) == NAME_CONVENTIONS
+    assert tuple(conv["evaluate"]) == QRELS_CONVENTIONS
     from ltr.engines import ENGINES
 
     assert set(ENGINES) <= set(CONVENTIONS)  # every engine's own convention exists
+    # no other module defines its own CONVENTIONS constant
+    for module in MODULES:
+        if module == "ltr.metrics.names" or module == "ltr":
+            continue
+        tree = ast.parse(_path(module).read_text(encoding="utf-8"))
+        defined = [
+            t.id
+            for node in ast.walk(tree)
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(t, ast.Name)
+        ]
+        assert "CONVENTIONS" not in defined, f"{module} defines its own CONVENTIONS"
+
+
+def test_metric_names_come_from_one_registry():
+    """No module keeps its own table of metric names: they read ltr.metrics.names.REGISTRY."""
+    from ltr.evaluation.monitoring import METRICS as MONITOR
+    from ltr.metrics.names import SCORER_METRICS
+
+    assert set(SCORER_METRICS) <= set(MONITOR)  # every rank metric can be a monitor rule
+    for module in MODULES:
+        if module in ("ltr.metrics.names", "ltr"):
+            continue
+        text = _path(module).read_text(encoding="utf-8")
+        assert "RANK_FUNCTIONS[" not in text, f"{module} maps metric names itself"
+        assert '"ips_ndcg@' not in text and "f\"ips_ndcg@" not in text, module
 
 
 @pytest.mark.parametrize("old", sorted(DEPRECATED_ALIASES))
@@ -230,7 +258,9 @@ def test_old_module_paths_forward_with_a_deprecation_warning(old):
 #: Shared infrastructure every layer may use, private by name but not by concern: the one
 #: validation rule set, the one writer, the optional imports, and the kernels (whose private
 #: modules are the kernel layer's interface to its validating wrappers).
-INFRASTRUCTURE = ("ltr._validation", "ltr._io", "ltr._compat", "ltr.kernels")
+INFRASTRUCTURE = (
+    "ltr._validation", "ltr._io", "ltr._compat", "ltr._frames", "ltr._sklearn_private", "ltr.kernels"
+)
 
 
 def _subpackage(module: str) -> str:

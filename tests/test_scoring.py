@@ -15,10 +15,11 @@ from ltr.datasets import load_letor
 from ltr.estimator import GroupedRanker
 from ltr.metrics import ndcg
 from ltr.metrics.composite import composite_ndcg
+from ltr.metrics.names import NAME_CONVENTIONS
 from ltr.scoring import (
-    CONVENTIONS,
     MetricName,
     NDCGScorer,
+    RankScorer,
     get_scorer,
     get_scorer_names,
     make_ndcg_scorer,
@@ -90,12 +91,15 @@ def test_metric_name_str_round_trips():
 @pytest.mark.parametrize(
     "name, exc, match",
     [
-        ("ndcg", ValueError, "not of the form 'ndcg@K'"),
-        ("ndcg@", ValueError, "not of the form"),
-        ("map@10", ValueError, "unknown metric 'map'"),
+        ("ndcg@", ValueError, "not of the form METRIC, METRIC@K or METRIC@K:CONVENTION"),
+        ("ndcg@10/watch", ValueError, "not of the form METRIC"),
+        ("composite_ndcg@10", ValueError, "'composite_ndcg' is not accepted here"),
+        ("nDGC@10", ValueError, r"unknown metric 'nDGC' \(did you mean 'ndcg'\?\)"),
         ("ndcg@ten", ValueError, "K must be an integer >= 1, got 'ten'"),
         ("ndcg@0", ValueError, "K must be an integer >= 1, got 0"),
         ("ndcg@10:foo", ValueError, "unknown convention 'foo'"),
+        ("ndcg@10:lightgmb", ValueError, r"did you mean 'lightgbm'\?"),
+        ("ndcg@10:trec_eval", ValueError, "unknown convention 'trec_eval'"),
         (10, TypeError, "metric name must be a str"),
     ],
 )
@@ -110,10 +114,10 @@ def test_get_scorer_resolves_every_registered_name():
     for name in names:
         scorer = get_scorer(name)
         parsed = parse_metric_name(name)
-        assert isinstance(scorer, NDCGScorer)
+        assert isinstance(scorer, NDCGScorer) and isinstance(scorer, RankScorer)
         assert scorer.k == parsed.k
         assert scorer.ndcg_options.get("convention") == parsed.convention
-    assert {c for c in CONVENTIONS} <= {parse_metric_name(n).convention for n in names}
+    assert set(NAME_CONVENTIONS) <= {parse_metric_name(n).convention for n in names}
 
 
 def test_get_scorer_accepts_unregistered_k_and_passes_scorers_through():
@@ -122,6 +126,7 @@ def test_get_scorer_accepts_unregistered_k_and_passes_scorers_through():
     assert get_scorer(scorer) is scorer
     with pytest.raises(ValueError, match="unknown metric"):
         get_scorer("accuracy@3")
+    assert get_scorer("ndcg").k is None  # no cut-off: the whole list
 
 
 # --------------------------------------------------------------------------- #
@@ -335,3 +340,49 @@ def test_row_wise_shuffle_split_is_reported_not_silently_scored(train):
             params={"qid": train.qid},
             error_score="raise",
         )
+
+
+# --------------------------------------------------------------------------- #
+# one scorer class; the former classes                                        #
+# --------------------------------------------------------------------------- #
+
+
+def test_one_scorer_class_serves_every_metric_without_a_subclass_chain():
+    from ltr.scoring import IPSNDCGScorer, make_ips_ndcg_scorer
+
+    scorers = [get_scorer("ndcg@10"), get_scorer("map@10"), get_scorer("recip_rank"),
+               make_ips_ndcg_scorer(5, propensity=[1.0, 0.5])]
+    assert {type(s) for s in scorers} == {RankScorer}
+    assert RankScorer.__subclasses__() == []
+    # the former class names now test the metric, not the class
+    assert isinstance(get_scorer("ndcg@10"), NDCGScorer)
+    assert not isinstance(get_scorer("map@10"), NDCGScorer)
+    assert not isinstance(get_scorer("ndcg@10"), IPSNDCGScorer)
+    assert isinstance(scorers[-1], IPSNDCGScorer)
+
+
+def test_former_scorer_classes_warn_and_build_the_one_class():
+    from ltr.scoring import IPSNDCGScorer
+
+    with pytest.warns(DeprecationWarning, match=r"NDCGScorer\(\.\.\.\) is deprecated.*"
+                                                r"make_ndcg_scorer"):
+        scorer = NDCGScorer(5, gain="linear")
+    assert type(scorer) is RankScorer and repr(scorer) == "make_ndcg_scorer(k=5, gain='linear')"
+    with pytest.warns(DeprecationWarning, match="make_ips_ndcg_scorer"):
+        ips = IPSNDCGScorer(3, propensity=np.array([1.0, 0.5]))
+    assert ips.metric == "ips_ndcg" and ips.k == 3
+
+
+def test_make_rank_scorer_takes_aliases_and_every_scorer_metric():
+    from ltr.metrics.names import SCORER_METRICS
+    from ltr.scoring import make_rank_scorer
+
+    for metric in SCORER_METRICS:
+        k = None if metric == "r-precision" else 5
+        assert make_rank_scorer(metric, k).metric == metric
+    assert make_rank_scorer("recip_rank", None).metric == "mrr"
+    assert repr(make_rank_scorer("P", 3)) == "make_rank_scorer('precision', k=3)"
+    with pytest.raises(ValueError, match="'r-precision' takes no cut-off, got k=5"):
+        make_rank_scorer("Rprec", 5)
+    with pytest.raises(TypeError, match=r"unknown option\(s\) \['gain'\] for 'mrr'"):
+        make_rank_scorer("mrr", 10, gain="exp2")

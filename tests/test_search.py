@@ -118,14 +118,18 @@ def test_grid_search_with_qid_column_and_routing_off_gives_the_same_scores(
     assert list(search.best_estimator_.feature_names_in_) == data.feature_names
 
 
-def test_search_without_scoring_uses_the_ranker_score_with_routed_qid(routed_search, data):
+def test_search_without_scoring_uses_the_ranker_score_with_routed_qid(data):
+    # the ranker's score is nDCG@eval_at[0] in the engine's convention (that of evals_result_)
+    grid = {"num_leaves": [7]}
     with sklearn.config_context(enable_metadata_routing=True):
-        search = GridSearchCV(LambdaMARTRanker(**BASE), {"num_leaves": [7]}, cv=CV)
+        search = GridSearchCV(LambdaMARTRanker(**BASE), grid, cv=CV)
         search.fit(data.X, data.y, groups=data.qid, qid=data.qid)
-    i = routed_search.cv_results_["params"].index({"learning_rate": 0.1, "num_leaves": 7})
+        scored = GridSearchCV(LambdaMARTRanker(**BASE), grid, cv=CV,
+                              scoring=make_ndcg_scorer(10, convention="lightgbm"))
+        scored.fit(data.X, data.y, groups=data.qid, qid=data.qid)
     np.testing.assert_allclose(
         _split_scores(search.cv_results_, 0),
-        _split_scores(routed_search.cv_results_, i),
+        _split_scores(scored.cv_results_, 0),
         rtol=0,
         atol=1e-12,
     )

@@ -6,7 +6,7 @@ import argparse
 import warnings
 
 from ltr.cli._common import EXIT_OK, Command, UsageError, print_metrics
-from ltr.metrics.names import CONVENTIONS as SCORER_CONVENTIONS
+from ltr.metrics.names import NAME_CONVENTIONS as SCORER_CONVENTIONS
 from ltr.metrics.names import QRELS_CONVENTIONS
 from ltr.runs.score_cmd import evaluate_model, evaluate_ranking, predict_run
 

@@ -53,9 +53,7 @@ def predict(model: RankingModel, data: Any, *, features: Sequence[str] | None = 
 def _metric_part(part: pd.DataFrame, label: str, score: str, qid: str,
                  specs: list[tuple[str, str, int | None, str | None]],
                  max_grade: float | None = None) -> pd.DataFrame:
-    import ltr.metrics as M
-    import ltr.metrics as R
-    from ltr.metrics.names import RANK_FUNCTIONS
+    from ltr.metrics.names import metric_function
 
     q = part[qid].to_numpy()
     if len(q) == 0:
@@ -67,8 +65,7 @@ def _metric_part(part: pd.DataFrame, label: str, score: str, qid: str,
     s = part[score].to_numpy(dtype=np.float64)
     out = {}
     for name, metric, k, conv in specs:
-        fn: Any = (M.ndcg if metric == "ndcg" else M.dcg if metric == "dcg"
-                   else getattr(R, RANK_FUNCTIONS[metric]))
+        fn = metric_function(metric)
         # ERR scales grades by the largest one: the whole data's, not the partition's
         extra = {"max_grade": max_grade} if metric == "err" else {}
         out[name] = np.asarray(fn(y, s, offsets=offsets, k=k, convention=conv, reduce=None,
@@ -100,8 +97,9 @@ def evaluate(
     metrics : str or sequence of str, default=("ndcg@10",)
         ``"ndcg@K"``, ``"ndcg"`` (whole list), ``"dcg@K"``, and the rank
         metrics of :mod:`ltr.metrics` (``"map@K"``, ``"mrr"``,
-        ``"precision@K"``, ``"recall@K"``, ``"err@K"``, ``"hit_rate@K"``), optionally
-        ``":CONVENTION"`` per name.
+        ``"precision@K"``, ``"recall@K"``, ``"err@K"``, ``"hit_rate@K"``,
+        ``"r-precision"``) or an alias (``"P_10"``, ``"recip_rank"``...), optionally
+        ``":CONVENTION"`` per name; results are keyed by the names as passed.
     label, score, qid : str
         Column names.
     convention : str, optional
@@ -114,15 +112,14 @@ def evaluate(
         query) and ``mean``.
     """
     from ltr.evaluation import EvaluationResult
-    from ltr.metrics.names import RANK_FUNCTIONS, parse_metric_name
+    from ltr.metrics.names import SCORER_METRICS, parse_metric_name
 
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     if not names:
         raise ValueError("metrics must name at least one metric, got an empty sequence")
     specs: list[tuple[str, str, int | None, str | None]] = []
     for name in names:
-        parsed = parse_metric_name(name, metrics=("ndcg", "dcg", *RANK_FUNCTIONS),
-                                   k_optional=True)
+        parsed = parse_metric_name(name, metrics=SCORER_METRICS)
         conv = parsed.convention if parsed.convention is not None else convention
         specs.append((name, parsed.metric, parsed.k, conv))
     check_frame(data, {"label": label, "score": score, "qid": qid})

@@ -7,16 +7,16 @@ rankers (:mod:`.comparison`) and rolling monitoring (:mod:`.monitoring`).
 
 from __future__ import annotations
 
-from ltr.evaluation._qrels import (
-    CONVENTIONS,
-    EvaluationResult,
-    evaluate,
-    metric_codes,
-)
+from typing import Any
 
-__all__ = [
-    "CONVENTIONS",
-    "EvaluationResult",
-    "evaluate",
-    "metric_codes",
-]
+from ltr.evaluation import _qrels
+from ltr.evaluation._qrels import EvaluationResult, evaluate, metric_codes
+
+__all__ = ["EvaluationResult", "evaluate", "metric_codes"]
+
+
+def __getattr__(name: str) -> Any:
+    # ``CONVENTIONS`` is deprecated (ltr.metrics.names.QRELS_CONVENTIONS): _qrels warns
+    if name == "CONVENTIONS":
+        return _qrels.__getattr__(name)
+    raise AttributeError(f"module 'ltr.evaluation' has no attribute {name!r}")

@@ -57,17 +57,31 @@ from ltr.evaluation.trec import line_of_row, read_qrels, read_run
 from ltr.kernels import _dcg as D
 from ltr.kernels import _judgments as J
 from ltr.kernels import _rank as K
-from ltr.metrics.names import EVALUATION_METRICS, QRELS_CONVENTIONS, parse_metric_name
+from ltr.metrics.names import (
+    EVALUATION_METRICS,
+    QRELS_CONVENTIONS,
+    REGISTRY,
+    check_convention,
+    parse_metric_name,
+)
 
-__all__ = ["CONVENTIONS", "EvaluationResult", "evaluate", "metric_codes"]
+__all__ = ["EvaluationResult", "evaluate", "metric_codes"]
 
-#: Conventions of :func:`evaluate`; ``None`` means ``"trec_eval"``.
-CONVENTIONS: tuple[str, ...] = QRELS_CONVENTIONS  # the registry lives in ltr.metrics.names
 
-_CODES = {
-    "ndcg": K.NDCG, "dcg": K.DCG, "map": K.AP, "mrr": K.RR, "precision": K.PRECISION,
-    "recall": K.RECALL, "r-precision": K.RPREC, "hit_rate": K.HIT_RATE, "err": K.ERR,
-}
+def __getattr__(name: str) -> Any:
+    """``CONVENTIONS`` moved to :data:`ltr.metrics.names.QRELS_CONVENTIONS` (one registry)."""
+    if name == "CONVENTIONS":
+        import warnings
+
+        warnings.warn(
+            "ltr.evaluation.CONVENTIONS is deprecated: the conventions of evaluate() are "
+            "ltr.metrics.names.QRELS_CONVENTIONS (the one convention registry is "
+            "ltr.metrics.names.CONVENTIONS)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return QRELS_CONVENTIONS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def metric_codes(metrics: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -81,7 +95,8 @@ def metric_codes(metrics: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndar
     Returns
     -------
     names : list of str
-        The names as passed (duplicates removed).
+        The names as passed (duplicates removed; aliases such as ``"P_10"`` kept as
+        passed, so results are keyed by the caller's names).
     codes, ks : ndarray of int64
     """
     if isinstance(metrics, str):
@@ -99,7 +114,7 @@ def metric_codes(metrics: Sequence[str]) -> tuple[list[str], np.ndarray, np.ndar
                 f"metric name {name!r}: pass the convention to evaluate(convention=...), "
                 "not in the name"
             )
-        codes.append(_CODES[parsed.metric])
+        codes.append(getattr(K, str(REGISTRY[parsed.metric].kernel)))
         ks.append(0 if parsed.k is None else parsed.k)
     return names, np.asarray(codes, dtype=np.int64), np.asarray(ks, dtype=np.int64)
 
@@ -503,7 +518,10 @@ def evaluate(
         Names from :data:`ltr.metrics.names.EVALUATION_METRICS` with an
         optional ``@K``: ``"ndcg"``, ``"ndcg@10"``, ``"dcg@10"``, ``"map"``,
         ``"map@100"``, ``"mrr"``, ``"mrr@10"``, ``"precision@10"``,
-        ``"recall@100"``, ``"r-precision"``, ``"hit_rate@10"``, ``"err@10"``.
+        ``"recall@100"``, ``"r-precision"``, ``"hit_rate@10"``, ``"err@10"``, or
+        their trec_eval / ir_measures names (``"P_10"``, ``"ndcg_cut_10"``,
+        ``"recip_rank"``, ``"Rprec"``, ``"P@10"``...).  Results are keyed by
+        the names as passed.
     convention : {None, 'trec_eval', 'ranx'}, default=None
         ``None`` is ``'trec_eval'``: every value equals pytrec_eval's (``ndcg``,
         ``ndcg_cut_k``, ``map``, ``map_cut_k``, ``recip_rank``, ``P_k``,
@@ -538,11 +556,12 @@ def evaluate(
     >>> res.mean
     {'precision@2': 0.5, 'map': 0.5, 'r-precision': 0.5}
     """
-    conv = "trec_eval" if convention is None else convention
-    if conv not in CONVENTIONS:
-        raise ValueError(
-            f"convention must be None or one of {list(CONVENTIONS)!r}, got {convention!r}"
-        )
+    try:
+        conv = "trec_eval" if convention is None else check_convention(convention,
+                                                                         QRELS_CONVENTIONS)
+    except ValueError as exc:
+        raise ValueError(f"convention must be None or one of {list(QRELS_CONVENTIONS)!r}: "
+                         f"{exc}") from None
     if missing not in ("skip", "zero"):
         raise ValueError(f"missing must be 'skip' or 'zero', got {missing!r}")
     level = check_real(relevance_level, "relevance_level")

@@ -37,6 +37,7 @@ import pandas as pd
 from ltr._compat import import_matplotlib_figure
 from ltr._io import to_jsonable, write_atomic, write_png
 from ltr._validation import check_int, check_real, short_repr
+from ltr.metrics.names import EVALUATION_METRICS, METRICS, metric_info, parse_metric_name
 
 __all__ = ["Comparison", "compare", "holm", "per_query_frame", "read_per_query"]
 
@@ -94,7 +95,7 @@ def read_per_query(path: str | os.PathLike[str], split: str = "test") -> pd.Data
             row = int(np.flatnonzero(out)[0])
             raise ValueError(
                 f"{str(p)!r}: {column!r} must lie in [0, 1] per query; query "
-                f"{frame['qid'].iloc[row]!r} (line {row + 2}) has {values[row]!r}"
+                f"{frame['qid'].iloc[row]!r} (line {row + 2}) has {float(values[row])!r}"
             )
     return frame.set_index("qid")
 
@@ -163,9 +164,12 @@ def per_query_frame(values: Any, name: str = "value") -> pd.DataFrame:
 
 def _bounded_metric(column: str) -> bool:
     """Whether a per-query metric column lies in [0, 1] (nDCG, MAP, MRR, precision, ...)."""
-    head = column.split("@", 1)[0].split(":", 1)[0].lower()
-    return head in {"ndcg", "composite_ndcg", "map", "mrr", "precision", "recall",
-                    "r-precision", "hit_rate", "err", "ap", "rr"}
+    name = column.split("/", 1)[0]  # a per-objective key: ndcg@10/watch
+    try:
+        return metric_info(parse_metric_name(name, metrics=METRICS + EVALUATION_METRICS).metric
+                           ).bounded
+    except (TypeError, ValueError):  # not a metric name (qid, segment, a user's column)
+        return False
 
 
 def holm(p_values: Any) -> np.ndarray:

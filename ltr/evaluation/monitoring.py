@@ -46,8 +46,13 @@ import numpy as np
 import pandas as pd
 
 from ltr._io import to_jsonable, write_atomic
-from ltr.metrics import ndcg
-from ltr.metrics.names import parse_metric_name
+from ltr.metrics.names import (
+    MONITOR_METRICS,
+    MetricName,
+    metric_function,
+    metric_info,
+    parse_metric_name,
+)
 
 __all__ = [
     "ALERT_COLUMNS",
@@ -79,19 +84,34 @@ MetricFn = Callable[[np.ndarray, np.ndarray, np.ndarray, "int | None", "str | No
                     np.ndarray]
 
 
-def _ndcg(labels: np.ndarray, scores: np.ndarray, offsets: np.ndarray, k: int | None,
-          convention: str | None, empty: Any) -> np.ndarray:
-    return np.asarray(ndcg(labels, scores, offsets=offsets, k=k, reduce=None, empty=empty,
-                           convention=convention), dtype=float)
+def _registry_metric(metric: str) -> MetricFn:
+    """Per-query function of a metric of :data:`ltr.metrics.names.REGISTRY`."""
+    info = metric_info(metric)
+
+    def per_query(labels: np.ndarray, scores: np.ndarray, offsets: np.ndarray, k: int | None,
+                  convention: str | None, empty: Any) -> np.ndarray:
+        extra = {"empty": empty} if "empty" in info.options else {}
+        return np.asarray(metric_function(info.name)(labels, scores, offsets=offsets, k=k,
+                                                     reduce=None, convention=convention,
+                                                     **extra), dtype=float)
+
+    return per_query
 
 
-#: Metric registry: name (as in ``"ndcg@10"``) -> per-query function.
-METRICS: dict[str, MetricFn] = {"ndcg": _ndcg}
+#: Metric registry of rules: every metric of qrels/run evaluation
+#: (:data:`ltr.metrics.names.MONITOR_METRICS`: ndcg, dcg, map, mrr, precision,
+#: recall, r-precision, hit_rate, err), plus any :func:`register_metric` adds.
+METRICS: dict[str, MetricFn] = {name: _registry_metric(name) for name in MONITOR_METRICS}
 
 
 def register_metric(name: str, fn: MetricFn) -> None:
     """Add a per-query metric to the registry (``name@k`` then works in rules)."""
     METRICS[name.lower()] = fn
+
+
+def _parse_rule_metric(metric: Any) -> MetricName:
+    """Parse a rule's metric name (an alias such as ``recip_rank`` included)."""
+    return parse_metric_name(metric, metrics=tuple(METRICS), k_optional=True)
 
 
 def _fail(where: str, message: str) -> ValueError:
@@ -105,7 +125,9 @@ class Rule:
     Parameters
     ----------
     metric : str
-        ``"ndcg@10"`` (a name of :data:`METRICS` with ``@k``).
+        ``"ndcg@10"``, ``"map@10"``, ``"mrr"``, ``"recip_rank"``... (a name of
+        :data:`METRICS`, optionally ``@k`` and ``:CONVENTION``, or an alias of
+        :mod:`ltr.metrics.names`).  Values and alerts carry it as given.
     window : str or int
         A fixed pandas offset (``"1h"``, ``"15min"``, ``"1D"``) or a number of queries.
     min, max : float, optional
@@ -162,7 +184,7 @@ def _check_rule(raw: Any, where: str) -> Rule:
             raise _fail(f"{where}.{key}", "is required")
     metric = raw["metric"]
     try:
-        parsed = parse_metric_name(metric, metrics=tuple(METRICS), k_optional=True)
+        _parse_rule_metric(metric)
     except (TypeError, ValueError) as exc:
         raise _fail(f"{where}.metric", str(exc)) from None
     window = raw["window"]
@@ -221,7 +243,7 @@ def _check_rule(raw: Any, where: str) -> Rule:
     name = raw.get("name")
     if name is not None and not isinstance(name, str):
         raise _fail(f"{where}.name", f"must be a string, got {name!r}")
-    return Rule(metric=str(parsed), window=window, min=bounds["min"], max=bounds["max"],
+    return Rule(metric=metric.strip(), window=window, min=bounds["min"], max=bounds["max"],
                 name=name, min_queries=mq, filter=None if flt is None else dict(flt), by=by,
                 business=business, drift=drift)
 
@@ -493,7 +515,7 @@ class Monitor:
         prov_start: dict[str, int] = {}
         for rule in self.rules:
             if rule.metric not in per_metric:
-                p = parse_metric_name(rule.metric, metrics=tuple(METRICS), k_optional=True)
+                p = _parse_rule_metric(rule.metric)
                 per_metric[rule.metric] = METRICS[p.metric](
                     grouped["_label"].to_numpy(float), grouped["_score"].to_numpy(float),
                     offsets, p.k, p.convention, self.empty)

@@ -28,9 +28,10 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ltr._validation import check_int, check_real, short_repr
-from ltr.evaluation._qrels import CONVENTIONS, EvaluationResult, metric_codes
+from ltr.evaluation import EvaluationResult, metric_codes
 from ltr.kernels import _rank as K
 from ltr.kernels import _recsys as R
+from ltr.metrics.names import QRELS_CONVENTIONS
 
 __all__ = ["RecsysResult", "evaluate"]
 
@@ -199,9 +200,9 @@ def evaluate(
     1
     """
     conv = "trec_eval" if convention is None else convention
-    if conv not in CONVENTIONS:
+    if conv not in QRELS_CONVENTIONS:
         raise ValueError(
-            f"convention must be None or one of {list(CONVENTIONS)!r}, got {convention!r}"
+            f"convention must be None or one of {list(QRELS_CONVENTIONS)!r}, got {convention!r}"
         )
     unknown = set(metric_options) - {"max_grade"}
     if unknown:

@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "err": "ltr.metrics._rank",
     "hit_rate": "ltr.metrics._rank",
     "precision": "ltr.metrics._rank",
+    "r_precision": "ltr.metrics._rank",
     "recall": "ltr.metrics._rank",
     "reciprocal_rank": "ltr.metrics._rank",
     "ips_dcg": "ltr.clicks.ips",
@@ -39,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers see the lazy names
         err,
         hit_rate,
         precision,
+        r_precision,
         recall,
         reciprocal_rank,
     )

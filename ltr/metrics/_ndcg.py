@@ -49,6 +49,7 @@ from ltr.kernels import _dcg as K
 from ltr.kernels._scan import PARALLEL_MIN_ROWS as _SCAN_MIN_ROWS
 from ltr.kernels._scan import label_score_stats
 from ltr.metrics.gains import GainSpec, check_exp2_labels, parse_gain
+from ltr.metrics.names import CONVENTIONS, Convention
 
 __all__ = [
     "CONVENTIONS",
@@ -101,56 +102,6 @@ class MetricValue(float):
         return f"{float(self)!r}"
 
 
-@dataclass(frozen=True)
-class Convention:
-    """The settings that reproduce one tool's nDCG.
-
-    ``gain``, ``discount``, ``ties`` and ``empty`` are the public options;
-    the remaining fields are quirks no keyword exposes.
-
-    Attributes
-    ----------
-    ideal_by_label : bool
-        Build the ideal ordering by label rather than by gain (LightGBM sorts
-        labels and then looks gains up; identical for monotone gain tables).
-    score_float32 : bool
-        Compare scores after rounding them to float32 (XGBoost).
-    min_relevant : float or None
-        Labels below this get zero gain (ranx ignores judgments below 1).
-    empty_unweighted : bool
-        In a weighted mean, an empty query adds its ``empty`` value with
-        weight 1 to the numerator while its weight stays in the denominator
-        (LightGBM and XGBoost).
-    peer : str or None
-        Whose input rules the labels must meet (the peer refuses the others):
-        ``"lightgbm"``: integer labels ``0 <= l <`` the gain table's length
-        (31 with the default ``2**l - 1`` table); ``"xgboost"``: labels
-        ``0 <= l <= 31`` with exp2 gain, ``>= 0`` otherwise; ``"sklearn"``:
-        no negative labels.  ``None`` (the default convention) also refuses
-        negative labels unless ``gain`` is a callable; ``trec_eval`` and
-        ``ranx`` accept negative judgments (ranx gives labels < 1 zero gain).
-    """
-
-    gain: Any = "exp2"
-    discount: Any = "log2"
-    ties: str = "average"
-    empty: Any = "skip"
-    ideal_by_label: bool = False
-    score_float32: bool = False
-    min_relevant: float | None = None
-    empty_unweighted: bool = False
-    peer: str | None = None
-
-
-CONVENTIONS: dict[str, Convention] = {
-    "lightgbm": Convention(gain="exp2", ties="stable", empty=1.0, ideal_by_label=True,
-                           empty_unweighted=True, peer="lightgbm"),
-    "xgboost": Convention(gain="exp2", ties="stable", empty=1.0, score_float32=True,
-                          empty_unweighted=True, peer="xgboost"),
-    "sklearn": Convention(gain="linear", ties="average", empty=0.0, peer="sklearn"),
-    "trec_eval": Convention(gain="linear", ties="doc_id_desc", empty=0.0),
-    "ranx": Convention(gain="linear", ties="stable", empty=0.0, min_relevant=1.0),
-}
 _DEFAULT = Convention(peer="default")
 #: LightGBM's default ``label_gain`` has 31 entries (labels 0..30).
 _LIGHTGBM_TABLE = 31
@@ -180,7 +131,11 @@ class _Prepared:
 # ----------------------------------------------------------------------------
 
 
-def _resolve_convention(convention: str | None, **overrides: Any) -> Convention:
+def resolve_convention(convention: str | None, **overrides: Any) -> Convention:
+    """Return the :class:`Convention` of *convention* (``None``: ltr's) with *overrides* set.
+
+    Shared with :mod:`ltr.metrics`; options given as ``None`` keep the convention's.
+    """
     if convention is None:
         base = _DEFAULT
     elif isinstance(convention, str) and convention in CONVENTIONS:
@@ -375,7 +330,7 @@ def _label_gain_table(conv: Convention) -> np.ndarray:
     return np.ascontiguousarray(table)
 
 
-def _prepare(
+def prepare_rows(
     y_true: Any,
     y_score: Any,
     *,
@@ -386,6 +341,7 @@ def _prepare(
     weights: Any,
     doc_ids: Any,
 ) -> _Prepared:
+    """Validate rows and resolve *conv* into the kernels' flat arrays (also for rank_metrics)."""
     labels = check_1d_float(y_true, "y_true")
     scores = check_1d_float(y_score, "y_score")
     if scores.shape[0] != labels.shape[0]:
@@ -485,7 +441,7 @@ def _run_kernel(
     return out_dcg, out_idcg
 
 
-def _reduce(per_query: np.ndarray, weights: np.ndarray | None, n_skipped: int,
+def reduce_values(per_query: np.ndarray, weights: np.ndarray | None, n_skipped: int,
             reduce: str | None, unweighted: np.ndarray | None = None) -> Any:
     """Mean of *per_query* (NaN = skipped); rows flagged *unweighted* count 1 in the numerator."""
     if reduce is None:
@@ -507,7 +463,8 @@ def _reduce(per_query: np.ndarray, weights: np.ndarray | None, n_skipped: int,
 
 
 
-def _per_k(ks: list[int | None], k_arg: Any, compute: Callable[[int | None], Any]) -> Any:
+def per_k(ks: list[int | None], k_arg: Any, compute: Callable[[int | None], Any]) -> Any:
+    """``{k: compute(k)}`` when *k_arg* was a list, else ``compute(k)`` of the one cut-off."""
     if isinstance(k_arg, (list, tuple, np.ndarray)):
         return {kk: compute(kk) for kk in ks}
     return compute(ks[0])
@@ -593,10 +550,10 @@ def ndcg(
     >>> round(ndcg([3, 2, 0, 1, 2], [5, 4, 3, 2, 1], group=[5], k=3, gain="linear"), 4)
     0.81
     """
-    conv = _resolve_convention(convention, gain=gain, discount=discount, ties=ties, empty=empty)
+    conv = resolve_convention(convention, gain=gain, discount=discount, ties=ties, empty=empty)
     ks = check_cutoffs(k)
     check_reduce(reduce)
-    prep = _prepare(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
+    prep = prepare_rows(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
                     weights=weights, doc_ids=doc_ids)
 
     def compute(kk: int | None) -> Any:
@@ -608,9 +565,9 @@ def ndcg(
         skip = isinstance(conv.empty, str)
         per_query[~positive] = np.nan if skip else float(conv.empty)
         unweighted = None if skip or not conv.empty_unweighted else ~positive
-        return _reduce(per_query, prep.weights, n_empty if skip else 0, reduce, unweighted)
+        return reduce_values(per_query, prep.weights, n_empty if skip else 0, reduce, unweighted)
 
-    return _per_k(ks, k, compute)
+    return per_k(ks, k, compute)
 
 
 def _unnormalised(
@@ -630,19 +587,19 @@ def _unnormalised(
     reduce: str | None,
     convention: str | None,
 ) -> Any:
-    conv = _resolve_convention(convention, gain=gain, discount=discount, ties=ties)
+    conv = resolve_convention(convention, gain=gain, discount=discount, ties=ties)
     ks = check_cutoffs(k)
     check_reduce(reduce)
     if y_score is None:  # idcg needs no scores
         y_score = np.zeros(len(np.asarray(y_true)))
-    prep = _prepare(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
+    prep = prepare_rows(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
                     weights=weights, doc_ids=doc_ids)
 
     def compute(kk: int | None) -> Any:
         d, i = _run_kernel(prep, kk, which == "dcg", which == "idcg")
-        return _reduce(d if which == "dcg" else i, prep.weights, 0, reduce)
+        return reduce_values(d if which == "dcg" else i, prep.weights, 0, reduce)
 
-    return _per_k(ks, k, compute)
+    return per_k(ks, k, compute)
 
 
 def dcg(

@@ -1,4 +1,4 @@
-r"""Precision, recall, AP, RR, ERR and hit rate over ragged queries of rows you hold.
+r"""Precision, recall, AP, RR, R-precision, ERR and hit rate over ragged queries of rows you hold.
 
 The same calling convention as :func:`ltr.metrics.ndcg`: one relevance label
 and one score per row, queries given by ``qid``, ``group`` or ``offsets``,
@@ -16,6 +16,8 @@ Definitions (:math:`r_i`: label at rank :math:`i`, :math:`R`: rows with
 * average_precision@k: :math:`\frac{1}{R}\sum_{i \le m, r_i \ge l} P@i`
   (trec_eval ``map_cut_k``);
 * reciprocal_rank@k: :math:`1/i` of the first relevant row within the top :math:`m`;
+* r_precision: relevant rows in the top :math:`R`, divided by :math:`R`
+  (trec_eval ``Rprec``; no cut-off);
 * hit_rate@k: 1 when a relevant row is in the top :math:`m`;
 * err@k (Chapelle et al., 2009): :math:`\sum_{i \le m} \frac{1}{i} R_i
   \prod_{j<i}(1 - R_j)` with :math:`R = (2^{r} - 1) / 2^{g_{max}}`, where
@@ -40,19 +42,14 @@ import numpy as np
 
 from ltr._validation import check_cutoffs, check_real, check_reduce
 from ltr.kernels import _rank as K
-from ltr.metrics._ndcg import (
-    KSpec,
-    _per_k,
-    _prepare,
-    _reduce,
-    _resolve_convention,
-)
+from ltr.metrics._ndcg import KSpec, per_k, prepare_rows, reduce_values, resolve_convention
 
 __all__ = [
     "average_precision",
     "err",
     "hit_rate",
     "precision",
+    "r_precision",
     "recall",
     "reciprocal_rank",
 ]
@@ -79,7 +76,7 @@ def _compute(
 ) -> Any:
     if convention is None and ties is None:
         ties = "stable"
-    conv = _resolve_convention(convention, ties=ties, empty=empty)
+    conv = resolve_convention(convention, ties=ties, empty=empty)
     if conv.ties == "average":
         raise ValueError(
             f"{name} has no tie-averaged definition: use ties='stable', 'pessimistic', "
@@ -89,7 +86,7 @@ def _compute(
     level = check_real(relevance_level, "relevance_level")
     ks = check_cutoffs(k)
     check_reduce(reduce)
-    prep = _prepare(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
+    prep = prepare_rows(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
                     weights=weights, doc_ids=doc_ids)
     gmax = float(prep.labels.max()) if max_grade is None else check_real(max_grade, "max_grade")
     err_scale = 2.0 ** -max(gmax, 0.0)
@@ -112,10 +109,10 @@ def _compute(
     column = {v: j for j, v in enumerate(ks)}
 
     def compute(kv: int | None) -> Any:
-        return _reduce(out[:, column[kv]].copy(), prep.weights, n_empty if skip else 0, reduce,
-                       unweighted)
+        return reduce_values(out[:, column[kv]].copy(), prep.weights, n_empty if skip else 0,
+                             reduce, unweighted)
 
-    return _per_k(ks, k, compute)
+    return per_k(ks, k, compute)
 
 
 _DOC = """
@@ -206,6 +203,23 @@ def reciprocal_rank(y_true: Any, y_score: Any, *, qid: Any = None, group: Any = 
                     convention=convention)
 
 
+def r_precision(y_true: Any, y_score: Any, *, qid: Any = None, group: Any = None,
+                offsets: Any = None, k: KSpec = None, relevance_level: float = 1,
+                ties: str | None = None, empty: float | str | None = None, weights: Any = None,
+                doc_ids: Any = None, reduce: str | None = "mean",
+                convention: str | None = None) -> Any:
+    """R-precision (full docstring below)."""
+    if k is not None:
+        raise ValueError(
+            f"r_precision takes no cut-off (it cuts at the query's number of relevant rows), "
+            f"got k={k!r}; pass k=None"
+        )
+    return _compute(K.RPREC, "r_precision", y_true, y_score, qid=qid, group=group,
+                    offsets=offsets, k=None, relevance_level=relevance_level, ties=ties,
+                    empty=empty, weights=weights, doc_ids=doc_ids, reduce=reduce,
+                    convention=convention)
+
+
 def hit_rate(y_true: Any, y_score: Any, *, qid: Any = None, group: Any = None,
              offsets: Any = None, k: KSpec = 10, relevance_level: float = 1,
              ties: str | None = None, empty: float | str | None = None, weights: Any = None,
@@ -243,6 +257,11 @@ reciprocal_rank.__doc__ = _signature_doc(
     "Reciprocal rank of the first relevant row within the top k (``mrr@k`` as a mean).",
     "    >>> reciprocal_rank([0, 0, 2, 0], [4, 3, 2, 1], group=[4], k=10)\n"
     "    0.3333333333333333\n")
+r_precision.__doc__ = _signature_doc(
+    "R-precision: precision in the top R rows, R the query's relevant rows "
+    "(trec_eval ``Rprec``).\n\n"
+    "    ``k`` must be ``None``: the cut-off is R.",
+    "    >>> round(r_precision([1, 0, 2, 0], [4, 3, 2, 1], group=[4]), 4)\n    0.5\n")
 hit_rate.__doc__ = _signature_doc(
     "Hit rate@k: 1 when a relevant row is in the top k, else 0.",
     "    >>> hit_rate([0, 0, 2, 0], [4, 3, 2, 1], group=[4], k=2)\n    0.0\n")

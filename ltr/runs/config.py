@@ -418,22 +418,24 @@ class EvaluationConfig(_Section):
     metrics: list[str] = Field(
         default_factory=list,
         description="more metrics of the final model, e.g. [map@10, mrr@10, precision@5, "
-        "recall@20, err@10, hit_rate@10] (eval_at keeps meaning nDCG at those cut-offs)",
+        "recall@20, err@10, hit_rate@10, r-precision] or their trec_eval names (P_5, "
+        "recip_rank, ...), keyed as written (eval_at keeps meaning nDCG at those cut-offs)",
     )
 
     @model_validator(mode="after")
     def _metric_names(self) -> EvaluationConfig:
-        from ltr.metrics.names import RANK_SCORER_METRICS, parse_metric_name
+        from ltr.metrics.names import SCORER_METRICS, parse_metric_name
 
-        seen: list[str] = []
+        seen: dict[str, str] = {}
         for i, name in enumerate(self.metrics):
             try:
-                parse_metric_name(name, metrics=RANK_SCORER_METRICS, k_optional=True)
+                canonical = str(parse_metric_name(name, metrics=SCORER_METRICS))
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"@metrics[{i}]: {exc}") from None
-            if name in seen:
-                raise ValueError(f"@metrics[{i}]: {name!r} is listed twice")
-            seen.append(name)
+            if canonical in seen:
+                same = "" if seen[canonical] == name else f" (as {seen[canonical]!r})"
+                raise ValueError(f"@metrics[{i}]: {name!r} is listed twice{same}")
+            seen[canonical] = name
         return self
 
     @model_validator(mode="after")
@@ -478,8 +480,20 @@ class SearchConfig(_Section):
     param_distributions: dict[str, Any] | None = None
     n_iter: int = Field(10, ge=1, le=_MAX_INT)
     folds: int = Field(3, ge=2, le=_MAX_INT)
-    scoring: str = "ndcg@10"
+    scoring: str = Field(
+        "ndcg@10", description="scorer name (ltr.scoring.get_scorer): ndcg@10, map@10, mrr, P_5..."
+    )
     n_jobs: int = Field(1, ge=1, le=_MAX_INT)
+
+    @model_validator(mode="after")
+    def _scoring(self) -> SearchConfig:
+        from ltr.metrics.names import SCORER_METRICS, parse_metric_name
+
+        try:
+            parse_metric_name(self.scoring, metrics=SCORER_METRICS)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"@scoring: {exc}") from None
+        return self
 
     @model_validator(mode="after")
     def _space(self) -> SearchConfig:

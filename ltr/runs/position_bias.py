@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ltr._io import write_atomic
+from ltr.metrics.names import format_metric_name
 from ltr.runs.config import RunConfig, RunError
 from ltr.runs.data import CLICK_KEY, DOC_KEY, POSITION_KEY
 from ltr.runs.report import plot_propensity
@@ -133,13 +134,13 @@ def position_bias_metrics(
             }
             block: dict[str, float] = {}
             for k, v in ips_ndcg(click, s, **common).items():
-                block[f"ips_ndcg@{k}"] = float(v)
+                block[format_metric_name("ips_ndcg", k)] = float(v)
             if ips.self_normalized:
                 for k, v in ips_dcg(click, s, self_normalize=True, **common).items():
-                    block[f"snips_dcg@{k}"] = float(v)
+                    block[format_metric_name("snips_dcg", k)] = float(v)
             naive = ndcg(click, s, offsets=ds.offsets, k=ks)  # lists without clicks skipped, as IPS
             for k, v in naive.items():
-                block[f"click_ndcg@{k}"] = float(v)
+                block[format_metric_name("click_ndcg", k)] = float(v)
             out["ips"][name] = block
     _write_curves(curves, run_dir)
     return out

@@ -92,18 +92,16 @@ def set_metrics(
 def _extra_metric(
     cfg: RunConfig, name: str, ds: RankingData, scores: np.ndarray, *, reduce: str | None
 ) -> Any:
-    """One ``evaluation.metrics`` entry (``map@10``, ``mrr``, ...) under the run's convention."""
-    import ltr.metrics as rank_metrics
-    from ltr.metrics import ndcg
-    from ltr.metrics.names import RANK_FUNCTIONS, RANK_SCORER_METRICS, parse_metric_name
+    """One ``evaluation.metrics`` entry (``map@10``, ``mrr``, ``P_5``...), run's convention."""
+    from ltr.metrics.names import SCORER_METRICS, metric_function, parse_metric_name
 
-    parsed = parse_metric_name(name, metrics=RANK_SCORER_METRICS, k_optional=True)
-    fn: Any = ndcg if parsed.metric == "ndcg" else getattr(
-        rank_metrics, RANK_FUNCTIONS[parsed.metric]
-    )
+    parsed = parse_metric_name(name, metrics=SCORER_METRICS)
+    options = _ndcg_options(cfg)
+    if parsed.convention is not None:
+        options["convention"] = parsed.convention
     try:
-        return fn(ds.y, scores, offsets=ds.offsets, k=parsed.k, reduce=reduce,
-                  **_ndcg_options(cfg))
+        return metric_function(parsed.metric)(ds.y, scores, offsets=ds.offsets, k=parsed.k,
+                                              reduce=reduce, **options)
     except (TypeError, ValueError) as exc:
         raise RunError(f"evaluation.metrics: {name}: {exc}") from exc
 
