@@ -82,8 +82,8 @@ def _add_set(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config field, e.g. --set model.rounds=20 "
-        "--set objective.schedule.steps[0].k=3 "
+        help="override a config field, e.g. --set model.n_estimators=20 "
+        "--set model.schedule.steps[0].k=3 "
         "(VALUE is parsed as YAML; repeatable)",
     )
 
@@ -485,17 +485,18 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.show:
             print(dump_config(cfg), end="")
         else:
-            sched = cfg.objective.schedule
+            sched = cfg.model.schedule
             plan = (
                 f"steps {[(s.k, s.rounds) for s in sched.steps]}"
                 if sched and sched.steps
                 else f"linear {sched.linear.start}->{sched.linear.end}"
                 if sched and sched.linear
-                else f"k={cfg.objective.k}"
+                else f"k={cfg.model.k}"
             )
             print(
                 f"ok: {args.config} (data {cfg.data.source}, engine {cfg.model.engine}, "
-                f"objective {cfg.objective.type} {plan}, {cfg.n_rounds} rounds, seed {cfg.seed})"
+                f"objective {cfg.settings.objective} {plan}, {cfg.n_rounds} rounds, "
+                f"seed {cfg.seed})"
             )
         return 0
     raise _UsageError(
