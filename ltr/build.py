@@ -65,7 +65,7 @@ class TrainSettings:
     max_depth: int = -1
     min_child_samples: int = 20
     objective: str | None = None
-    k: int = 10
+    k: int = 20
     schedule: Any = None
     sigma: float = 1.0
     sigmoid: str = "exact"

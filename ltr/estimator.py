@@ -153,7 +153,7 @@ class LambdaMARTRanker(BaseEstimator):
         ``"lambdarank"`` when ``sampling``, ``objectives``, ``propensity`` or
         ``unbiased`` is set, else ``"native"``.  ``"native"`` with
         ``sampling``, ``objectives`` or ``propensity`` is an error.
-    k : int, default=10
+    k : int, default=20
         nDCG truncation the objective optimises (ignored when ``schedule`` is set).
     schedule : int, list of (k, rounds), Schedule or callable, optional
         Truncation k per boosting round (see :mod:`ltr.schedules`).  With
@@ -268,7 +268,7 @@ class LambdaMARTRanker(BaseEstimator):
         max_depth: int = -1,
         min_child_samples: int = 20,
         objective: str | None = None,
-        k: int = 10,
+        k: int = 20,
         schedule: Any = None,
         sigma: float = 1.0,
         sigmoid: str = "exact",
