@@ -317,6 +317,8 @@ def migrate_legacy(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
                 continue
             objectives = (raw.get("data") or {}).get("objectives") or {}
             value = {name: spec.get("weight") for name, spec in objectives.items()}
+        if old == "model.params" and not value:
+            continue  # no engine parameters: the default (None)
         new_model[new] = value
     out["model"] = new_model
     warnings.warn(
