@@ -488,7 +488,7 @@ def check_eval_at(eval_at: Any, name: str = "eval_at") -> tuple[int, ...]:
 
 
 def check_cutoffs(k: Any, name: str = "k", *, maximum: int = INT64_MAX) -> list[int | None]:
-    """The one rule for cut-offs: an int >= 1, a non-empty list of distinct ones, or None.
+    """Check cut-offs by the one rule: an int >= 1, a non-empty list of distinct ones, or None.
 
     ``None`` (the whole list) becomes ``[None]``; the order is kept.  A
     cut-off listed twice is an error (each one names a result column).

@@ -159,8 +159,8 @@ def test_defaults_fill_every_section():
         ),
         (
             {"model": {"engine_params": {"num_iterations": 5}}},
-            "model: engine_params['num_iterations'] is set by the training itself; use "
-            "n_estimators",
+            ("model: engine_params['num_iterations'] is set by the training itself; use "
+             "n_estimators"),
         ),
         (
             {"model": {"schedule": {}}},
@@ -168,9 +168,9 @@ def test_defaults_fill_every_section():
         ),
         (
             {"model": {"rounds": 10}, "objective": {"type": "native"}},
-            "the training keys are LambdaMARTRanker's parameters, all in the model section "
-            "(docs/cli.md): model.rounds is now model.n_estimators; objective.type is now "
-            "model.objective",
+            ("the training keys are LambdaMARTRanker's parameters, all in the model section "
+             "(docs/cli.md): model.rounds is now model.n_estimators; objective.type is now "
+             "model.objective"),
         ),
         ({"output": {"name": "my run"}}, "output.name: must be letters, digits"),
         (

@@ -73,12 +73,12 @@ def check_consistency(cfg: RunConfig, label: str | None) -> None:
         _check_synthetic_size(cfg, where)
         imp = cfg.importance
         if imp.enabled:
-            known = {f"f{j + 1}" for j in range(data.synthetic.n_features)}
+            features = {f"f{j + 1}" for j in range(data.synthetic.n_features)}
             named = [("importance.features", f) for f in imp.features or []]
             for g, cols in (imp.groups or {}).items():
                 named += [(f"importance.groups.{g}", f) for f in cols]
             for key, feature in named:
-                if feature not in known:
+                if feature not in features:
                     raise ConfigError(
                         f"{where}{key}: unknown feature {feature!r}; synthetic data has "
                         f"f1..f{data.synthetic.n_features}"

@@ -133,7 +133,7 @@ def validate(
 
 
 def _check_cluster(cfg: RunConfig) -> None:
-    """What a cluster run needs of the config, before any data is read.
+    """Check what a cluster run needs of the config, before any data is read.
 
     The training settings were checked when the config was loaded
     (``RunConfig.settings``); nothing here checks them again.

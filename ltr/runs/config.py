@@ -2,8 +2,9 @@
 
 A run is described by one YAML file with the sections ``data``, ``model``,
 ``evaluation``, ``importance``, ``search`` (optional), ``output`` and
-``seed``.  The ``model`` section's keys are :class:`ltr.estimator.LambdaMARTRanker`'s
-parameters (generated from its signature, see :mod:`ltr.runs.training_config`).  Everything is validated before any work starts:
+``seed``.  The ``model`` section's keys are the parameters of
+:class:`ltr.estimator.LambdaMARTRanker` (generated from its signature, see
+:mod:`ltr.runs.training_config`).  Everything is validated before any work starts:
 unknown keys and invalid values raise :class:`ConfigError` whose message is one
 line per problem, naming the dotted field path and the offending value::
 

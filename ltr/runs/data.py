@@ -24,7 +24,13 @@ LOGGED = ("position", "click", "doc")
 
 
 def logged_column(ds: RankingData, name: str, set_name: str = "train") -> np.ndarray:
-    """The set's ``position``, ``click`` or ``doc`` field, or a ``RunError`` naming ``data.<name>``."""
+    """Return the set's ``position``, ``click`` or ``doc`` field.
+
+    Raises
+    ------
+    RunError
+        Naming ``data.<name>`` when the set has no such column.
+    """
     values = getattr(ds, name)
     if values is None:
         raise RunError(
@@ -150,9 +156,8 @@ def frame_data(cfg: RunConfig, df: Any, path: str, key: str) -> RankingData:
         import dataclasses
 
         kept = {k: v for k, v in ds.labels.items() if k not in logged}
-        return dataclasses.replace(
-            ds, labels=kept, **{key.split(".", 1)[1]: ds.labels[key] for key in logged}
-        )
+        fields: dict[str, Any] = {key.split(".", 1)[1]: ds.labels[key] for key in logged}
+        return dataclasses.replace(ds, labels=kept, **fields)
     except (TypeError, ValueError) as exc:
         raise _wrap_data_error(label, exc) from exc
 

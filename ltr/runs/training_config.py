@@ -91,7 +91,7 @@ class ScheduleConfig(_Section):
         return self.linear.rounds
 
     def build(self) -> Any:
-        """The :mod:`ltr.schedules` object this describes."""
+        """Return the :mod:`ltr.schedules` object this describes."""
         from ltr.schedules import Linear, Steps
 
         if self.steps is not None:
@@ -109,7 +109,7 @@ class SamplingConfig(_Section):
     pairs_per_doc: int | None = Field(None, ge=1, le=INT32_MAX)
 
     def build(self, seed: int) -> Any:
-        """The :class:`ltr.sampling.TopKPairSampling` this describes."""
+        """Return the :class:`ltr.sampling.TopKPairSampling` this describes."""
         from ltr.sampling import TopKPairSampling
 
         return TopKPairSampling(
@@ -230,7 +230,7 @@ ModelConfig: type[_ModelSection] = create_model(  # type: ignore[call-overload]
 
 
 def training_settings(model: _ModelSection, seed: int) -> TrainSettings:
-    """The :class:`~ltr.build.TrainSettings` of a validated ``model`` section and run seed.
+    """Return the :class:`~ltr.build.TrainSettings` of a validated ``model`` section and seed.
 
     Only the YAML forms are turned into their objects; every value is the
     section's own (the names are the same), and ``random_state`` is the run's
