@@ -498,14 +498,9 @@ def check_cutoffs(k: Any, name: str = "k", *, maximum: int = INT64_MAX) -> list[
     """
     if k is None:
         return [None]
-    if isinstance(k, (str, bytes)) or not isinstance(
-        k, (Integral, list, tuple, np.ndarray, Sequence)
+    if isinstance(k, (list, tuple, np.ndarray)) or (
+        isinstance(k, Sequence) and not isinstance(k, (str, bytes))
     ):
-        raise TypeError(
-            f"{name} must be a cut-off (int >= 1) or a non-empty list of them, "
-            f"got {short_repr(k)}"
-        )
-    if not isinstance(k, Integral):
         if len(k) == 0:
             raise ValueError(f"{name} must not be an empty list; give cut-offs like [5, 10]")
         ks = [check_int(v, f"{name}[{i}]", minimum=1, maximum=maximum) for i, v in enumerate(k)]
