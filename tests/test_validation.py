@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ltr._validation import check_cutoffs, check_eval_at
 from ltr._gains import parse_gain
+from ltr._validation import check_cutoffs, check_eval_at
 from ltr.composite import composite_ndcg, ndcg_by_segment
 from ltr.inspection import _check_random_state
 from ltr.metrics import dcg, ndcg
