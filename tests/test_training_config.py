@@ -319,3 +319,46 @@ def test_a_run_folder_in_the_old_layout_still_predicts_resumes_and_reports(tmp_p
     assert rc == 0, text
     assert (json.loads((old / "model.json").read_text())["model"]
             == json.loads((whole / "model.json").read_text())["model"])
+
+
+def test_old_composite_flag_migrates_to_the_weights_of_data_objectives():
+    from ltr.runs.training_config import migrate_legacy
+
+    old = {
+        "data": {"objectives": {"watch": {"weight": 0.6}, "share": {"weight": 0.4}}},
+        "model": {"rounds": 5, "params": {}},
+        "objective": {"type": "lambdarank", "composite": True, "k": 7},
+    }
+    with pytest.warns(FutureWarning, match="objective.composite -> model.objectives"):
+        new = migrate_legacy(old, "run/config.yaml: ")
+    assert new["model"] == {"n_estimators": 5, "objective": "lambdarank",
+                            "objectives": {"watch": 0.6, "share": 0.4}, "k": 7}
+    assert "objective" not in new and old["model"] == {"rounds": 5, "params": {}}
+    assert parse_config(new).settings.objectives == {"watch": 0.6, "share": 0.4}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert migrate_legacy({"model": {"n_estimators": 3}}, "") == {"model": {"n_estimators": 3}}
+
+
+def test_ltr_train_builds_and_validates_the_settings_once(tmp_path, monkeypatch, capsys):
+    import ltr.runs.commands as commands
+    import ltr.runs.config as config
+
+    calls = {"validate_settings": 0, "build_training": 0}
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(config, "validate_settings",
+                        counted("validate_settings", config.validate_settings))
+    monkeypatch.setattr(commands, "build_training",
+                        counted("build_training", commands.build_training))
+    rc, text = _run(["train", CONFIGS / "quickstart.yaml", *[a for s in SMALL for a in
+                                                            ("--set", s)],
+                     "--set", "model.schedule.steps=[{k: 3, rounds: 2}]",
+                     "--out", tmp_path / "r"], capsys)
+    assert rc == 0, text
+    assert calls == {"validate_settings": 1, "build_training": 1}
