@@ -341,8 +341,7 @@ def test_old_composite_flag_migrates_to_the_weights_of_data_objectives():
 
 
 def test_ltr_train_builds_and_validates_the_settings_once(tmp_path, monkeypatch, capsys):
-    import ltr.runs.commands as commands
-    import ltr.runs.config as config
+    from ltr.runs import commands, config
 
     calls = {"validate_settings": 0, "build_training": 0}
 
