@@ -361,3 +361,17 @@ def test_ltr_train_builds_and_validates_the_settings_once(tmp_path, monkeypatch,
                      "--out", tmp_path / "r"], capsys)
     assert rc == 0, text
     assert calls == {"validate_settings": 1, "build_training": 1}
+
+
+def test_a_search_space_is_checked_by_the_model_sections_rule(tmp_path):
+    from ltr.runs.commands import tune_run
+    from ltr.runs.config import RunError
+
+    cfg = load_config(CONFIGS / "tune.yaml", [*SMALL, "search.param_grid={num_leaves: [7, 1]}",
+                                              f"output.runs_dir={tmp_path}"])
+    with pytest.raises(RunError, match=r"search.param_grid.num_leaves\[1\]: must be >= 2, got 1"):
+        tune_run(cfg)
+    cfg = load_config(CONFIGS / "tune.yaml", [*SMALL, "search.param_grid={rounds: [5]}"])
+    with pytest.raises(RunError, match="search.param_grid.rounds: not a training setting"):
+        tune_run(cfg)
+    assert not any(tmp_path.iterdir())

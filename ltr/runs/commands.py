@@ -444,6 +444,29 @@ def importance_run(
     return RunResult.from_run_dir(run_dir)
 
 
+def _check_search_values(space: Mapping[str, Any], where: str) -> None:
+    """Check each listed value of a search space by the ``model`` section's rule, before any work.
+
+    The space names ``model`` keys (the estimator's parameters), so a value the
+    config would refuse (``num_leaves: [1, 31]``) is refused here with its
+    position, instead of failing inside cross-validation.
+    """
+    from pydantic import ValidationError
+
+    from ltr.runs._schema_errors import format_validation_error
+    from ltr.runs.training_config import YAML_FORMS, ModelConfig
+
+    for name, values in space.items():
+        if not isinstance(values, list) or name in YAML_FORMS:
+            continue
+        for i, value in enumerate(values):
+            try:
+                ModelConfig.model_validate({name: value})
+            except ValidationError as exc:
+                reason = format_validation_error(exc, None, ModelConfig).split(": ", 1)[-1]
+                raise RunError(f"search.{where}.{name}[{i}]: {reason}") from None
+
+
 def tune_run(
     cfg: RunConfig,
     *,
@@ -501,6 +524,7 @@ def tune_run(
                 f"search.{where}.{name}: not a training setting "
                 f"(LambdaMARTRanker parameters: {', '.join(sorted(valid_params))})"
             )
+    _check_search_values(space, where)
     distributions = space if search_cfg.method == "grid" else search_distributions(space)
     sets = _load_checked(cfg)
     tr = sets["train"]
