@@ -249,7 +249,7 @@ def training_settings(model: _ModelSection, seed: int) -> TrainSettings:
 
 # --------------------------------------------------------------------------- the old layout
 
-#: Where each key of the layout before 0.x (``model`` + ``objective`` sections) went.
+#: Where each key of the previous layout (``model`` + ``objective`` sections) went.
 _RENAMED: dict[str, str] = {
     "model.rounds": "model.n_estimators",
     "model.min_data_in_leaf": "model.min_child_samples",
