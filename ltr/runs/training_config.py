@@ -101,23 +101,50 @@ class ScheduleConfig(_Section):
         return Linear(start=lin.start, end=lin.end, rounds=lin.rounds)
 
 
-class SamplingConfig(_Section):
-    """Top-k weighted pair sampling (``ltr.sampling.TopKPairSampling``; seeded by ``seed``)."""
+class _SamplingSection(_Section):
+    """Top-k weighted pair sampling: ``ltr.sampling.TopKPairSampling``'s keyword arguments."""
 
-    top: int = Field(20, ge=1, le=INT32_MAX)
-    head_weight: float = Field(2.0, ge=1, allow_inf_nan=False)
-    pairs_per_doc: int | None = Field(None, ge=1, le=INT32_MAX)
+    if typing.TYPE_CHECKING:  # the fields are generated from TopKPairSampling's signature
+
+        def __getattr__(self, name: str) -> Any: ...
 
     def build(self, seed: int) -> Any:
-        """Return the :class:`ltr.sampling.TopKPairSampling` this describes."""
+        """Return the :class:`ltr.sampling.TopKPairSampling` this describes (seeded by *seed*).
+
+        Its values are checked there, by the sampler's own rule.
+        """
         from ltr.sampling import TopKPairSampling
 
-        return TopKPairSampling(
-            top=self.top,
-            head_weight=self.head_weight,
-            pairs_per_doc=self.pairs_per_doc,
-            random_state=seed,
-        )
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        try:
+            return TopKPairSampling(**values, random_state=seed)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"sampling: {exc}") from None
+
+
+def _signature_fields(cls: type, skip: tuple[str, ...]) -> dict[str, Any]:
+    """Pydantic field definitions from *cls*'s ``__init__`` types and defaults."""
+    init = vars(cls)["__init__"]
+    hints = typing.get_type_hints(init)
+    return {
+        name: (hints[name], param.default)
+        for name, param in inspect.signature(init).parameters.items()
+        if name != "self" and name not in skip
+    }
+
+
+def _sampler() -> type:
+    from ltr.sampling import TopKPairSampling
+
+    return TopKPairSampling
+
+
+#: YAML form of ``sampling``: TopKPairSampling's keyword arguments (``random_state``: the seed).
+SamplingConfig: type[_SamplingSection] = create_model(  # type: ignore[call-overload]
+    "SamplingConfig",
+    __base__=_SamplingSection,
+    **_signature_fields(_sampler(), skip=("random_state",)),
+)
 
 
 #: Estimator parameters a run sets from another part of the config (never ``model.<name>``).
