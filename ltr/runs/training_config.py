@@ -178,6 +178,7 @@ def _interval_field(name: str, intervals: list[Any], default: Any, optional: boo
         bounds["le" if closed else "lt"] = hi
     if not integral:
         bounds["allow_inf_nan"] = False
+    bounds["strict"] = True  # no "5" or true for a number: the estimator refuses them too
     base: Any = int if integral else float
     ann = Annotated[base, Field(**bounds)]
     return (ann | None if optional else ann), default
@@ -196,11 +197,12 @@ def _field(name: str, constraints: list[Any], default: Any) -> Any:
         ann: Any = Literal[tuple(options)]  # type: ignore[valid-type]
         return (ann | None if optional else ann), default
     if rest == ["boolean"]:
-        return bool, default
+        return Annotated[bool, Field(strict=True)], default
     if rest and all(isinstance(c, Interval) and c.type in (Integral, Real) for c in rest):
         return _interval_field(name, rest, default, optional)
     if rest == [Integral]:
-        return (int | None if optional else int), default
+        ann = Annotated[int, Field(strict=True)]
+        return (ann | None if optional else ann), default
     raise TypeError(
         f"LambdaMARTRanker parameter {name!r} has constraints {constraints!r}, which have no "
         "YAML form; add one to ltr.runs.training_config.YAML_FORMS (or to RUN_PARAMETERS when "
