@@ -158,9 +158,11 @@ RUN_PARAMETERS: dict[str, str] = {
 YAML_FORMS: dict[str, Any] = {
     "schedule": ScheduleConfig | None,
     "sampling": SamplingConfig | None,
-    "objectives": dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None,
+    "objectives": dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]]
+    | None,
     "engine_params": dict[str, Any] | None,
-    "propensity": list[Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]] | None,
+    "propensity": list[Annotated[float, Field(gt=0, le=1, allow_inf_nan=False, strict=True)]]
+    | None,
 }
 
 
