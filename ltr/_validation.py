@@ -475,39 +475,43 @@ def check_label_columns(labels: Any, name: str, n_rows: int) -> dict[str, np.nda
 
 
 def check_eval_at(eval_at: Any, name: str = "eval_at") -> tuple[int, ...]:
-    """Non-empty tuple of cut-offs >= 1, in the given order, without duplicates.
+    """Cut-offs recorded by the engines: :func:`check_cutoffs` without None, as a tuple.
 
-    An int is one cut-off.  The first entry is kept first (the estimator's
-    ``score`` uses it).
+    The engines take 32-bit cut-offs; the first entry stays first (the
+    estimator's ``score`` uses it).
     """
-    if isinstance(eval_at, Integral) and not isinstance(eval_at, (bool, np.bool_)):
-        eval_at = (eval_at,)
-    if isinstance(eval_at, (str, bytes)) or not isinstance(eval_at, Sequence) or len(eval_at) == 0:
+    if eval_at is None:
         raise TypeError(
-            f"{name} must be a non-empty sequence of cut-offs (ints >= 1), "
-            f"got {short_repr(eval_at)}"
+            f"{name} must be a cut-off (int >= 1) or a non-empty list of them, got None"
         )
-    ks = [
-        check_int(k, f"{name}[{i}]", minimum=1, maximum=INT32_MAX) for i, k in enumerate(eval_at)
-    ]
-    return tuple(dict.fromkeys(ks))
+    return tuple(check_cutoffs(eval_at, name, maximum=INT32_MAX))  # type: ignore[arg-type]
 
 
-def check_cutoffs(k: Any, name: str = "k") -> list[int | None]:
-    """Cut-offs of the metric functions as a list: an int >= 1, a non-empty list of them, or None.
+def check_cutoffs(k: Any, name: str = "k", *, maximum: int = INT64_MAX) -> list[int | None]:
+    """Check cut-offs by the one rule: an int >= 1, a non-empty list of distinct ones, or None.
 
-    ``None`` (the whole list) becomes ``[None]``.
+    ``None`` (the whole list) becomes ``[None]``; the order is kept.  A
+    cut-off listed twice is an error (each one names a result column).
 
     >>> check_cutoffs(10), check_cutoffs([1, 5]), check_cutoffs(None)
     ([10], [1, 5], [None])
     """
     if k is None:
         return [None]
-    if isinstance(k, (list, tuple, np.ndarray)):
+    if isinstance(k, (list, tuple, np.ndarray)) or (
+        isinstance(k, Sequence) and not isinstance(k, (str, bytes))
+    ):
         if len(k) == 0:
             raise ValueError(f"{name} must not be an empty list; give cut-offs like [5, 10]")
-        return [check_int(v, f"{name}[{i}]", minimum=1, maximum=INT64_MAX) for i, v in enumerate(k)]
-    return [check_int(k, name, minimum=1, maximum=INT64_MAX)]
+        ks = [check_int(v, f"{name}[{i}]", minimum=1, maximum=maximum) for i, v in enumerate(k)]
+        repeated = sorted({v for v in ks if ks.count(v) > 1})
+        if repeated:
+            raise ValueError(
+                f"{name} lists cut-off {repeated[0]} more than once, got {ks!r}; "
+                "give each cut-off once"
+            )
+        return list(ks)
+    return [check_int(k, name, minimum=1, maximum=maximum)]
 
 
 def check_reduce(reduce: Any) -> None:

@@ -1,14 +1,15 @@
 """The one builder: training settings -> engine parameters, objective, schedule.
 
-``ltr train`` / ``ltr tune`` (through :func:`ltr.runs.settings.settings_from_config`)
-and :class:`ltr.estimator.LambdaMARTRanker` (through its parameters) describe a
-training with the same :class:`TrainSettings`; :func:`build_training` turns it
-into the keyword arguments of :func:`ltr.engines.train`.  Nothing else in the
-package translates settings into engine objects, so the three paths cannot
-drift apart: one set of settings trains one model.
-
-Settings use the estimator's parameter names (scikit-learn's search spaces
-name them), so a search result applies to a config unchanged.
+``ltr train`` / ``ltr tune`` (a config's ``model`` section, whose keys are the
+estimator's parameter names) and :class:`ltr.estimator.LambdaMARTRanker` (its
+parameters) describe a training with the same :class:`TrainSettings`.  Each
+boundary checks every single parameter once (the estimator's
+``_parameter_constraints``, from which the config's ``model`` section is
+generated), then :func:`validate_settings` checks the combinations once and
+resolves the objective; :func:`build_training` turns the validated settings
+into the keyword arguments of :func:`ltr.engines.train` without checking them
+again.  Nothing else in the package translates settings into engine objects,
+so the paths cannot drift apart: one set of settings trains one model.
 """
 
 from __future__ import annotations
@@ -20,81 +21,45 @@ from typing import Any
 
 import numpy as np
 
-from ltr._validation import check_int, check_objective_weights, check_real, check_seed, short_repr
+from ltr._validation import check_objective_weights, short_repr
 
-__all__ = ["OBJECTIVES", "TrainSettings", "build_training", "engine_params", "resolve_objective"]
+__all__ = [
+    "OBJECTIVES",
+    "TrainSettings",
+    "build_training",
+    "engine_params",
+    "resolve_objective",
+    "validate_settings",
+]
 
 #: The objective choices: ``"native"`` is the engine's own LambdaRank
 #: (LightGBM ``lambdarank`` / XGBoost ``rank:ndcg``), ``"lambdarank"`` is ltr's.
 OBJECTIVES = ("native", "lambdarank")
 
-_SIGMOIDS = ("exact", "lightgbm")
+#: ``ltr.engines.train`` argument (as the adapters' ``reserved`` tables name it) -> the
+#: training setting that sets it, for refusing a reserved key of ``engine_params``.
+_SETTING_OF_ARGUMENT = {
+    "objective=": "objective",
+    "num_boost_round=": "n_estimators (or the schedule's rounds)",
+    "early_stopping_rounds=": "early_stopping_rounds",
+    "k= or schedule=": "k or schedule",
+    "random_state=": "random_state",
+    "n_jobs=": "n_jobs",
+}
 
 
 @dataclass(frozen=True)
 class TrainSettings:
     """Everything that decides which model a training produces (data aside).
 
-    Field names are :class:`ltr.estimator.LambdaMARTRanker`'s parameters; the
-    config's keys map onto them in :func:`ltr.runs.settings.settings_from_config`.
-
-    Parameters
-    ----------
-    engine : {"lightgbm", "xgboost"}
-        Boosting library.
-    n_estimators : int
-        Boosting rounds in total.
-    learning_rate : float
-        Shrinkage, > 0.
-    num_leaves : int
-        Maximum leaves per tree (XGBoost ``max_leaves``).
-    max_depth : int
-        Maximum depth; ``-1`` (or 0) means no depth limit on both engines
-        (XGBoost: ``max_depth=0, grow_policy="lossguide"``).
-    min_child_samples : int
-        LightGBM ``min_data_in_leaf`` (XGBoost has no such parameter).
-    objective : {None, "native", "lambdarank"}
-        ``None`` infers: ltr's LambdaRank when ``sampling`` or ``objectives``
-        is set, else native.  ``"native"`` with either is an error.
-    k : int
-        Truncation level without a schedule.
-    schedule : Schedule, list of (k, rounds), int, callable or None
-        Truncation schedule (:mod:`ltr.objectives.schedules`).
-    sigma : float
-        Sigmoid steepness of ltr's LambdaRank.
-    sigmoid : {"exact", "lightgbm"}
-        ltr's LambdaRank sigmoid (``"lightgbm"`` reproduces the native trees).
-    sampling : TopKPairSampling or None
-        Pair sampling of ltr's LambdaRank.
-    objectives : mapping of str to float or None
-        Composite objective weights over label columns.
-    engine_params : mapping or None
-        Engine-native parameters merged last.
-    n_jobs : int or None
-        Engine threads.
-    random_state : int, RandomState, Generator or None
-        Seed of the engine and of pair sampling.
-    early_stopping_rounds : int or None
-        Per-stage early stopping on the first eval set.
-    unbiased : bool
-        Train on clicks with position debiasing; needs display positions
-        (``fit(..., position=...)``, config ``data.position``).  With
-        ``objective="lambdarank"`` (or None) ltr's Unbiased LambdaMART learns
-        the position biases every round; with ``"native"`` the engine's own
-        method runs (LightGBM's position GAM, XGBoost's ``lambdarank_unbiased``).
-    bias_norm : float
-        Regulariser ``p`` of Unbiased LambdaMART's bias estimate
-        ``t = (l_i / l_1) ** (1 / (1 + p))`` (ltr's objective; XGBoost's
-        ``lambdarank_bias_norm`` for the native objective; LightGBM's GAM has
-        no such parameter).
-    propensity : array-like or None
-        Known examination propensities per position (index 0 = position 1)
-        for ltr's objective instead of learning them (IPS-weighted lambdas);
-        needs ``unbiased=True``.
+    Field names and defaults are :class:`ltr.estimator.LambdaMARTRanker`'s
+    training parameters (every parameter but ``eval_at`` and ``qid_column``),
+    which are also the keys of a config's ``model`` section; a test keeps the
+    three equal.  See the estimator for what each one means.
     """
 
     engine: str = "lightgbm"
-    n_estimators: int = 100
+    n_estimators: int | None = None
     learning_rate: float = 0.1
     num_leaves: int = 31
     max_depth: int = -1
@@ -107,9 +72,9 @@ class TrainSettings:
     sampling: Any = None
     objectives: Mapping[str, float] | None = None
     engine_params: Mapping[str, Any] | None = field(default=None)
+    early_stopping_rounds: int | None = None
     n_jobs: int | None = None
     random_state: Any = None
-    early_stopping_rounds: int | None = None
     unbiased: bool = False
     bias_norm: float = 1.0
     propensity: Any = None
@@ -128,17 +93,47 @@ class TrainSettings:
 def resolve_objective(settings: TrainSettings) -> str:
     """``"native"`` or ``"lambdarank"``: the explicit choice, or the inferred one.
 
+    ``None`` infers ltr's LambdaRank when ``sampling``, ``objectives``,
+    ``propensity`` or ``unbiased`` asks for it, else the engine's native one.
+    The combination rules live in :func:`validate_settings`.
+    """
+    if settings.objective is not None:
+        return str(settings.objective)
+    needs_ours = any(
+        getattr(settings, n) is not None for n in ("sampling", "objectives", "propensity")
+    )
+    return "lambdarank" if needs_ours or settings.unbiased else "native"
+
+
+def validate_settings(settings: TrainSettings) -> TrainSettings:
+    """Check the combinations of *settings* once; return them with the objective resolved.
+
+    Each single parameter was checked at the boundary (the estimator's
+    ``_parameter_constraints``, or the config's ``model`` section generated from
+    them); this checks what spans parameters, with the same rule for every path:
+
+    * ``objective="native"`` cannot take ``sampling``, ``objectives`` or ``propensity``;
+    * ``propensity`` and ``bias_norm != 1`` need ``unbiased=True``; ``unbiased`` excludes
+      ``objectives``; LightGBM's native debiasing has no ``bias_norm``;
+    * a schedule longer than ``n_estimators`` would be cut (a shorter one keeps its last k;
+      a linear schedule with the native objective trains one stage per k);
+    * ``engine_params`` may not set what a setting sets (e.g. ``num_iterations``).
+
+    Returns
+    -------
+    TrainSettings
+        *settings* with ``objective`` set to ``"native"`` or ``"lambdarank"``
+        and ``objectives`` as a checked ``{name: weight}`` dict: what
+        :func:`build_training` expects.
+
     Raises
     ------
     ValueError
-        For an unknown choice, or ``"native"`` together with ``sampling`` or
-        ``objectives`` (which only ltr's LambdaRank supports).
+        Naming the parameters that clash and how to fix it.
     """
-    choice = settings.objective
-    if choice is not None and choice not in OBJECTIVES:
-        raise ValueError(f"objective must be None, 'native' or 'lambdarank', got {choice!r}")
-    if not isinstance(settings.unbiased, (bool, np.bool_)):
-        raise TypeError(f"unbiased must be a bool, got {short_repr(settings.unbiased)}")
+    from ltr.objectives.schedules import as_schedule
+
+    choice = resolve_objective(settings)
     needs_ours = [
         n for n in ("sampling", "objectives", "propensity") if getattr(settings, n) is not None
     ]
@@ -148,19 +143,66 @@ def resolve_objective(settings: TrainSettings) -> str:
             "samples pairs, combines objectives or takes known propensities); set "
             f"objective='lambdarank' or None, or drop {needs_ours[0]}"
         )
+    if settings.sampling is not None:
+        from ltr.objectives.sampling import TopKPairSampling
+
+        if not isinstance(settings.sampling, TopKPairSampling):
+            raise TypeError(
+                "sampling must be None or a ltr.objectives.sampling.TopKPairSampling, got "
+                f"{short_repr(settings.sampling)} ({type(settings.sampling).__name__})"
+            )
     if settings.propensity is not None and not settings.unbiased:
         raise ValueError(
             "propensity (known examination propensities) needs unbiased=True; set it, or drop "
             "propensity"
+        )
+    if settings.bias_norm != 1.0 and not settings.unbiased:
+        raise ValueError(
+            f"bias_norm={settings.bias_norm!r} only applies with unbiased=True; set it, or "
+            "leave bias_norm at 1.0"
         )
     if settings.unbiased and settings.objectives is not None:
         raise ValueError(
             "unbiased=True is not supported with objectives (composite labels): train one click "
             "label with unbiased=True, or set unbiased=False"
         )
-    if choice is None:
-        return "lambdarank" if needs_ours or settings.unbiased else "native"
-    return choice
+    if (
+        settings.unbiased
+        and choice == "native"
+        and settings.engine == "lightgbm"
+        and settings.bias_norm != 1.0
+    ):
+        raise ValueError(
+            f"bias_norm={settings.bias_norm!r} has no meaning for LightGBM's native position "
+            "debiasing (a GAM over position ids); regularise it with engine_params="
+            "{'lambdarank_position_bias_regularization': ...}, or use objective='lambdarank'"
+        )
+    weights = None
+    if settings.objectives is not None:
+        weights = check_objective_weights(settings.objectives)
+    schedule = settings.schedule
+    if schedule is not None:
+        sched_rounds = getattr(as_schedule(schedule), "n_rounds", None)
+        n_rounds = settings.n_estimators
+        if sched_rounds is not None and n_rounds is not None and sched_rounds > n_rounds:
+            raise ValueError(
+                f"n_estimators={n_rounds} would cut schedule={schedule!r}, which "
+                f"defines {sched_rounds} rounds; set n_estimators >= {sched_rounds} (or None: "
+                "the schedule's rounds)"
+            )
+    from ltr.engines import get_adapter
+
+    reserved = get_adapter(settings.engine).reserved
+    for key in settings.engine_params or {}:
+        if not isinstance(key, str):
+            raise TypeError(f"engine_params keys must be str, got {key!r}")
+        if key in reserved:
+            use = _SETTING_OF_ARGUMENT.get(reserved[key], reserved[key])
+            raise ValueError(
+                f"engine_params[{key!r}] is set by the training itself; use {use} instead "
+                f"(got {settings.engine_params[key]!r})"  # type: ignore[index]
+            )
+    return settings.replace(objective=choice, objectives=weights)
 
 
 def engine_params(settings: TrainSettings) -> dict[str, Any]:
@@ -170,49 +212,24 @@ def engine_params(settings: TrainSettings) -> dict[str, Any]:
     ``-1``; XGBoost takes ``max_depth=0`` with ``grow_policy="lossguide"``
     (leaf-wise growth bounded by ``max_leaves``).
     """
-    depth = check_int(settings.max_depth, "max_depth", minimum=-1)
-    leaves = check_int(settings.num_leaves, "num_leaves", minimum=2)
-    rate = check_real(settings.learning_rate, "learning_rate", minimum=0.0, exclusive_minimum=True)
+    depth = int(settings.max_depth)
+    rate = float(settings.learning_rate)
+    leaves = int(settings.num_leaves)
     if settings.engine == "lightgbm":
         params: dict[str, Any] = {
             "learning_rate": rate,
             "num_leaves": leaves,
             "max_depth": depth if depth > 0 else -1,
-            "min_data_in_leaf": check_int(
-                settings.min_child_samples, "min_child_samples", minimum=0
-            ),
+            "min_data_in_leaf": int(settings.min_child_samples),
         }
-    elif settings.engine == "xgboost":
+    else:
         params = {"learning_rate": rate, "max_leaves": leaves}
         if depth > 0:
             params["max_depth"] = depth
         else:
             params.update(max_depth=0, grow_policy="lossguide")
-    else:
-        from ltr.engines import ENGINES
-
-        raise ValueError(f"engine must be one of {list(ENGINES)}, got {settings.engine!r}")
-    extra = settings.engine_params or {}
-    if not isinstance(extra, Mapping):
-        raise TypeError(f"engine_params must be a mapping, got {short_repr(extra)}")
-    for key in extra:
-        if not isinstance(key, str):
-            raise TypeError(f"engine_params keys must be str, got {key!r}")
-    params.update(extra)
+    params.update(settings.engine_params or {})
     return params
-
-
-def _check_sampling(sampling: Any) -> Any:
-    if sampling is None:
-        return None
-    from ltr.objectives.sampling import TopKPairSampling
-
-    if not isinstance(sampling, TopKPairSampling):
-        raise TypeError(
-            "sampling must be None or a ltr.objectives.sampling.TopKPairSampling, got "
-            f"{short_repr(sampling)} ({type(sampling).__name__})"
-        )
-    return sampling
 
 
 def build_training(
@@ -220,18 +237,19 @@ def build_training(
     labels: Mapping[str, np.ndarray] | None = None,
     position: Any = None,
 ) -> dict[str, Any]:
-    """Keyword arguments of :func:`ltr.engines.train` for *settings*.
+    """Keyword arguments of :func:`ltr.engines.train` for validated *settings*.
 
     Parameters
     ----------
     settings : TrainSettings
-        The training's settings.
+        The training's settings, as :func:`validate_settings` returned them
+        (nothing is checked again here).
     labels : mapping of str to ndarray, optional
         Label columns in training-row order; required for a composite
         objective (``settings.objectives``).
     position : array-like, optional
         Display positions in training-row order; required by, and only
-        allowed with, ``settings.unbiased`` (checked in ``train``).
+        allowed with, ``settings.unbiased`` (the values are checked in ``train``).
 
     Returns
     -------
@@ -239,28 +257,15 @@ def build_training(
         ``engine, objective, k, schedule, params, num_boost_round,
         random_state, n_jobs, early_stopping_rounds, position`` for ``train``.
     """
+    from ltr._validation import check_seed
     from ltr.objectives.schedules import as_schedule
 
-    choice = resolve_objective(settings)
-    n_rounds = check_int(settings.n_estimators, "n_estimators", minimum=1)
-    k = check_int(settings.k, "k", minimum=1)
-    seed = check_seed(settings.random_state)
-    schedule = None if settings.schedule is None else as_schedule(settings.schedule)
-    if schedule is not None:
-        sched_rounds = getattr(schedule, "n_rounds", None)
-        if sched_rounds is not None and sched_rounds > n_rounds:
-            raise ValueError(
-                f"n_estimators={n_rounds} would cut schedule={settings.schedule!r}, which "
-                f"defines {sched_rounds} rounds; set n_estimators >= {sched_rounds}"
-            )
-    sampling = _check_sampling(settings.sampling)
-    early = settings.early_stopping_rounds
-    if early is not None:
-        early = check_int(early, "early_stopping_rounds", minimum=1)
-    n_jobs = settings.n_jobs
-    if n_jobs is not None:
-        n_jobs = check_int(n_jobs, "n_jobs")
-    bias_norm = check_real(settings.bias_norm, "bias_norm", minimum=0.0)
+    choice = settings.objective
+    if choice not in OBJECTIVES:
+        raise ValueError(
+            f"build_training takes settings checked by validate_settings (objective "
+            f"'native' or 'lambdarank'), got objective={choice!r}"
+        )
     if settings.unbiased and position is None:
         raise ValueError(
             "unbiased=True needs the display position of each row (1 = top) in the logged "
@@ -273,26 +278,17 @@ def build_training(
             "objective='lambdarank' for ltr's Unbiased LambdaMART or 'native' for the engine's "
             "own position debiasing), or drop position"
         )
+    seed = check_seed(settings.random_state)  # a Generator/RandomState draws its seed here
+    schedule = None if settings.schedule is None else as_schedule(settings.schedule)
     params = engine_params(settings)
-    if settings.unbiased and choice == "native":
-        if settings.engine == "xgboost":
-            params.setdefault("lambdarank_bias_norm", bias_norm)
-        elif bias_norm != 1.0:
-            raise ValueError(
-                f"bias_norm={bias_norm!r} has no meaning for LightGBM's native position "
-                "debiasing (a GAM over position ids); regularise it with engine_params="
-                "{'lambdarank_position_bias_regularization': ...}, or use "
-                "objective='lambdarank'"
-            )
+    if settings.unbiased and choice == "native" and settings.engine == "xgboost":
+        params.setdefault("lambdarank_bias_norm", float(settings.bias_norm))
     objective: Any = "native"
     if choice == "lambdarank":
-        sigma = check_real(settings.sigma, "sigma", minimum=0.0, exclusive_minimum=True)
-        if settings.sigmoid not in _SIGMOIDS:
-            raise ValueError(f"sigmoid must be 'exact' or 'lightgbm', got {settings.sigmoid!r}")
         common: dict[str, Any] = {
-            "k": k,
-            "sigma": sigma,
-            "sampling": sampling,
+            "k": settings.k,
+            "sigma": settings.sigma,
+            "sampling": settings.sampling,
             "schedule": schedule,
             "sigmoid": settings.sigmoid,
             "random_state": seed,
@@ -300,7 +296,7 @@ def build_training(
         if settings.objectives is not None:
             from ltr.objectives import CompositeLambdaRankObjective
 
-            weights = check_objective_weights(settings.objectives)
+            weights = dict(settings.objectives)
             if labels is None:
                 raise ValueError(
                     f"objectives={weights!r} needs one label column per objective "
@@ -319,20 +315,19 @@ def build_training(
 
             if settings.unbiased:
                 common.update(
-                    unbiased=True, bias_norm=bias_norm, propensity=settings.propensity
+                    unbiased=True, bias_norm=settings.bias_norm, propensity=settings.propensity
                 )
             objective = LambdaRankObjective(**common)
         schedule = None  # the objective carries it
     return {
         "engine": settings.engine,
         "objective": objective,
-        "k": k,
+        "k": settings.k,
         "schedule": schedule,
         "params": params,
-        "num_boost_round": n_rounds,
+        "num_boost_round": settings.n_estimators,
         "random_state": seed,
-        "n_jobs": n_jobs,
-        "early_stopping_rounds": early,
+        "n_jobs": settings.n_jobs,
+        "early_stopping_rounds": settings.early_stopping_rounds,
         "position": position,
     }
-

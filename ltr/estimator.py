@@ -37,11 +37,10 @@ from ltr._validation import (
     check_1d_float,
     check_eval_at,
     check_no_inf,
-    check_objective_weights,
     check_weights,
     short_repr,
 )
-from ltr.build import OBJECTIVES, TrainSettings, build_training, resolve_objective
+from ltr.build import OBJECTIVES, TrainSettings, build_training, validate_settings
 from ltr.engines import ENGINES
 from ltr.groups import resolve_groups, take_rows
 from ltr.metrics.names import NAME_CONVENTIONS
@@ -139,9 +138,10 @@ class LambdaMARTRanker(BaseEstimator):
     ----------
     engine : {"lightgbm", "xgboost"}, default="lightgbm"
         Boosting library.
-    n_estimators : int, default=100
-        Boosting rounds in total.  A schedule shorter than this keeps its last
-        k; one longer than this is an error (it would be cut).
+    n_estimators : int or None, default=None
+        Boosting rounds in total; None: the schedule's rounds, or 100 without
+        a schedule.  A schedule shorter than this keeps its last k; one longer
+        than this is an error (it would be cut).
     learning_rate : float, default=0.1
         Shrinkage, > 0.
     num_leaves : int, default=31
@@ -156,23 +156,24 @@ class LambdaMARTRanker(BaseEstimator):
         ``"native"``: the engine's own LambdaRank (LightGBM ``lambdarank``,
         XGBoost ``rank:ndcg``); ``"lambdarank"``: ltr's
         :class:`~ltr.objectives.LambdaRankObjective`; ``None`` infers
-        ``"lambdarank"`` when ``sampling`` or ``objectives`` is set, else
-        ``"native"``.  ``"native"`` with either is an error.  Mirrors the
-        config's ``objective.type``.
+        ``"lambdarank"`` when ``sampling``, ``objectives``, ``propensity`` or
+        ``unbiased`` is set, else ``"native"``.  ``"native"`` with
+        ``sampling``, ``objectives`` or ``propensity`` is an error.
     k : int, default=20
         nDCG truncation the objective optimises (ignored when ``schedule`` is set).
     schedule : int, list of (k, rounds), Schedule or callable, optional
         Truncation k per boosting round (see :mod:`ltr.objectives.schedules`).  With
         ``sampling`` or ``objectives`` set, k changes per round inside one
-        training of our objective; otherwise each stage is a native training
+        training of our objective; otherwise each stage (one per distinct k,
+        so a linear schedule trains one stage per round) is a native training
         continued from the previous stage's model.
     sigma : float, default=1.0
-        Sigmoid steepness of ltr's LambdaRank (config ``objective.sigma``).
+        Sigmoid steepness of ltr's LambdaRank.
     sigmoid : {"exact", "lightgbm"}, default="exact"
         ltr's LambdaRank sigmoid; ``"lightgbm"`` reproduces LightGBM's native
-        trees bit for bit (config ``objective.sigmoid``).
+        trees bit for bit.
     sampling : TopKPairSampling, optional
-        Pair sampling of ltr's LambdaRank (config ``objective.sampling``).
+        Pair sampling of ltr's LambdaRank.
     objectives : dict of str to float, optional
         Composite objective: label name -> weight.  ``y`` then holds one label
         column per objective: a DataFrame with columns named after the
@@ -205,7 +206,8 @@ class LambdaMARTRanker(BaseEstimator):
         starts them afresh.
     bias_norm : float, default=1.0
         Regulariser ``p`` of the bias estimate ``(l_i / l_1) ** (1 / (1 + p))``
-        (ltr's objective, XGBoost's ``lambdarank_bias_norm``).
+        (ltr's objective, XGBoost's ``lambdarank_bias_norm``); a value other
+        than 1.0 needs ``unbiased=True``.
     propensity : array-like or None, default=None
         Known examination propensities per position (index 0 = position 1)
         used by ltr's objective instead of learning them (needs ``unbiased=True``).
@@ -226,7 +228,7 @@ class LambdaMARTRanker(BaseEstimator):
         uses, so both report the same number on the same rows).
     best_iteration_ : int
         Boosting rounds kept: the engine's early-stopping best when it stopped
-        early, else ``n_estimators``.
+        early, else every round trained.
     n_queries_ : int
         Queries in the training data.
     """
@@ -238,7 +240,7 @@ class LambdaMARTRanker(BaseEstimator):
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "engine": [StrOptions(set(ENGINES))],
-        "n_estimators": [Interval(Integral, 1, INT32_MAX, closed="both")],
+        "n_estimators": [None, Interval(Integral, 1, INT32_MAX, closed="both")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "num_leaves": [Interval(Integral, 2, INT32_MAX, closed="both")],
         "max_depth": [
@@ -268,7 +270,7 @@ class LambdaMARTRanker(BaseEstimator):
         self,
         *,
         engine: str = "lightgbm",
-        n_estimators: int = 100,
+        n_estimators: int | None = None,
         learning_rate: float = 0.1,
         num_leaves: int = 31,
         max_depth: int = -1,
@@ -331,9 +333,6 @@ class LambdaMARTRanker(BaseEstimator):
     # ------------------------------------------------------------------ #
     def _eval_at(self) -> list[int]:
         return list(check_eval_at(self.eval_at))
-
-    def _weights(self) -> dict[str, float] | None:
-        return None if self.objectives is None else check_objective_weights(self.objectives)
 
     def _settings(self) -> TrainSettings:
         """Return the one builder's settings: every training parameter of this estimator."""
@@ -398,14 +397,14 @@ class LambdaMARTRanker(BaseEstimator):
         """
         from ltr.engines import train
 
+        # each parameter once (the constraint table), then their combinations once
         self._validate_params()
         eval_at = self._eval_at()
-        weights = self._weights()
-        settings = self._settings()
-        resolve_objective(settings)  # settings errors before any data work
-        build_training(
-            settings.replace(objectives=None, objective=None, unbiased=False, propensity=None)
-        )
+        try:
+            settings = validate_settings(self._settings())
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{type(self).__name__}: {exc}") from None
+        weights = None if settings.objectives is None else dict(settings.objectives)
         owner = f"{type(self).__name__}.fit"
         # Take the qid column out first, validate the data, then require query ids,
         # so that bad data gets sklearn's usual messages.
@@ -466,7 +465,7 @@ class LambdaMARTRanker(BaseEstimator):
         self.booster_ = model.booster
         self.evals_result_ = model.evals_result
         best = model.best_iteration
-        self.best_iteration_ = int(self.n_estimators) if best is None else int(best)
+        self.best_iteration_ = model.num_trees() if best is None else int(best)
         self.n_queries_ = groups.n_queries
         return self
 

@@ -24,8 +24,8 @@ SMALL = {
         "source": "synthetic",
         "synthetic": {"n_queries": 30, "n_features": 6, "mean_docs": 8, "max_docs": 20},
     },
-    "model": {"rounds": 3, "num_leaves": 4, "min_data_in_leaf": 2, "n_jobs": 1},
-    "objective": {"type": "native", "k": 5},
+    "model": {"n_estimators": 3, "num_leaves": 4, "min_child_samples": 2, "n_jobs": 1,
+              "objective": "native", "k": 5},
 }
 
 
@@ -57,27 +57,29 @@ def _nothing_written(tmp_path: Path) -> None:
 # (id, config sections, --set overrides, message fragment)
 CONFIG_CASES = [
     ("unknown-key", {}, ["model.n_trees=5"], "model.n_trees: unknown key"),
-    ("rounds-beyond-int64", {}, ["model.rounds=99999999999999999999999"],
-     "model.rounds: must be <= 2147483647, got 99999999999999999999999"),
-    ("k-beyond-int32", {}, ["objective.k=10000000000"], "objective.k: must be <= 2147483647"),
+    ("rounds-beyond-int64", {}, ["model.n_estimators=99999999999999999999999"],
+     "model.n_estimators: must be <= 2147483647, got 99999999999999999999999"),
+    ("k-beyond-int32", {}, ["model.k=10000000000"], "model.k: must be <= 2147483647"),
     ("eval-at-zero", {}, ["evaluation.eval_at=[0]"], "evaluation.eval_at[0]: must be >= 1, got 0"),
+    ("eval-at-repeated", {}, ["evaluation.eval_at=[5, 5]"],
+     "evaluation.eval_at: eval_at lists cut-off 5 more than once"),
     ("negative-learning-rate", {}, ["model.learning_rate=-0.1"],
      "model.learning_rate: must be > 0"),
     ("unknown-engine", {}, ["model.engine=catboost"], "model.engine"),
     ("infinite-learning-rate", {}, ["model.learning_rate=.inf"],
      "model.learning_rate: must be a finite number, got inf"),
-    ("nan-sigma", {}, ["objective.sigma=.nan"], "objective.sigma: must be a finite number"),
-    ("steps-k-zero", {}, ["objective.schedule.steps=[{k: 0, rounds: 2}]"],
-     "objective.schedule.steps[0].k: must be >= 1, got 0"),
-    ("rounds-disagree-with-schedule", {}, [
-        "objective.schedule.steps=[{k: 3, rounds: 2}]", "model.rounds=5"],
-     "model.rounds: 5 disagrees with objective.schedule"),
-    ("native-with-sampling", {}, ["objective.sampling={top: 5}"],
-     "objective.sampling: pair sampling needs objective.type 'lambdarank'"),
-    ("composite-without-objectives", {}, ["objective.type=lambdarank", "objective.composite=true"],
-     "objective.composite: true needs data.objectives"),
-    ("linear-schedule-native", {}, ["objective.schedule.linear={start: 3, end: 9, rounds: 3}"],
-     "objective.schedule.linear: a linear schedule changes k every round"),
+    ("nan-sigma", {}, ["model.sigma=.nan"], "model.sigma: must be a finite number"),
+    ("steps-k-zero", {}, ["model.schedule.steps=[{k: 0, rounds: 2}]"],
+     "model.schedule.steps[0].k: must be >= 1, got 0"),
+    ("rounds-cut-the-schedule", {}, [
+        "model.schedule.steps=[{k: 3, rounds: 2}, {k: 5, rounds: 4}]", "model.n_estimators=5"],
+     "model: n_estimators=5 would cut schedule="),
+    ("native-with-sampling", {}, ["model.sampling={top: 5}"],
+     "model: objective='native' cannot use sampling"),
+    ("composite-without-objectives", {}, ["model.objective=lambdarank",
+                                          "model.objectives={watch: 1.0}"],
+     "model.objectives.watch: the composite objective trains on data.objectives, which has none"),
+    ("old-key", {}, ["model.rounds=5"], "model.rounds is now model.n_estimators"),
     ("synthetic-too-big", {}, ["data.synthetic.n_queries=100000000",
                                "data.synthetic.mean_docs=100", "data.synthetic.max_docs=100"],
      "data.synthetic: about 10,000,000,000 rows"),
@@ -91,20 +93,21 @@ CONFIG_CASES = [
     ("run-name-too-long", {}, ["output.name=" + "a" * 250],
      "output.name: 250 characters is too long"),
     ("run-name-path-traversal", {}, ["output.name=../../etc"], "output.name: must be letters"),
-    ("reserved-engine-param", {}, ["model.params={objective: regression}"],
-     "model.params.objective: set by the run itself; use objective.type instead"),
-    ("reserved-rounds-param", {}, ["model.params={num_iterations: 7}"],
-     "model.params.num_iterations: set by the run itself; use model.rounds"),
-    ("reserved-truncation-param", {}, ["model.params={lambdarank_truncation_level: 3}"],
-     "use objective.k or objective.schedule"),
-    ("xgboost-reserved-param", {}, ["model.engine=xgboost", "model.params={n_estimators: 3}"],
-     "model.params.n_estimators: set by the run itself"),
+    ("reserved-engine-param", {}, ["model.engine_params={objective: regression}"],
+     "model: engine_params['objective'] is set by the training itself; use objective instead"),
+    ("reserved-rounds-param", {}, ["model.engine_params={num_iterations: 7}"],
+     "engine_params['num_iterations'] is set by the training itself; use n_estimators"),
+    ("reserved-truncation-param", {}, ["model.engine_params={lambdarank_truncation_level: 3}"],
+     "use k or schedule"),
+    ("xgboost-reserved-param", {}, ["model.engine=xgboost",
+                                    "model.engine_params={n_estimators: 3}"],
+     "engine_params['n_estimators'] is set by the training itself"),
     ("split-leaves-nothing", {}, ["data.split={valid: 0.5, test: 0.5}"],
      "valid + test must be < 1"),
     ("letor-missing-file", {"data": {"source": "letor", "train": "nowhere/rank.train"}}, [],
      "data.train: file not found: 'nowhere/rank.train'"),
-    ("set-without-equals", {}, ["model.rounds"], "--set expects KEY=VALUE"),
-    ("set-bad-yaml-value", {}, ["model.rounds=[1,"], "--set model.rounds: value"),
+    ("set-without-equals", {}, ["model.n_estimators"], "--set expects KEY=VALUE"),
+    ("set-bad-yaml-value", {}, ["model.n_estimators=[1,"], "--set model.n_estimators: value"),
 ]
 
 
@@ -135,11 +138,11 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 FILE_CASES = [
-    ("duplicate-key", "seed: 1\nmodel:\n  rounds: 3\n  rounds: 5\n",
-     "key 'rounds' is given twice (lines 3 and 4)"),
+    ("duplicate-key", "seed: 1\nmodel:\n  n_estimators: 3\n  n_estimators: 5\n",
+     "key 'n_estimators' is given twice (lines 3 and 4)"),
     ("empty-file", "", "the config is empty"),
     ("not-a-mapping", "- 1\n- 2\n", "the config must be a mapping of sections"),
-    ("yaml-syntax", "model: {rounds: 3\n", "not valid YAML"),
+    ("yaml-syntax", "model: {n_estimators: 3\n", "not valid YAML"),
     ("python-tag", "seed: !!python/object/apply:os.system ['true']\n", "not valid YAML"),
     ("yes-key", "data:\n  split: {yes: 0.2}\n", "data.split"),
 ]
@@ -207,7 +210,7 @@ def test_evaluate_and_report_name_the_option_and_the_fix(tmp_path, finished, cap
         (["monitor", empty, "--metric", "ndcg@10", "--window", "1h", "--min", "0.5"],
          "empty.csv': cannot be read as a table"),
         (["train", "--resume", tmp_path / "nothing"], "--resume: run folder not found"),
-        (["importance", finished, "--set", "model.rounds=4"],
+        (["importance", finished, "--set", "model.n_estimators=4"],
          "only importance.* can be changed"),
     ]
     for argv, fragment in cases:
@@ -242,9 +245,8 @@ def test_out_folder_in_use_is_refused_and_left_untouched(tmp_path, capsys):
 def test_a_damaged_stage_file_is_recomputed_on_resume_to_the_identical_model(tmp_path, capsys):
     path = _config(
         tmp_path,
-        objective={"type": "native", "schedule": {"steps": [
+        model={"n_estimators": None, "objective": "native", "schedule": {"steps": [
             {"k": 3, "rounds": 2}, {"k": 5, "rounds": 2}, {"k": 8, "rounds": 2}]}},
-        model={"rounds": None},
     )
     whole = tmp_path / "whole"
     assert _run(["train", path, "--out", whole], capsys)[0] == 0

@@ -1,6 +1,6 @@
 """The one builder: one set of settings trains one model through every path.
 
-``ltr train`` (config -> settings_from_config -> build_training), ``ltr tune``
+``ltr train`` (config -> RunConfig.settings -> build_training), ``ltr tune``
 (the same, with a search's best parameters applied) and ``LambdaMARTRanker``
 (its parameters -> build_training) must give identical models, on both engines.
 Real LightGBM/XGBoost training on small synthetic data, real run folders.
@@ -16,14 +16,19 @@ import numpy as np
 import pytest
 import yaml
 
-from ltr.build import TrainSettings, build_training, engine_params, resolve_objective
+from ltr.build import (
+    TrainSettings,
+    build_training,
+    engine_params,
+    resolve_objective,
+    validate_settings,
+)
 from ltr.engines import RankingModel
 from ltr.estimator import LambdaMARTRanker
 from ltr.objectives.sampling import TopKPairSampling
 from ltr.runs.commands import train_run, tune_run
 from ltr.runs.config import load_config
 from ltr.runs.data import load_data
-from ltr.runs.settings import settings_from_config
 
 pytest.importorskip("xgboost")
 
@@ -40,7 +45,8 @@ def _write(path: Path, data: dict) -> Path:
     return path
 
 
-def _config(tmp_path: Path, engine: str, objective: dict, **extra) -> Path:
+def _config(tmp_path: Path, engine: str, training: dict, **extra) -> Path:
+    """A small run config; *training* holds more ``model`` keys (estimator parameters)."""
     data = {
         "seed": 3,
         "data": {
@@ -50,14 +56,14 @@ def _config(tmp_path: Path, engine: str, objective: dict, **extra) -> Path:
         },
         "model": {
             "engine": engine,
-            "rounds": 6,
+            "n_estimators": 6,
             "num_leaves": 9,
             "max_depth": -1,
-            "min_data_in_leaf": 5,
+            "min_child_samples": 5,
             "n_jobs": 1,
-            "params": dict(_DETERMINISM[engine]),
+            "engine_params": dict(_DETERMINISM[engine]),
+            **training,
         },
-        "objective": objective,
         "output": {"runs_dir": str(tmp_path / "runs"), "name": f"b-{engine}"},
     }
     data.update(extra)
@@ -68,8 +74,8 @@ def _config(tmp_path: Path, engine: str, objective: dict, **extra) -> Path:
 @pytest.mark.parametrize(
     "objective",
     [
-        {"type": "native", "k": 5},
-        {"type": "lambdarank", "k": 5, "sampling": {"top": 5, "head_weight": 2.0}},
+        {"objective": "native", "k": 5},
+        {"objective": "lambdarank", "k": 5, "sampling": {"top": 5, "head_weight": 2.0}},
     ],
     ids=["native", "lambdarank-sampled"],
 )
@@ -89,7 +95,7 @@ def test_one_config_trains_one_model_through_train_tune_and_the_estimator(
     tuned = tune_run(tune_cfg, out=tmp_path / "tune")
 
     sets = load_data(cfg)
-    settings = settings_from_config(cfg)
+    settings = cfg.settings
     ranker = LambdaMARTRanker(**{f: getattr(settings, f) for f in settings.__dataclass_fields__})
     ranker.fit(sets["train"].X, sets["train"].y, qid=sets["train"].qid)
 
@@ -116,8 +122,8 @@ def test_xgboost_max_depth_minus_one_means_no_depth_limit_on_every_path(tmp_path
         "max_depth": 0,
         "grow_policy": "lossguide",
     }
-    cfg = load_config(_config(tmp_path, "xgboost", {"type": "native", "k": 5}))
-    assert engine_params(settings_from_config(cfg))["grow_policy"] == "lossguide"
+    cfg = load_config(_config(tmp_path, "xgboost", {"objective": "native", "k": 5}))
+    assert engine_params(cfg.settings)["grow_policy"] == "lossguide"
     run = train_run(cfg, out=tmp_path / "x")
     params = RankingModel.load(run.run_dir / "model.json").params
     assert params["max_depth"] == 0 and params["grow_policy"] == "lossguide"
@@ -131,12 +137,15 @@ def test_objective_choice_is_explicit_or_inferred_and_native_refuses_ltr_only_op
     assert resolve_objective(TrainSettings(sampling=TopKPairSampling(top=5))) == "lambdarank"
     assert resolve_objective(TrainSettings(objectives={"a": 1.0})) == "lambdarank"
     assert resolve_objective(TrainSettings(objective="lambdarank")) == "lambdarank"
+    assert resolve_objective(TrainSettings(unbiased=True)) == "lambdarank"
     with pytest.raises(ValueError, match="objective='native' cannot use sampling"):
-        resolve_objective(TrainSettings(objective="native", sampling=TopKPairSampling()))
+        validate_settings(TrainSettings(objective="native", sampling=TopKPairSampling()))
     with pytest.raises(ValueError, match="objective='native' cannot use objectives"):
-        resolve_objective(TrainSettings(objective="native", objectives={"a": 1.0}))
-    with pytest.raises(ValueError, match="objective must be None, 'native' or 'lambdarank'"):
-        resolve_objective(TrainSettings(objective="ndcg"))
+        validate_settings(TrainSettings(objective="native", objectives={"a": 1.0}))
+    assert validate_settings(TrainSettings()).objective == "native"
+    # build_training takes validated settings only (the objective resolved)
+    with pytest.raises(ValueError, match="validate_settings"):
+        build_training(TrainSettings())
     built = build_training(TrainSettings(objective="lambdarank", k=7, sigma=2.0, sigmoid="lightgbm"))
     obj = built["objective"]
     assert (obj.k, obj.sigma, obj.sigmoid) == (7, 2.0, "lightgbm")
@@ -161,7 +170,8 @@ def test_composite_run_records_composite_ndcg_per_round_and_early_stops_on_it(tm
     path = _config(
         tmp_path,
         "lightgbm",
-        {"type": "lambdarank", "k": 10, "composite": True},
+        {"objective": "lambdarank", "k": 10,
+         "objectives": {"watch": 0.6, "share": 0.25, "follow": 0.15}},
         evaluation={"eval_at": [5, 10], "k": 10},
     )
     raw = yaml.safe_load(path.read_text())
@@ -170,7 +180,7 @@ def test_composite_run_records_composite_ndcg_per_round_and_early_stops_on_it(tm
         "share": {"weight": 0.25},
         "follow": {"weight": 0.15},
     }
-    raw["model"].update(rounds=40, early_stopping_rounds=3, learning_rate=0.3)
+    raw["model"].update(n_estimators=40, early_stopping_rounds=3, learning_rate=0.3)
     _write(path, raw)
     run = train_run(load_config(path), out=tmp_path / "c")
     with open(run.run_dir / "curves.csv", newline="") as fh:
@@ -189,13 +199,12 @@ def test_composite_run_records_composite_ndcg_per_round_and_early_stops_on_it(tm
 def test_native_lightgbm_run_curve_equals_lightgbms_own_ndcg(tmp_path):
     import lightgbm as lgb
 
-    path = _config(tmp_path, "lightgbm", {"type": "native", "k": 5})
+    path = _config(tmp_path, "lightgbm", {"objective": "native", "k": 5})
     cfg = load_config(path)
     run = train_run(cfg, out=tmp_path / "l")
     assert run.metrics["convention"] == "lightgbm"
     sets = load_data(cfg)
-    settings = settings_from_config(cfg)
-    built = build_training(settings)
+    built = build_training(cfg.settings)
     params = {**built["params"], "objective": "lambdarank", "lambdarank_truncation_level": 5,
               "metric": "ndcg", "eval_at": [10], "seed": 3, "num_threads": 1, "verbosity": -1,
               "min_data_in_leaf": 5}
@@ -214,7 +223,7 @@ def test_native_lightgbm_run_curve_equals_lightgbms_own_ndcg(tmp_path):
 
 @pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
 def test_run_folder_holds_the_engines_native_model_for_serving(tmp_path, engine):
-    cfg = load_config(_config(tmp_path, engine, {"type": "native", "k": 5}))
+    cfg = load_config(_config(tmp_path, engine, {"objective": "native", "k": 5}))
     run = train_run(cfg, out=tmp_path / "n")
     sets = load_data(cfg)
     X_test = sets["test"].X
@@ -239,7 +248,7 @@ def test_run_folder_holds_the_engines_native_model_for_serving(tmp_path, engine)
 def test_run_folder_holds_per_query_values_whose_means_are_the_final_metrics(tmp_path):
     import pandas as pd
 
-    cfg = load_config(_config(tmp_path, "lightgbm", {"type": "native", "k": 5},
+    cfg = load_config(_config(tmp_path, "lightgbm", {"objective": "native", "k": 5},
                               evaluation={"eval_at": [3, 10]}))
     run = train_run(cfg, out=tmp_path / "p")
     sets = load_data(cfg)
@@ -257,7 +266,7 @@ def test_evaluation_metrics_matrix_reaches_metrics_json_and_per_query_files(tmp_
 
     import ltr.metrics as rank_metrics
 
-    path = _config(tmp_path, "lightgbm", {"type": "native", "k": 5},
+    path = _config(tmp_path, "lightgbm", {"objective": "native", "k": 5},
                    evaluation={"eval_at": [10], "metrics": ["map@10", "mrr", "precision@5",
                                                             "recall@10", "err@10", "hit_rate@3"]})
     cfg = load_config(path)

@@ -67,9 +67,10 @@ def small_progressive(tmp_path: Path, name: str = "prog", **extra) -> Path:
             "source": "synthetic",
             "synthetic": {"n_queries": 40, "n_features": 8, "mean_docs": 12, "max_docs": 40},
         },
-        "model": {"num_leaves": 7, "n_jobs": 1},
-        "objective": {
-            "type": "native",
+        "model": {
+            "num_leaves": 7,
+            "n_jobs": 1,
+            "objective": "native",
             "schedule": {
                 "steps": [{"k": 3, "rounds": 3}, {"k": 5, "rounds": 3}, {"k": 10, "rounds": 3}]
             },
@@ -77,6 +78,9 @@ def small_progressive(tmp_path: Path, name: str = "prog", **extra) -> Path:
         "importance": {"enabled": True, "n_repeats": 1},
         "output": {"runs_dir": str(tmp_path / "runs"), "name": name},
     }
+    training = extra.pop("training", None)  # model keys replacing the objective and schedule
+    if training is not None:
+        data["model"] = {"num_leaves": 7, "n_jobs": 1, **training}
     data.update(extra)
     return write_config(tmp_path / f"{name}.yaml", data)
 
@@ -209,9 +213,9 @@ def test_same_config_and_seed_twice_give_identical_models_and_metrics(tmp_path, 
 
 def test_run_folders_are_never_reused(tmp_path, capsys):
     cfg = small_progressive(
-        tmp_path, importance={"enabled": False}, objective={"type": "native", "k": 5}
+        tmp_path, importance={"enabled": False}, training={"objective": "native", "k": 5}
     )
-    argv = ["train", cfg, "--set", "model.rounds=2"]
+    argv = ["train", cfg, "--set", "model.n_estimators=2"]
     assert run(argv, capsys)[0] == 0
     assert run(argv, capsys)[0] == 0  # same second: a suffix keeps them apart
     runs = sorted((tmp_path / "runs").iterdir())
@@ -228,7 +232,7 @@ def test_run_folders_are_never_reused(tmp_path, capsys):
 def _resume_config(tmp_path: Path, objective: str) -> Path:
     # stage 0 is tiny, stage 1 long enough to be killed in
     obj: dict = {
-        "type": objective,
+        "objective": objective,
         "schedule": {
             "steps": [{"k": 3, "rounds": 2}, {"k": 5, "rounds": 100}, {"k": 10, "rounds": 5}]
         },
@@ -239,7 +243,7 @@ def _resume_config(tmp_path: Path, objective: str) -> Path:
         tmp_path,
         name="resume",
         importance={"enabled": False},
-        objective=obj,
+        training=obj,
         evaluation={"eval_at": [1, 5, 10]},
     )
 
@@ -346,7 +350,7 @@ def test_quickstart_runs_in_reduced_form(tmp_path, capsys):
             "--set",
             "importance.n_repeats=1",
             "--set",
-            "objective.schedule.steps=[{k: 5, rounds: 2}, {k: 10, rounds: 2}, {k: 20, rounds: 2}]",
+            "model.schedule.steps=[{k: 5, rounds: 2}, {k: 10, rounds: 2}, {k: 20, rounds: 2}]",
             "--out",
             tmp_path / "q",
         ],
@@ -361,9 +365,9 @@ def test_quickstart_runs_in_reduced_form(tmp_path, capsys):
 @pytest.mark.parametrize("config", ["progressive", "pair_sampling"])
 def test_lambdarank_configs_run_in_reduced_form(config, tmp_path, capsys):
     extra = (
-        ["--set", "objective.schedule.steps=[{k: 3, rounds: 2}, {k: 5, rounds: 2}]"]
+        ["--set", "model.schedule.steps=[{k: 3, rounds: 2}, {k: 5, rounds: 2}]"]
         if config == "progressive"
-        else ["--set", "model.rounds=4"]
+        else ["--set", "model.n_estimators=4"]
     )
     rc, _, err = run(
         ["train", CONFIGS / f"{config}.yaml", *SMALL, *extra, "--out", tmp_path / "r"], capsys
@@ -380,7 +384,7 @@ def test_multiobjective_config_reports_composite_and_smoothed_segments(tmp_path,
             CONFIGS / "multiobjective.yaml",
             *SMALL,
             "--set",
-            "model.rounds=3",
+            "model.n_estimators=3",
             "--set",
             "data.synthetic.n_segments=3",
             "--out",
@@ -423,7 +427,7 @@ def test_letor_config_runs_on_real_letor_data(lambdarank_dir, tmp_path, capsys, 
             "--set",
             f"data.test={lambdarank_dir / 'rank.test'}",
             "--set",
-            "model.rounds=3",
+            "model.n_estimators=3",
             "--set",
             "model.n_jobs=1",
             "--out",
@@ -460,7 +464,7 @@ def test_tune_config_runs_a_grid_search_with_group_kfold(tmp_path, capsys):
             CONFIGS / "tune.yaml",
             *SMALL,
             "--set",
-            "model.rounds=3",
+            "model.n_estimators=3",
             "--set",
             "search.param_grid={num_leaves: [3, 7]}",
             "--set",
@@ -489,7 +493,7 @@ def test_tune_runs_a_randomized_search_over_distributions(tmp_path, capsys):
             CONFIGS / "tune.yaml",
             *SMALL,
             "--set",
-            "model.rounds=3",
+            "model.n_estimators=3",
             "--set",
             "search.method=random",
             "--set",
@@ -553,7 +557,7 @@ def test_xgboost_engine_trains_and_evaluates(tmp_path, capsys):
             "--set",
             "importance.enabled=false",
             "--set",
-            "objective.schedule.steps=[{k: 5, rounds: 2}, {k: 10, rounds: 2}]",
+            "model.schedule.steps=[{k: 5, rounds: 2}, {k: 10, rounds: 2}]",
             "--out",
             tmp_path / "x",
         ],
@@ -573,14 +577,18 @@ def test_xgboost_engine_trains_and_evaluates(tmp_path, capsys):
 
 def test_an_engine_error_before_the_first_stage_leaves_no_folder(tmp_path, capsys):
     cfg = small_progressive(tmp_path)
-    rc, _, err = run(["train", cfg, "--set", "model.params={objective: regression}"], capsys)
-    assert rc == 1 and "model.params.objective: set by the run itself; use objective.type" in err
+    rc, _, err = run(
+        ["train", cfg, "--set", "model.engine_params={objective: regression}"], capsys
+    )
+    assert rc == 1 and (
+        "model: engine_params['objective'] is set by the training itself; use objective" in err
+    )
     assert err.count("\n") == 1
     _assert_nothing_written(tmp_path)
     out = tmp_path / "named"
     out.mkdir()
     rc, _, err = run(
-        ["train", cfg, "--set", "model.params={objective: regression}", "--out", out], capsys
+        ["train", cfg, "--set", "model.engine_params={objective: regression}", "--out", out], capsys
     )
     assert rc == 1 and out.is_dir() and not any(out.iterdir())
 
@@ -598,7 +606,7 @@ def test_importance_config_and_rerun_on_a_finished_run(tmp_path, capsys):
             CONFIGS / "importance.yaml",
             *SMALL,
             "--set",
-            "model.rounds=3",
+            "model.n_estimators=3",
             "--set",
             "importance.n_repeats=1",
             "--out",
@@ -618,7 +626,7 @@ def test_importance_config_and_rerun_on_a_finished_run(tmp_path, capsys):
         metrics["importance"]["strategy"] == "within_query"
         and metrics["importance"]["n_repeats"] == 2
     )
-    rc, _, err = run(["importance", tmp_path / "i", "--set", "model.rounds=9"], capsys)
+    rc, _, err = run(["importance", tmp_path / "i", "--set", "model.n_estimators=9"], capsys)
     assert rc == 1 and "with a finished run folder only importance.* can be changed" in err
 
 
@@ -662,8 +670,9 @@ def test_tabular_data_with_grade_presets_and_segments(tmp_path, capsys):
                     "follow": {"grades": "follow", "weight": 0.15},
                 },
             },
-            "model": {"rounds": 3, "num_leaves": 3, "min_data_in_leaf": 5, "n_jobs": 1},
-            "objective": {"type": "lambdarank", "k": 5, "composite": True},
+            "model": {"n_estimators": 3, "num_leaves": 3, "min_child_samples": 5, "n_jobs": 1,
+                      "objective": "lambdarank", "k": 5,
+                      "objectives": {"watch": 0.6, "share": 0.25, "follow": 0.15}},
             "evaluation": {"per_segment": True, "smoothing": 5},
         },
     )
@@ -793,22 +802,22 @@ def _assert_nothing_written(tmp_path: Path) -> None:
         (
             {"model": {"tress": 5}},
             [],
-            r"bad\.yaml: model\.tress: unknown key \(allowed: engine, rounds,",
+            r"bad\.yaml: model\.tress: unknown key \(allowed: engine, n_estimators,",
         ),
         (
-            {"model": {"rounds": "ten"}},
+            {"model": {"n_estimators": "ten"}},
             [],
-            r"bad\.yaml: model\.rounds: must be an integer, got 'ten'",
+            r"bad\.yaml: model\.n_estimators: must be an integer, got 'ten'",
         ),
         (
             {},
             [
-                "objective.type=lambdarank",
-                "objective.schedule.steps=[{k: 5, rounds: 2}, {k: 0, rounds: 2}]",
+                "model.objective=lambdarank",
+                "model.schedule.steps=[{k: 5, rounds: 2}, {k: 0, rounds: 2}]",
             ],
-            r"bad\.yaml: objective\.schedule\.steps\[1\]\.k: must be >= 1, got 0",
+            r"bad\.yaml: model\.schedule\.steps\[1\]\.k: must be >= 1, got 0",
         ),
-        ({}, ["model.rounds"], r"--set expects KEY=VALUE"),
+        ({}, ["model.n_estimators"], r"--set expects KEY=VALUE"),
         (
             {"data": {"source": "letor", "train": "no/such/file.txt"}},
             [],

@@ -32,8 +32,8 @@ def _config(tmp_path: Path, name: str, num_leaves: int) -> Path:
             "synthetic": {"n_queries": 120, "n_features": 6, "mean_docs": 10, "max_docs": 30,
                           "n_segments": 3},
         },
-        "model": {"rounds": 8, "num_leaves": num_leaves, "min_data_in_leaf": 3, "n_jobs": 1},
-        "objective": {"type": "native", "k": 10},
+        "model": {"n_estimators": 8, "num_leaves": num_leaves, "min_child_samples": 3,
+                  "n_jobs": 1, "objective": "native", "k": 10},
         "output": {"runs_dir": str(tmp_path / "runs"), "name": name},
     }
     path = tmp_path / f"{name}.yaml"

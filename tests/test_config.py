@@ -54,12 +54,12 @@ def test_every_shipped_config_validates():
 
 def test_quickstart_is_progressive_5_10_20_with_importance_and_no_composite():
     cfg = load_config(REPO / "configs" / "quickstart.yaml")
-    assert [(s.k, s.rounds) for s in cfg.objective.schedule.steps][:3] == [
+    assert [(s.k, s.rounds) for s in cfg.model.schedule.steps][:3] == [
         (5, 20),
         (10, 20),
         (20, 20),
     ]
-    assert cfg.objective.composite is False
+    assert cfg.model.objectives is None
     assert cfg.importance.enabled and cfg.importance.n_repeats <= 3
     assert cfg.n_rounds == 60
 
@@ -88,23 +88,27 @@ def test_defaults_fill_every_section():
     [
         (
             {
-                "objective": {
-                    "type": "lambdarank",
+                "model": {
+                    "objective": "lambdarank",
                     "schedule": {"steps": [{"k": 5, "rounds": 3}, {"k": 0, "rounds": 3}]},
                 }
             },
-            "objective.schedule.steps[1].k: must be >= 1, got 0",
+            "model.schedule.steps[1].k: must be >= 1, got 0",
         ),
-        ({"model": {"rounds": "many"}}, "model.rounds: must be an integer, got 'many'"),
+        ({"model": {"n_estimators": "many"}}, "model.n_estimators: must be an integer, got 'many'"),
         ({"model": {"learning_rate": 0}}, "model.learning_rate: must be > 0"),
         (
             {"model": {"engine": "catboost"}},
             "model.engine: must be one of 'lightgbm' or 'xgboost', got 'catboost'",
         ),
-        ({"model": {"n_trees": 5}}, "model.n_trees: unknown key (allowed: engine, rounds,"),
+        ({"model": {"n_trees": 5}}, "model.n_trees: unknown key (allowed: engine, n_estimators,"),
         ({"modle": {}}, "modle: unknown key (allowed: seed, data, model,"),
         ({"seed": -1}, "seed: must be >= 0, got -1"),
         ({"evaluation": {"eval_at": [1, 0]}}, "evaluation.eval_at[1]: must be >= 1, got 0"),
+        (
+            {"evaluation": {"eval_at": [5, 5]}},
+            "evaluation.eval_at: eval_at lists cut-off 5 more than once",
+        ),
         ({"evaluation": {"eval_at": "ten"}}, "evaluation.eval_at: must be a list, got 'ten'"),
         (
             {"evaluation": {"per_segment": "maybe"}},
@@ -138,27 +142,35 @@ def test_defaults_fill_every_section():
             "data.objectives.watch.grades: synthetic data grades each objective itself",
         ),
         (
-            {"objective": {"sampling": {"top": 5}}},
-            "objective.sampling: pair sampling needs objective.type 'lambdarank'",
+            {"model": {"objective": "native", "sampling": {"top": 5}}},
+            "model: objective='native' cannot use sampling",
         ),
         (
-            {"objective": {"type": "lambdarank", "composite": True}},
-            "objective.composite: true needs data.objectives",
+            {"model": {"objectives": {"watch": 1.0}}},
+            "model.objectives.watch: the composite objective trains on data.objectives",
         ),
         (
-            {
-                "model": {"rounds": 10},
-                "objective": {"schedule": {"steps": [{"k": 5, "rounds": 4}]}},
-            },
-            "model.rounds: 10 disagrees with objective.schedule, which defines 4 rounds",
+            {"model": {"n_estimators": 3, "schedule": {"steps": [{"k": 5, "rounds": 4}]}}},
+            "model: n_estimators=3 would cut schedule=",
         ),
         (
-            {"objective": {"schedule": {}}},
-            "objective.schedule: give exactly one of 'steps' or 'linear'",
+            {"model": {"bias_norm": 0.5}},
+            "model: bias_norm=0.5 only applies with unbiased=True",
         ),
         (
-            {"objective": {"schedule": {"linear": {"start": 5, "end": 20, "rounds": 10}}}},
-            "objective.schedule.linear: a linear schedule changes k every round and needs objective.type 'lambdarank'",
+            {"model": {"engine_params": {"num_iterations": 5}}},
+            ("model: engine_params['num_iterations'] is set by the training itself; use "
+             "n_estimators"),
+        ),
+        (
+            {"model": {"schedule": {}}},
+            "model.schedule: give exactly one of 'steps' or 'linear'",
+        ),
+        (
+            {"model": {"rounds": 10}, "objective": {"type": "native"}},
+            ("the training keys are LambdaMARTRanker's parameters, all in the model section "
+             "(docs/cli.md): model.rounds is now model.n_estimators; objective.type is now "
+             "model.objective"),
         ),
         ({"output": {"name": "my run"}}, "output.name: must be letters, digits"),
         (
@@ -186,9 +198,10 @@ def test_invalid_configs_are_rejected_with_the_field_path_and_value(data, messag
 
 def test_several_problems_are_reported_on_one_line():
     with pytest.raises(
-        ConfigError, match=r"model.rounds: must be >= 1, got 0; model.num_leaves: must be >= 2"
+        ConfigError,
+        match=r"model.n_estimators: must be >= 1, got 0; model.num_leaves: must be >= 2",
     ):
-        parse_config({"model": {"rounds": 0, "num_leaves": 1}})
+        parse_config({"model": {"n_estimators": 0, "num_leaves": 1}})
 
 
 def test_top_level_must_be_a_mapping():
@@ -217,7 +230,7 @@ def test_missing_config_file_is_named(tmp_path):
 
 
 def test_invalid_yaml_names_the_file_and_line(tmp_path):
-    path = _write(tmp_path / "bad.yaml", "model:\n  rounds: 3\n   engine: x\n")
+    path = _write(tmp_path / "bad.yaml", "model:\n  n_estimators: 3\n   engine: x\n")
     with pytest.raises(ConfigError, match=r"bad\.yaml: not valid YAML \(line 3, column \d+"):
         load_config(path)
 
@@ -251,11 +264,11 @@ def test_fingerprint_ignores_output_and_versions_only():
 
 
 def test_overrides_parse_values_as_yaml():
-    assert parse_override("model.rounds=20") == (["model", "rounds"], 20)
+    assert parse_override("model.n_estimators=20") == (["model", "n_estimators"], 20)
     assert parse_override("evaluation.eval_at=[1, 5]") == (["evaluation", "eval_at"], [1, 5])
     assert parse_override("output.name=null") == (["output", "name"], None)
-    assert parse_override("objective.schedule.steps[1].k=3") == (
-        ["objective", "schedule", "steps", 1, "k"],
+    assert parse_override("model.schedule.steps[1].k=3") == (
+        ["model", "schedule", "steps", 1, "k"],
         3,
     )
     assert parse_override("output.name=a=b") == (["output", "name"], "a=b")
@@ -263,15 +276,15 @@ def test_overrides_parse_values_as_yaml():
 
 def test_overrides_apply_before_validation_and_create_sections():
     raw = {
-        "objective": {
-            "type": "lambdarank",
+        "model": {
+            "objective": "lambdarank",
             "schedule": {"steps": [{"k": 5, "rounds": 3}, {"k": 10, "rounds": 3}]},
         }
     }
     cfg = parse_config(
         raw,
         overrides=[
-            "objective.schedule.steps[1].rounds=7",
+            "model.schedule.steps[1].rounds=7",
             "model.learning_rate=0.2",
             "data.synthetic.n_queries=50",
         ],
@@ -279,9 +292,9 @@ def test_overrides_apply_before_validation_and_create_sections():
     assert (
         cfg.n_rounds == 10 and cfg.model.learning_rate == 0.2 and cfg.data.synthetic.n_queries == 50
     )
-    assert raw["objective"]["schedule"]["steps"][1]["rounds"] == 3  # input untouched
-    with pytest.raises(ConfigError, match=r"objective.schedule.steps\[1\].k: must be >= 1, got 0"):
-        parse_config(raw, overrides=["objective.schedule.steps[1].k=0"])
+    assert raw["model"]["schedule"]["steps"][1]["rounds"] == 3  # input untouched
+    with pytest.raises(ConfigError, match=r"model.schedule.steps\[1\].k: must be >= 1, got 0"):
+        parse_config(raw, overrides=["model.schedule.steps[1].k=0"])
     with pytest.raises(ConfigError, match=r"model.depth: unknown key"):
         parse_config({}, overrides=["model.depth=3"])
 
@@ -289,25 +302,25 @@ def test_overrides_apply_before_validation_and_create_sections():
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("model.rounds", r"--set expects KEY=VALUE \(e.g. model.rounds=20\), got 'model.rounds'"),
+        ("model.n_estimators", r"--set expects KEY=VALUE \(e.g. model.n_estimators=20\), got 'model.n_estimators'"),
         ("=3", r"--set: empty key"),
-        ("model..rounds=3", r"--set: invalid key 'model..rounds'"),
-        ("objective.schedule.steps[5].k=3", r"objective.schedule.steps has no item 5"),
+        ("model..n_estimators=3", r"--set: invalid key 'model..n_estimators'"),
+        ("model.schedule.steps[5].k=3", r"model.schedule.steps has no item 5"),
         ("seed.x=3", r"seed: must be an integer, got \{'x': 3\}"),
-        ("model.rounds[0]=3", r"model.rounds is not a list"),
-        ("model.rounds=[1, 2", r"--set model.rounds: value '\[1, 2' is not valid YAML"),
+        ("model.n_estimators[0]=3", r"model.n_estimators is not a list"),
+        ("model.n_estimators=[1, 2", r"--set model.n_estimators: value '\[1, 2' is not valid YAML"),
     ],
 )
 def test_bad_overrides_are_one_line_errors(override, message):
-    raw = {"objective": {"type": "lambdarank", "schedule": {"steps": [{"k": 5, "rounds": 3}]}}}
+    raw = {"model": {"objective": "lambdarank", "schedule": {"steps": [{"k": 5, "rounds": 3}]}}}
     with pytest.raises(ConfigError, match=message):
         parse_config(raw, overrides=[override])
 
 
 def test_apply_overrides_returns_a_copy():
-    raw = {"model": {"rounds": 3}}
-    out = apply_overrides(raw, ["model.rounds=4"])
-    assert out == {"model": {"rounds": 4}} and raw == {"model": {"rounds": 3}}
+    raw = {"model": {"n_estimators": 3}}
+    out = apply_overrides(raw, ["model.n_estimators=4"])
+    assert out == {"model": {"n_estimators": 4}} and raw == {"model": {"n_estimators": 3}}
 
 
 # --------------------------------------------------------------------------- data paths

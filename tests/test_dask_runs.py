@@ -53,8 +53,8 @@ def _parquet(folder, n_queries=90, n_files=3):
 def _config(tmp_path, train, cluster=None, **sections):
     raw = {
         "data": {"source": "parquet", "train": train, "split": {"valid": 0.2, "test": 0.2}},
-        "model": {"params": {"min_data_in_leaf": 5}},
-        "objective": {"schedule": {"steps": [{"k": 3, "rounds": 3}, {"k": 5, "rounds": 3}]}},
+        "model": {"engine_params": {"min_data_in_leaf": 5},
+                  "schedule": {"steps": [{"k": 3, "rounds": 3}, {"k": 5, "rounds": 3}]}},
         "output": {"runs_dir": str(tmp_path / "runs")},
     }
     if cluster is not None:
@@ -82,8 +82,8 @@ def test_cluster_section_rejects_bad_settings_naming_the_key(tmp_path):
     with pytest.raises(ConfigError, match="data.train: no file matches 'nothing-\\*.parquet'"):
         train_run(_config(tmp_path, "nothing-*.parquet", {"local": {}}))
     unbiased = _config(tmp_path, glob, {"local": {}}, data={"position": "f0", "click": "label"},
-                       objective={"type": "lambdarank", "unbiased": True, "schedule": None})
-    with pytest.raises(RunError, match="objective.unbiased: position-bias.*not supported on a "
+                       model={"objective": "lambdarank", "unbiased": True, "schedule": None})
+    with pytest.raises(RunError, match="model.unbiased: position-bias.*not supported on a "
                                        "Dask cluster.*one process"):
         train_run(unbiased)
 
@@ -141,9 +141,9 @@ def test_worker_lost_mid_stage_fails_clearly_and_the_run_resumes(tmp_path, monke
     try:
         cfg = parse_config({
             "data": {"synthetic": {"n_queries": 60, "n_features": 5}},
-            "model": {"params": {"min_data_in_leaf": 5}},
-            "objective": {"schedule": {"steps": [{"k": 3, "rounds": 3}, {"k": 5, "rounds": 3},
-                                                 {"k": 10, "rounds": 3}]}},
+            "model": {"engine_params": {"min_data_in_leaf": 5},
+                      "schedule": {"steps": [{"k": 3, "rounds": 3}, {"k": 5, "rounds": 3},
+                                             {"k": 10, "rounds": 3}]}},
             "cluster": {"address": client.scheduler.address},
             "output": {"runs_dir": str(tmp_path / "runs")},
         })
@@ -213,7 +213,7 @@ def test_cluster_example_config_validates_and_trains_reduced(tmp_path, capsys):
     cfg = load_config(example, [
         "data.synthetic.n_queries=60", "data.synthetic.n_features=5",
         "data.synthetic.mean_docs=10", "data.synthetic.max_docs=20",
-        "objective.schedule.steps=[{k: 3, rounds: 3}, {k: 5, rounds: 3}]",
+        "model.schedule.steps=[{k: 3, rounds: 3}, {k: 5, rounds: 3}]",
         "importance.n_repeats=1", f"output.runs_dir={tmp_path / 'runs'}",
     ])
     assert cfg.cluster is not None and cfg.cluster.local is not None

@@ -88,6 +88,9 @@ def test_ranking_data_exposes_offsets_and_shape():
         "feature_names",
         "labels",
         "segments",
+        "position",
+        "click",
+        "doc",
     ]
 
 
@@ -736,3 +739,20 @@ def test_make_queries_is_seeded_grouped_and_learnable():
     by_signal = ndcg(data.y, data.X[:, 0], offsets=data.offsets, k=5)
     by_noise = ndcg(data.y, data.X[:, 3], offsets=data.offsets, k=5)
     assert by_signal > by_noise + 0.1
+
+
+def test_logged_ranking_fields_are_checked_and_kept_through_subset():
+    X, y, qid = small_data()
+    position = np.concatenate([np.arange(1, n + 1) for n in (3, 1, 4, 2, 5)])
+    click = (position == 1).astype(float)
+    data = RankingData(X=X, y=y, qid=qid, position=position, click=click, doc=np.arange(15))
+    assert data.position.dtype == np.float64 and data.labels == {}
+    part = data.subset([2, 0])
+    np.testing.assert_array_equal(part.position, [1, 2, 3, 4, 1, 2, 3])
+    np.testing.assert_array_equal(part.click, [1, 0, 0, 0, 1, 0, 0])
+    np.testing.assert_array_equal(part.doc, [4, 5, 6, 7, 0, 1, 2])
+    assert data.subset([1]).position is not None and RankingData(X=X, y=y, qid=qid).doc is None
+    with pytest.raises(ValueError, match="position has 2 rows but X has 15"):
+        RankingData(X=X, y=y, qid=qid, position=[1, 2])
+    with pytest.raises(ValueError, match="click must be finite"):
+        RankingData(X=X, y=y, qid=qid, click=np.full(15, np.nan))

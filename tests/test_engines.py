@@ -509,7 +509,7 @@ def _bad_cases(data):
         ({"eval_sets": [(3, Xv, yv, ov)]}, TypeError, r"eval_sets\[0\] name must be a non-empty string, got 3"),
         ({"eval_sets": 7}, TypeError, r"eval_sets must be a sequence"),
         ({"eval_at": (0, 5)}, ValueError, r"eval_at\[0\] must be >= 1, got 0"),
-        ({"eval_at": ()}, TypeError, r"eval_at must be a non-empty sequence"),
+        ({"eval_at": ()}, ValueError, r"eval_at must not be an empty list"),
         ({"early_stopping_rounds": 5}, ValueError, r"early_stopping_rounds needs at least one eval set"),
         ({"early_stopping_rounds": 0, "eval_sets": [("v", Xv, yv, ov)]}, ValueError,
          r"early_stopping_rounds must be >= 1, got 0"),

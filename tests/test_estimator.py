@@ -579,7 +579,8 @@ def test_invalid_hyper_parameters_are_rejected_in_fit(train, params, match):
     "params, exc, match",
     [
         ({"eval_at": [10, 0]}, ValueError, r"eval_at\[1\] must be >= 1, got 0"),
-        ({"eval_at": []}, TypeError, r"eval_at must be a non-empty sequence of cut-offs"),
+        ({"eval_at": []}, ValueError, r"eval_at must not be an empty list"),
+        ({"eval_at": [5, 10, 5]}, ValueError, r"eval_at lists cut-off 5 more than once"),
         (
             {"objectives": {"watch": -1.0}},
             ValueError,

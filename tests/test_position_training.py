@@ -225,10 +225,10 @@ def _config(tmp_path: Path, csv: Path, **objective) -> Path:
         "data": {"source": "csv", "train": str(csv), "label": "grade", "qid": "qid",
                  "position": "shown_at", "click": "clicked",
                  "split": {"valid": 0.2, "test": 0.2}},
-        "model": {"engine": "lightgbm", "num_leaves": 7, "min_data_in_leaf": 5, "n_jobs": 1},
-        "objective": {"type": "lambdarank", "unbiased": True,
-                      "schedule": {"steps": [{"k": 5, "rounds": 4}, {"k": 10, "rounds": 4}]},
-                      **objective},
+        "model": {"engine": "lightgbm", "num_leaves": 7, "min_child_samples": 5, "n_jobs": 1,
+                  "objective": "lambdarank", "unbiased": True,
+                  "schedule": {"steps": [{"k": 5, "rounds": 4}, {"k": 10, "rounds": 4}]},
+                  **objective},
         "importance": {"enabled": False},
         "output": {"runs_dir": str(tmp_path / "runs")},
     }
@@ -260,12 +260,12 @@ def test_config_trains_unbiased_on_clicks_and_resumes_identically(logged, tmp_pa
 @pytest.mark.parametrize(
     ("change", "match"),
     [
-        ({"data": {"position": None}}, r"objective.unbiased: true needs data.position"),
-        ({"objective": {"type": "native", "propensity": [1.0, 0.5]}},
-         r"objective.propensity: known propensities need"),
-        ({"objective": {"unbiased": False, "bias_norm": 2.0}},
-         r"objective.bias_norm: only used with objective.unbiased"),
-        ({"evaluation": {"ips": {"propensity": "learned"}}, "objective": {"type": "native"}},
+        ({"data": {"position": None}}, r"model.unbiased: true needs data.position"),
+        ({"model": {"objective": "native", "propensity": [1.0, 0.5]}},
+         r"model: objective='native' cannot use propensity"),
+        ({"model": {"unbiased": False, "bias_norm": 2.0}},
+         r"model: bias_norm=2.0 only applies with unbiased=True"),
+        ({"evaluation": {"ips": {"propensity": "learned"}}, "model": {"objective": "native"}},
          r"evaluation.ips.propensity: 'learned'"),
         ({"data": {"shown": "x"}}, r"data.shown: unknown key"),
     ],
@@ -339,11 +339,9 @@ def test_run_reports_ips_ndcg_equal_to_the_metric_on_its_own_split(
     # the same numbers from the metric itself, on the run's own split
     sets = load_data(resolve_data_paths(load_config(path)))
     model = RankingModel.load(run / "model.json")
-    from ltr.runs.data import CLICK_KEY, POSITION_KEY
-
     test = sets["test"]
-    expect = ips_ndcg(test.labels[CLICK_KEY], model.predict(test.X),
-                      position=test.labels[POSITION_KEY], propensity=used,
+    expect = ips_ndcg(test.click, model.predict(test.X),
+                      position=test.position, propensity=used,
                       offsets=test.offsets, k=[5, 10], clip=0.05)
     assert bias["ips"]["test"]["ips_ndcg@10"] == pytest.approx(expect[10], abs=1e-12)
     assert bias["ips"]["test"]["ips_ndcg@5"] == pytest.approx(expect[5], abs=1e-12)
@@ -368,13 +366,13 @@ def test_ips_em_without_doc_ids_is_refused(logged, tmp_path, capsys):
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SMALL_CLICKS = ["--set", "data.synthetic.n_queries=40", "--set", "data.synthetic.n_features=8",
                 "--set", "data.synthetic.mean_docs=12", "--set", "data.synthetic.max_docs=30",
-                "--set", "model.n_jobs=1", "--set", "objective.schedule.steps=[{k: 10, rounds: 5}]"]
+                "--set", "model.n_jobs=1", "--set", "model.schedule.steps=[{k: 10, rounds: 5}]"]
 
 
 @pytest.mark.parametrize(
     ("extra", "learned"),
-    [([], True), (["--set", "objective.type=native"], False),
-     (["--set", "objective.unbiased=false"], False)],
+    [([], True), (["--set", "model.objective=native"], False),
+     (["--set", "model.unbiased=false"], False)],
 )
 def test_position_bias_config_runs_each_way(tmp_path, capsys, extra, learned):
     out = tmp_path / "run"
@@ -391,7 +389,7 @@ def test_position_bias_config_runs_each_way(tmp_path, capsys, extra, learned):
 
 def test_simulated_log_keeps_each_querys_sessions_in_one_set():
     from ltr.runs.config import parse_config
-    from ltr.runs.data import DOC_KEY, POSITION_KEY, load_data
+    from ltr.runs.data import load_data
 
     cfg = parse_config(yaml.safe_load((CONFIGS / "position_bias.yaml").read_text()),
                        overrides=SMALL_CLICKS[1::2])
@@ -401,7 +399,8 @@ def test_simulated_log_keeps_each_querys_sessions_in_one_set():
         # a query's sessions are consecutive lists of one set, each showing all its documents
         # once, in positions 1..n
         assert ds.n_queries % sessions == 0
-        doc, pos = ds.labels[DOC_KEY], ds.labels[POSITION_KEY]
+        doc, pos = ds.doc, ds.position
+        assert not ds.labels  # the logged ranking travels as named fields, not label columns
         for q in range(0, ds.n_queries, sessions):
             first = np.sort(doc[ds.offsets[q]:ds.offsets[q + 1]])
             for s in range(q, q + sessions):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ltr._validation import check_cutoffs, check_eval_at
 from ltr.inspection._permutation import _check_random_state
 from ltr.metrics import dcg, ndcg
 from ltr.metrics.composite import composite_ndcg, ndcg_by_segment
@@ -121,3 +122,32 @@ def test_inspection_random_state_stays_scikit_learns():
         _check_random_state(-1)
     with pytest.raises(TypeError, match=r"random_state must be an int"):
         _check_random_state(np.random.default_rng(0))
+
+
+def test_one_rule_for_lists_of_cutoffs_on_every_public_path():
+    """A cut-off listed twice is the same error in metrics, IPS, importance, estimator, engines."""
+    from ltr.clicks.ips import ips_ndcg
+    from ltr.engines import train
+    from ltr.estimator import LambdaMARTRanker
+    from ltr.inspection import permutation_importance
+    from ltr.metrics import ndcg
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(40, 3)), rng.integers(0, 3, 40).astype(float)
+    qid = np.repeat(np.arange(4), 10)
+    offsets = np.arange(0, 41, 10)
+    message = r"k lists cut-off 5 more than once, got \[5, 10, 5\]; give each cut-off once"
+    with pytest.raises(ValueError, match=message):
+        ndcg(y, X[:, 0], qid=qid, k=[5, 10, 5])
+    with pytest.raises(ValueError, match=message):
+        ips_ndcg((y > 1).astype(float), X[:, 0], position=np.tile(np.arange(1, 11), 4),
+                 propensity=np.ones(10), offsets=offsets, k=[5, 10, 5])
+    fitted = LambdaMARTRanker(n_estimators=2, min_child_samples=2, n_jobs=1).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match=message):
+        permutation_importance(fitted, X, y, qid=qid, k=[5, 10, 5], n_repeats=1)
+    with pytest.raises(ValueError, match=message.replace("k lists", "eval_at lists")):
+        LambdaMARTRanker(eval_at=[5, 10, 5]).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match=message.replace("k lists", "eval_at lists")):
+        train(X, y, offsets, num_boost_round=2, eval_sets=[("v", X, y, offsets)],
+              eval_at=[5, 10, 5])
+    assert check_cutoffs([10, 5]) == [10, 5] and check_eval_at(3) == (3,)

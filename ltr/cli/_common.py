@@ -96,7 +96,7 @@ def add_set(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="override a config field, e.g. --set model.n_estimators=20 "
-        "--set objective.schedule.steps[0].k=3 "
+        "--set model.schedule.steps[0].k=3 "
         "(VALUE is parsed as YAML; repeatable)",
     )
 

@@ -140,17 +140,18 @@ def _run_validate(args: argparse.Namespace) -> int:
     if args.show:
         print(dump_config(cfg), end="")
         return EXIT_OK
-    sched = cfg.objective.schedule
+    sched = cfg.model.schedule
     plan = (
         f"steps {[(s.k, s.rounds) for s in sched.steps]}"
         if sched and sched.steps
         else f"linear {sched.linear.start}->{sched.linear.end}"
         if sched and sched.linear
-        else f"k={cfg.objective.k}"
+        else f"k={cfg.model.k}"
     )
     print(
         f"ok: {path} (data {cfg.data.source}, engine {cfg.model.engine}, "
-        f"objective {cfg.objective.type} {plan}, {cfg.n_rounds} rounds, seed {cfg.seed})"
+        f"objective {cfg.settings.objective} {plan}, {cfg.n_rounds} rounds, "
+        f"seed {cfg.seed})"
     )
     return EXIT_OK
 

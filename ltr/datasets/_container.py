@@ -51,6 +51,11 @@ class RankingData:
     segments : ndarray of shape (n_rows,), optional
         Category of each row (for example a per-query market or surface),
         used to break metrics down by segment.
+    position, click, doc : ndarray of shape (n_rows,), optional
+        The logged ranking, for unbiased training and click metrics: the
+        display position of each row (1 = top), its click (0/1) and its
+        document id (one query-document pair across the lists that show it);
+        stored as ``float64``, must be finite.  Kept through :meth:`subset`.
 
     Raises
     ------
@@ -67,6 +72,9 @@ class RankingData:
     feature_names: list[str] = None  # type: ignore[assignment]  # filled in __post_init__
     labels: dict[str, np.ndarray] = field(default_factory=dict)
     segments: np.ndarray | None = None
+    position: np.ndarray | None = None
+    click: np.ndarray | None = None
+    doc: np.ndarray | None = None
     # Set in __post_init__; a ClassVar annotation keeps it out of dataclasses.fields().
     _offsets: ClassVar[np.ndarray]
 
@@ -140,6 +148,13 @@ class RankingData:
             check_same_length(n_rows, segments, "segments", "X")
 
         set_ = object.__setattr__
+        for name in ("position", "click", "doc"):
+            values = getattr(self, name)
+            if values is not None:
+                values = check_1d_float(values, name)
+                check_same_length(n_rows, values, name, "X")
+                check_finite(values, name)
+                set_(self, name, values)
         set_(self, "X", X)
         set_(self, "y", y)
         set_(self, "qid", qid)
@@ -234,6 +249,11 @@ class RankingData:
             feature_names=list(self.feature_names),
             labels={k: v[rows] for k, v in self.labels.items()},
             segments=None if self.segments is None else self.segments[rows],
+            **{
+                name: getattr(self, name)[rows]
+                for name in ("position", "click", "doc")
+                if getattr(self, name) is not None
+            },
         )
 
     def to_frame(self) -> pd.DataFrame:

@@ -57,7 +57,7 @@ import numpy as np
 
 from ltr._compat import import_tqdm, import_xgboost
 from ltr._validation import (
-    INT64_MAX,
+    check_cutoffs,
     check_int,
     check_n_jobs,
     check_progress,
@@ -121,16 +121,11 @@ def _resolve_model(model: Any, frame_columns: Any, n_jobs: int | None) -> _Model
 # Input handling
 # --------------------------------------------------------------------------- #
 def _check_k(k: Any) -> tuple[tuple[int, ...], bool]:
-    if isinstance(k, (list, tuple, np.ndarray)):
-        if len(k) == 0:
-            raise ValueError("k must be an int >= 1 or a non-empty list of them, got []")
-        ks = tuple(
-            check_int(v, f"k[{i}]", minimum=1, maximum=INT64_MAX) for i, v in enumerate(k)
-        )
-        if len(set(ks)) != len(ks):
-            raise ValueError(f"k must not repeat a cut-off, got {list(ks)!r}")
-        return ks, False
-    return (check_int(k, "k", minimum=1, maximum=INT64_MAX),), True
+    """``(cut-offs, whether one int was given)`` by the one cut-off rule (no None here)."""
+    if k is None:
+        raise TypeError("k must be an int >= 1 or a non-empty list of them, got None")
+    single = not isinstance(k, (list, tuple, np.ndarray))
+    return tuple(int(v) for v in check_cutoffs(k) if v is not None), single
 
 
 def _check_X(X: Any, feature_names: Sequence[str] | None) -> tuple[bool, list[Any] | None,

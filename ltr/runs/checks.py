@@ -22,37 +22,18 @@ __all__ = ["check_consistency"]
 def check_consistency(cfg: RunConfig, label: str | None) -> None:
     """Run the checks that span sections (pydantic validators see one section at a time)."""
     where = f"{label}: " if label else ""
-    obj, data = cfg.objective, cfg.data
-    if obj.type == "native":
-        if obj.sampling is not None:
-            raise ConfigError(
-                f"{where}objective.sampling: pair sampling needs objective.type 'lambdarank', "
-                "got 'native'"
-            )
-        if obj.composite:
-            raise ConfigError(
-                f"{where}objective.composite: the composite objective needs "
-                "objective.type 'lambdarank', got 'native'"
-            )
-        if obj.schedule is not None and obj.schedule.linear is not None:
-            raise ConfigError(
-                f"{where}objective.schedule.linear: a linear schedule changes k every round "
-                "and needs objective.type 'lambdarank'; use 'steps' with the native objective"
-            )
+    model, data = cfg.model, cfg.data
+    # the training parameters' combinations are the estimator's rule (RunConfig validates
+    # them with ltr.build.validate_settings); here: what they need from the data
     _check_position_bias(cfg, where)
-    if obj.composite and not data.objectives:
-        raise ConfigError(
-            f"{where}objective.composite: true needs data.objectives (names, columns, weights)"
-        )
-    if (
-        obj.schedule is not None
-        and cfg.model.rounds is not None
-        and cfg.model.rounds != obj.schedule.n_rounds
-    ):
-        raise ConfigError(
-            f"{where}model.rounds: {cfg.model.rounds} disagrees with objective.schedule, "
-            f"which defines {obj.schedule.n_rounds} rounds (drop model.rounds or make them equal)"
-        )
+    if model.objectives is not None:
+        known = list(data.objectives or {})
+        for name in model.objectives:
+            if name not in known:
+                raise ConfigError(
+                    f"{where}model.objectives.{name}: the composite objective trains on "
+                    f"data.objectives, which has {known or 'none'}; name one of those"
+                )
     if cfg.evaluation.per_segment and data.source in ("letor",):
         raise ConfigError(f"{where}evaluation.per_segment: LETOR files have no segment column")
     if cfg.evaluation.per_segment and data.source in ("parquet", "csv") and data.segment is None:
@@ -92,12 +73,12 @@ def check_consistency(cfg: RunConfig, label: str | None) -> None:
         _check_synthetic_size(cfg, where)
         imp = cfg.importance
         if imp.enabled:
-            known = {f"f{j + 1}" for j in range(data.synthetic.n_features)}
+            features = {f"f{j + 1}" for j in range(data.synthetic.n_features)}
             named = [("importance.features", f) for f in imp.features or []]
             for g, cols in (imp.groups or {}).items():
                 named += [(f"importance.groups.{g}", f) for f in cols]
             for key, feature in named:
-                if feature not in known:
+                if feature not in features:
                     raise ConfigError(
                         f"{where}{key}: unknown feature {feature!r}; synthetic data has "
                         f"f1..f{data.synthetic.n_features}"
@@ -106,7 +87,9 @@ def check_consistency(cfg: RunConfig, label: str | None) -> None:
 
 def _check_position_bias(cfg: RunConfig, where: str) -> None:
     """Unbiased training and IPS evaluation need positions (and clicks) from tabular data."""
-    obj, data, ips = cfg.objective, cfg.data, cfg.evaluation.ips
+    data, ips = cfg.data, cfg.evaluation.ips
+    unbiased = cfg.settings.unbiased
+    ours = cfg.settings.objective == "lambdarank"
     tabular = data.source in ("parquet", "csv")
     for key, column in (
         ("data.position", data.position), ("data.click", data.click), ("data.doc", data.doc)
@@ -117,26 +100,11 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
                 f"positions and clicks come from parquet/csv files, got {got(column)}"
             )
     logged = cfg.logged
-    if obj.unbiased and "position" not in logged:
+    if unbiased and "position" not in logged:
         raise ConfigError(
-            f"{where}objective.unbiased: true needs data.position (the display-position "
+            f"{where}model.unbiased: true needs data.position (the display-position "
             "column of the logged ranking, 1 = top) in parquet/csv data, or "
             "data.synthetic.clicks"
-        )
-    if obj.unbiased and obj.composite:
-        raise ConfigError(
-            f"{where}objective.unbiased: not supported with objective.composite; train one "
-            "click label (data.click) with unbiased: true"
-        )
-    if obj.propensity is not None and (not obj.unbiased or obj.type != "lambdarank"):
-        raise ConfigError(
-            f"{where}objective.propensity: known propensities need objective.unbiased: true "
-            f"and objective.type: lambdarank, got unbiased={obj.unbiased}, type={obj.type!r}"
-        )
-    if obj.bias_norm != 1.0 and not obj.unbiased:
-        raise ConfigError(
-            f"{where}objective.bias_norm: only used with objective.unbiased: true, "
-            f"got {got(obj.bias_norm)}"
         )
     if ips is not None:
         if not {"position", "click"} <= logged:
@@ -150,11 +118,11 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
                 "logged at several positions and needs data.doc (the document id column); or "
                 "give a list of propensities, or 'learned'"
             )
-        if ips.propensity == "learned" and not (obj.unbiased and obj.type == "lambdarank"):
+        if ips.propensity == "learned" and not (unbiased and ours):
             raise ConfigError(
                 f"{where}evaluation.ips.propensity: 'learned' takes the t+ that ltr's unbiased "
-                "objective learns (objective.unbiased: true, type: lambdarank); use 'em' or a "
-                "list of propensities"
+                "objective learns (model.unbiased: true, objective: lambdarank or null); use "
+                "'em' or a list of propensities"
             )
 
 

@@ -54,11 +54,11 @@ def check_cluster_config(cfg: RunConfig) -> None:
     Raises
     ------
     RunError
-        For ``objective.unbiased`` or a ``data.position`` column with a ``cluster``.
+        For ``model.unbiased`` or a ``data.position`` column with a ``cluster``.
     """
     if cfg.cluster is None:
         return
-    for key, value in (("objective.unbiased", getattr(cfg.objective, "unbiased", False)),
+    for key, value in (("model.unbiased", cfg.settings.unbiased),
                        ("data.position", getattr(cfg.data, "position", None))):
         if value:
             raise RunError(

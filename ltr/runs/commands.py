@@ -5,7 +5,8 @@
 command line (:mod:`ltr.cli`) dispatches to; each is usable from Python.
 The data flow of a training run is::
 
-    config -> settings_from_config -> build_training -> ltr.engines.train
+    config (model section validated once: RunConfig.settings) -> build_training
+           -> ltr.engines.train
            -> RankingModel -> compute_metrics / curves / importance
            -> run folder (write_atomic) -> RunReport
 """
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_clicks, check_positions
-from ltr.build import TrainSettings, build_training, resolve_objective
+from ltr.build import TrainSettings, build_training, validate_settings
 from ltr.runs.config import (
     RunConfig,
     RunError,
@@ -32,7 +33,7 @@ from ltr.runs.config import (
     load_config,
     parse_config,
 )
-from ltr.runs.data import CLICK_KEY, POSITION_KEY, load_data
+from ltr.runs.data import load_data, logged_column
 from ltr.runs.folder import (
     DONE_MARKER,
     MODEL_FILE,
@@ -56,12 +57,7 @@ from ltr.runs.run_metrics import (
     importance_table,
     write_curves,
 )
-from ltr.runs.settings import (
-    check_engine_params,
-    ranker_from_settings,
-    search_distributions,
-    settings_from_config,
-)
+from ltr.runs.settings import ranker_from_settings, search_distributions
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
@@ -121,8 +117,8 @@ def validate(
     section and ``data.source: parquet``, the training files are read on
     that cluster (as ``ltr train`` reads them), never here.
     """
-    cfg = prepare_config(load_config(config, overrides))
-    _check_settings(cfg)
+    cfg = prepare_config(load_config(config, overrides))  # the model section checked there
+    _check_cluster(cfg)
     if load and cfg.cluster is not None and cfg.data.source == "parquet":
         from ltr.runs.cluster import open_cluster_run
 
@@ -136,23 +132,16 @@ def validate(
     return cfg
 
 
-def _check_settings(cfg: RunConfig) -> None:
-    """Every settings error a training would meet, before any data is read."""
-    check_engine_params(cfg)
+def _check_cluster(cfg: RunConfig) -> None:
+    """Check what a cluster run needs of the config, before any data is read.
+
+    The training settings were checked when the config was loaded
+    (``RunConfig.settings``); nothing here checks them again.
+    """
     if cfg.cluster is not None:
         from ltr.runs.cluster import check_cluster_config
 
         check_cluster_config(cfg)
-    try:
-        settings = settings_from_config(cfg)
-        resolve_objective(settings)  # objective choices, unbiased included
-        build_training(
-            settings.replace(
-                objectives=None, objective=None, unbiased=False, propensity=None
-            )
-        )
-    except (TypeError, ValueError) as exc:
-        raise RunError(f"model/objective settings: {exc}") from exc
 
 
 def train_run(
@@ -204,8 +193,8 @@ def train_run(
         cfg = cfg.model_copy(
             update={"importance": cfg.importance.model_copy(update={"enabled": True})}
         )
-    settings = settings_from_config(cfg)
-    _check_settings(cfg)
+    settings = cfg.settings
+    _check_cluster(cfg)
     cluster = None
     if cfg.cluster is not None:  # train on a Dask cluster: the rows stay there
         from ltr.runs.cluster import open_cluster_run
@@ -241,9 +230,10 @@ def _load_checked(cfg: RunConfig, cluster: Any = None) -> dict[str, RankingData]
     for name, ds in sets.items():  # the logged positions and clicks, before any folder exists
         try:
             if "position" in cfg.logged:
-                check_positions(ds.labels[POSITION_KEY], f"data.position ({name})", ds.offsets)
+                position = logged_column(ds, "position", name)
+                check_positions(position, f"data.position ({name})", ds.offsets)
             if "click" in cfg.logged:
-                check_clicks(ds.labels[CLICK_KEY], f"data.click ({name})", ds.n_rows)
+                check_clicks(logged_column(ds, "click", name), f"data.click ({name})", ds.n_rows)
         except (TypeError, ValueError) as exc:
             raise RunError(str(exc)) from exc
     if "valid" not in sets and cfg.model.early_stopping_rounds is not None:
@@ -354,8 +344,8 @@ def _train_model(
     tr = sets["train"]
     labels = {o: tr.labels[o] for o in (cfg.data.objectives or {})} or None
     # data.click: learn from the clicks; data.position: the logged ranking, for unbiased training
-    y = tr.labels[CLICK_KEY] if "click" in cfg.logged else tr.y
-    position = tr.labels[POSITION_KEY] if settings.unbiased else None
+    y = logged_column(tr, "click") if "click" in cfg.logged else tr.y
+    position = logged_column(tr, "position") if settings.unbiased else None
     return train(
         tr.X,
         y,
@@ -454,6 +444,29 @@ def importance_run(
     return RunResult.from_run_dir(run_dir)
 
 
+def _check_search_values(space: Mapping[str, Any], where: str) -> None:
+    """Check each listed value of a search space by the ``model`` section's rule, before any work.
+
+    The space names ``model`` keys (the estimator's parameters), so a value the
+    config would refuse (``num_leaves: [1, 31]``) is refused here with its
+    position, instead of failing inside cross-validation.
+    """
+    from pydantic import ValidationError
+
+    from ltr.runs._schema_errors import format_validation_error
+    from ltr.runs.training_config import YAML_FORMS, ModelConfig
+
+    for name, values in space.items():
+        if not isinstance(values, list) or name in YAML_FORMS:
+            continue
+        for i, value in enumerate(values):
+            try:
+                ModelConfig.model_validate({name: value})
+            except ValidationError as exc:
+                reason = format_validation_error(exc, None, ModelConfig).split(": ", 1)[-1]
+                raise RunError(f"search.{where}.{name}[{i}]: {reason}") from None
+
+
 def tune_run(
     cfg: RunConfig,
     *,
@@ -491,8 +504,11 @@ def tune_run(
         scorer = get_scorer(search_cfg.scoring)
     except (TypeError, ValueError) as exc:
         raise RunError(f"search.scoring: {exc}") from exc
-    settings = settings_from_config(cfg)
-    _check_settings(cfg)
+    # the search varies the unresolved parameters (objective=None stays inferred per candidate)
+    from ltr.runs.training_config import training_settings
+
+    settings = training_settings(cfg.model, cfg.seed)
+    _check_cluster(cfg)
     space = (
         search_cfg.param_grid
         if search_cfg.method == "grid"
@@ -508,6 +524,7 @@ def tune_run(
                 f"search.{where}.{name}: not a training setting "
                 f"(LambdaMARTRanker parameters: {', '.join(sorted(valid_params))})"
             )
+    _check_search_values(space, where)
     distributions = space if search_cfg.method == "grid" else search_distributions(space)
     sets = _load_checked(cfg)
     tr = sets["train"]
@@ -584,9 +601,13 @@ def tune_run(
             "results": frame.head(20).to_dict(orient="records"),
         }
     }
+    try:
+        best_settings = validate_settings(settings.replace(**best))
+    except (TypeError, ValueError) as exc:  # pragma: no cover - every candidate was fitted
+        raise RunError(f"search: best parameters {best!r}: {exc}") from exc
     metrics = _fit_and_write(
         cfg,
-        settings.replace(**best),
+        best_settings,
         sets,
         run_dir,
         resume=False,

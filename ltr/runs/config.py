@@ -1,12 +1,14 @@
 """Run configuration: a pydantic schema loaded from YAML.
 
 A run is described by one YAML file with the sections ``data``, ``model``,
-``objective``, ``evaluation``, ``importance``, ``search`` (optional),
-``output`` and ``seed``.  Everything is validated before any work starts:
+``evaluation``, ``importance``, ``search`` (optional), ``output`` and
+``seed``.  The ``model`` section's keys are the parameters of
+:class:`ltr.estimator.LambdaMARTRanker` (generated from its signature, see
+:mod:`ltr.runs.training_config`).  Everything is validated before any work starts:
 unknown keys and invalid values raise :class:`ConfigError` whose message is one
 line per problem, naming the dotted field path and the offending value::
 
-    configs/progressive.yaml: objective.schedule.steps[1].k: must be >= 1, got 0
+    configs/progressive.yaml: model.schedule.steps[1].k: must be >= 1, got 0
 
 ``--set key.path=value`` overrides (see :func:`apply_overrides`) are applied to
 the raw mapping before validation, so they are checked the same way.
@@ -40,6 +42,8 @@ from pydantic import (
 )
 
 from ltr._compat import import_yaml
+from ltr._validation import check_eval_at
+from ltr.build import TrainSettings, validate_settings
 from ltr.runs._schema_errors import format_validation_error
 from ltr.runs.checks import check_consistency
 from ltr.runs.cluster_config import (
@@ -51,6 +55,16 @@ from ltr.runs.cluster_config import (
 )
 from ltr.runs.errors import ConfigError, RunError, RunInterrupted
 from ltr.runs.overrides import apply_overrides, got, parse_override, yaml_reason
+from ltr.runs.training_config import (
+    LinearScheduleConfig,
+    ModelConfig,
+    SamplingConfig,
+    ScheduleConfig,
+    StepConfig,
+    migrate_legacy,
+    refuse_legacy,
+    training_settings,
+)
 
 #: Largest count or cut-off a config may hold: the engines take 32-bit ints.
 _MAX_INT = 2**31 - 1
@@ -68,7 +82,6 @@ __all__ = [
     "LocalClusterConfig",
     "ModelConfig",
     "ObjectiveColumnConfig",
-    "ObjectiveConfig",
     "OutputConfig",
     "RunConfig",
     "RunError",
@@ -227,7 +240,7 @@ class DataConfig(_Section):
         None,
         validation_alias=AliasChoices("position", "position_column"),
         description="tabular: display position column of the logged ranking (1 = top), for "
-        "objective.unbiased and evaluation.ips",
+        "model.unbiased and evaluation.ips",
     )
     click: str | None = Field(
         None,
@@ -265,112 +278,8 @@ class DataConfig(_Section):
 
 # --------------------------------------------------------------------------- model
 
-
-class ModelConfig(_Section):
-    """Boosting engine and tree parameters."""
-
-    engine: Literal["lightgbm", "xgboost"] = "lightgbm"
-    rounds: int | None = Field(
-        None,
-        ge=1,
-        le=_MAX_INT,
-        description="boosting rounds (default 100; a steps/linear schedule defines its own)",
-    )
-    learning_rate: float = Field(0.1, gt=0, allow_inf_nan=False)
-    num_leaves: int = Field(31, ge=2, le=_MAX_INT)
-    max_depth: int = Field(
-        -1,
-        ge=-1,
-        le=_MAX_INT,
-        description="-1: no depth limit on both engines (XGBoost: max_depth=0, "
-        "grow_policy=lossguide, bounded by num_leaves)",
-    )
-    min_data_in_leaf: int = Field(
-        20, ge=1, le=_MAX_INT, description="LightGBM only (XGBoost: params.min_child_weight)"
-    )
-    early_stopping_rounds: int | None = Field(None, ge=1, le=_MAX_INT)
-    n_jobs: int = Field(2, ge=1, le=_MAX_INT, description="threads for training")
-    params: dict[str, Any] = Field(
-        default_factory=dict, description="extra engine-native parameters"
-    )
-
-
-# --------------------------------------------------------------------------- objective
-
-
-class StepConfig(_Section):
-    """One stage of a steps schedule: train *rounds* rounds at truncation *k*."""
-
-    k: int = Field(..., ge=1, le=_MAX_INT)
-    rounds: int = Field(..., ge=1, le=_MAX_INT)
-
-
-class LinearScheduleConfig(_Section):
-    """k moves linearly from *start* to *end* over *rounds* rounds."""
-
-    start: int = Field(..., ge=1, le=_MAX_INT)
-    end: int = Field(..., ge=1, le=_MAX_INT)
-    rounds: int = Field(..., ge=1, le=_MAX_INT)
-
-
-class ScheduleConfig(_Section):
-    """A truncation schedule: ``steps`` (list of k/rounds) or ``linear``."""
-
-    steps: list[StepConfig] | None = Field(None, min_length=1)
-    linear: LinearScheduleConfig | None = None
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> ScheduleConfig:
-        if (self.steps is None) == (self.linear is None):
-            raise ValueError("give exactly one of 'steps' or 'linear'")
-        return self
-
-    @property
-    def n_rounds(self) -> int:
-        """Total rounds the schedule defines."""
-        if self.steps is not None:
-            return sum(s.rounds for s in self.steps)
-        assert self.linear is not None  # guaranteed by the validator
-        return self.linear.rounds
-
-
-class SamplingConfig(_Section):
-    """Top-k weighted pair sampling (``ltr.objectives.sampling.TopKPairSampling``)."""
-
-    top: int = Field(20, ge=1, le=_MAX_INT)
-    head_weight: float = Field(2.0, ge=1, allow_inf_nan=False)
-    pairs_per_doc: int | None = Field(None, ge=1, le=_MAX_INT)
-
-
-class ObjectiveConfig(_Section):
-    """Training objective: native engine LambdaRank or ``ltr``'s LambdaRank."""
-
-    type: Literal["native", "lambdarank"] = Field(
-        "native",
-        description="native: the engine's own lambdarank / rank:ndcg; lambdarank: ltr's objective",
-    )
-    k: int = Field(10, ge=1, le=_MAX_INT, description="truncation k when no schedule is given")
-    schedule: ScheduleConfig | None = None
-    sigma: float = Field(1.0, gt=0, allow_inf_nan=False)
-    sigmoid: Literal["exact", "lightgbm"] = "exact"
-    sampling: SamplingConfig | None = None
-    composite: bool = Field(
-        False, description="train on the weighted data.objectives (composite LambdaRank)"
-    )
-    unbiased: bool = Field(
-        False,
-        description="position debiasing from data.position: ltr's Unbiased LambdaMART "
-        "(type lambdarank) or the engine's own (type native)",
-    )
-    bias_norm: float = Field(
-        1.0, ge=0, allow_inf_nan=False,
-        description="regulariser p of the learned bias (l_i / l_1) ** (1 / (1 + p))",
-    )
-    propensity: list[Annotated[float, Field(gt=0, le=1)]] | None = Field(
-        None,
-        min_length=1,
-        description="known examination propensities per position (type lambdarank, unbiased)",
-    )
+# The model section (ModelConfig) is generated from LambdaMARTRanker's signature and
+# constraint table in ltr.runs.training_config.
 
 
 # --------------------------------------------------------------------------- evaluation etc.
@@ -439,12 +348,11 @@ class EvaluationConfig(_Section):
         return self
 
     @model_validator(mode="after")
-    def _positive_ks(self) -> EvaluationConfig:
-        for i, k in enumerate(self.eval_at):
-            if k < 1:
-                raise ValueError(f"@eval_at[{i}]: must be >= 1, got {k!r}")
-        if len(set(self.eval_at)) != len(self.eval_at):
-            raise ValueError(f"@eval_at: has duplicates, got {self.eval_at!r}")
+    def _cutoffs(self) -> EvaluationConfig:
+        try:  # the one rule for lists of cut-offs
+            check_eval_at(self.eval_at, "eval_at")
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"@eval_at: {exc}") from None
         return self
 
 
@@ -528,8 +436,10 @@ class RunConfig(_Section):
 
     seed: int = Field(0, ge=0, le=_MAX_INT)
     data: DataConfig = Field(default_factory=DataConfig)
-    model: ModelConfig = Field(default_factory=ModelConfig)
-    objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
+    model: ModelConfig = Field(  # type: ignore[valid-type]
+        default_factory=ModelConfig,
+        description="training parameters: LambdaMARTRanker's, same names and defaults",
+    )
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     importance: ImportanceConfig = Field(default_factory=ImportanceConfig)
     search: SearchConfig | None = None
@@ -542,6 +452,23 @@ class RunConfig(_Section):
     )
 
     _source: Path | None = PrivateAttr(None)
+    _settings: TrainSettings | None = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _training(self) -> RunConfig:
+        # the combinations of the model section, checked once with the estimator's rule
+        try:
+            self._settings = validate_settings(training_settings(self.model, self.seed))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"@model: {exc}") from None
+        return self
+
+    @property
+    def settings(self) -> TrainSettings:
+        """The validated training settings (``model`` section, ``seed``), objective resolved."""
+        if self._settings is None:  # pragma: no cover - set by the validator
+            raise RunError("config: training settings were not validated")
+        return self._settings
 
     @property
     def source(self) -> Path | None:
@@ -558,11 +485,11 @@ class RunConfig(_Section):
 
     @property
     def n_rounds(self) -> int:
-        """Total boosting rounds."""
-        sched = self.objective.schedule
-        if sched is not None:
-            return sched.n_rounds
-        return self.model.rounds if self.model.rounds is not None else 100
+        """Total boosting rounds: ``model.n_estimators``, else the schedule's, else 100."""
+        if self.model.n_estimators is not None:
+            return int(self.model.n_estimators)
+        sched = self.model.schedule
+        return sched.n_rounds if sched is not None else 100
 
     @property
     def run_name(self) -> str:
@@ -584,6 +511,7 @@ def parse_config(
     *,
     overrides: Iterable[str] = (),
     source: str | os.PathLike[str] | None = None,
+    migrate: bool = False,
 ) -> RunConfig:
     """Validate a raw mapping (e.g. parsed YAML) into a :class:`RunConfig`.
 
@@ -595,6 +523,10 @@ def parse_config(
         ``key.path=value`` overrides, applied before validation.
     source : path-like, optional
         File the mapping came from; prefixes error messages and names the run.
+    migrate : bool
+        Read a config in the layout before the estimator's parameter names (a
+        run folder's ``config.yaml``) as the current one, with one warning;
+        otherwise such keys are an error naming their new key.
 
     Raises
     ------
@@ -607,10 +539,14 @@ def parse_config(
     if not isinstance(data, Mapping):
         where = f"{label}: " if label else ""
         raise ConfigError(f"{where}the config must be a mapping of sections, got {got(data)}")
+    where = f"{label}: " if label else ""
+    if migrate:
+        data = migrate_legacy(data, where)
     try:
         raw = apply_overrides(dict(data), overrides)
     except ConfigError as exc:
-        raise ConfigError((f"{label}: " if label else "") + str(exc)) from None
+        raise ConfigError(where + str(exc)) from None
+    refuse_legacy(raw, where)
     try:
         cfg = RunConfig.model_validate(raw)
     except ValidationError as exc:
@@ -621,8 +557,13 @@ def parse_config(
     return cfg
 
 
-def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> RunConfig:
+def load_config(
+    path: str | os.PathLike[str], overrides: Iterable[str] = (), *, migrate: bool = False
+) -> RunConfig:
     """Read, override and validate the YAML config at *path*.
+
+    *migrate* reads the old layout of a run folder's ``config.yaml`` (see
+    :func:`parse_config`).
 
     Raises
     ------
@@ -648,7 +589,7 @@ def load_config(path: str | os.PathLike[str], overrides: Iterable[str] = ()) -> 
             f"{path}: the config is empty; write at least one section "
             "(see configs/quickstart.yaml), or an explicit {} for all defaults"
         )
-    return parse_config(data, overrides=overrides, source=p)
+    return parse_config(data, overrides=overrides, source=p, migrate=migrate)
 
 
 def _strict_loader(yaml: Any) -> Any:

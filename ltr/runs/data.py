@@ -16,13 +16,28 @@ import numpy as np
 from ltr.datasets import RankingData
 from ltr.runs.config import RunConfig, RunError, SyntheticClicksConfig
 
-__all__ = ["CLICK_KEY", "DOC_KEY", "POSITION_KEY", "SETS", "frame_data", "load_data"]
+__all__ = ["LOGGED", "SETS", "frame_data", "load_data", "logged_column"]
 
 SETS = ("train", "valid", "test")
-#: ``RankingData.labels`` keys of the data.position and data.click columns (kept through splits)
-POSITION_KEY = "__position__"
-CLICK_KEY = "__click__"
-DOC_KEY = "__doc__"
+#: The logged-ranking columns (``data.<name>``), kept as the sets' fields of the same name.
+LOGGED = ("position", "click", "doc")
+
+
+def logged_column(ds: RankingData, name: str, set_name: str = "train") -> np.ndarray:
+    """Return the set's ``position``, ``click`` or ``doc`` field.
+
+    Raises
+    ------
+    RunError
+        Naming ``data.<name>`` when the set has no such column.
+    """
+    values = getattr(ds, name)
+    if values is None:
+        raise RunError(
+            f"data.{name}: the {set_name} set has no {name} column; name it in data.{name} "
+            "(parquet/csv) or simulate clicks with data.synthetic.clicks"
+        )
+    return np.asarray(values)
 
 
 def _wrap_data_error(label: str, exc: Exception) -> RunError:
@@ -118,18 +133,14 @@ def frame_data(cfg: RunConfig, df: Any, path: str, key: str) -> RankingData:
     label_column = next(iter(labels.values())) if label_from_objective else data.label
     if label_from_click and not label_from_objective and data.click is not None:
         label_column = data.click
-    if data.position is not None:
-        labels[POSITION_KEY] = data.position
-    if data.click is not None:
-        labels[CLICK_KEY] = data.click
-    if data.doc is not None:
-        labels[DOC_KEY] = data.doc
+    logged = {f"data.{n}": getattr(data, n) for n in LOGGED if getattr(data, n) is not None}
+    labels.update(logged)  # read and checked like label columns, then kept as named fields
     features = data.features
     if features is None:
         skip = {label_column, data.qid, data.segment, *labels.values(), *used_raw}
         features = [c for c in df.columns if c not in skip]
     try:
-        return from_frame(
+        ds = from_frame(
             df,
             label=label_column,
             qid=data.qid,
@@ -140,6 +151,13 @@ def frame_data(cfg: RunConfig, df: Any, path: str, key: str) -> RankingData:
             source=path,
             sort_hint=None,
         )
+        if not logged:
+            return ds
+        import dataclasses
+
+        kept = {k: v for k, v in ds.labels.items() if k not in logged}
+        fields: dict[str, Any] = {key.split(".", 1)[1]: ds.labels[key] for key in logged}
+        return dataclasses.replace(ds, labels=kept, **fields)
     except (TypeError, ValueError) as exc:
         raise _wrap_data_error(label, exc) from exc
 
@@ -160,7 +178,6 @@ def _simulated_log(ds: RankingData, c: SyntheticClicksConfig, seed: int) -> Rank
         log = simulate_cascade(grades, **common)
     rows = log.row
     labels = {name: col[rows] for name, col in ds.labels.items()}
-    labels.update({POSITION_KEY: log.position, CLICK_KEY: log.click, DOC_KEY: rows})
     return RankingData(
         X=ds.X[rows],
         y=ds.y[rows],
@@ -168,6 +185,9 @@ def _simulated_log(ds: RankingData, c: SyntheticClicksConfig, seed: int) -> Rank
         feature_names=list(ds.feature_names),
         labels=labels,
         segments=None if ds.segments is None else ds.segments[rows],
+        position=log.position,
+        click=log.click,
+        doc=rows,
     )
 
 

@@ -179,7 +179,7 @@ def load_run_config(run_dir: Path) -> RunConfig:
     if not path.exists():
         raise RunError(f"{str(run_dir)!r} is not a run folder (no config.yaml)")
     try:
-        return load_config(path)
+        return load_config(path, migrate=True)
     except ConfigError as exc:
         raise RunError(f"{path}: {exc}") from exc
 

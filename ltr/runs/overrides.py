@@ -35,7 +35,7 @@ def _parse_key(key: str) -> list[str | int]:
         m = _SEGMENT.match(piece)
         if m is None:
             raise ConfigError(
-                f"--set: invalid key {key!r} (expected e.g. model.rounds or steps[1].k)"
+                f"--set: invalid key {key!r} (expected e.g. model.n_estimators or steps[1].k)"
             )
         parts.append(m.group(1))
         parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
@@ -46,7 +46,7 @@ def parse_override(text: str) -> tuple[list[str | int], Any]:
     """Split ``key.path=value`` into the key path and the YAML-parsed value."""
     yaml = import_yaml()
     if "=" not in text:
-        raise ConfigError(f"--set expects KEY=VALUE (e.g. model.rounds=20), got {text!r}")
+        raise ConfigError(f"--set expects KEY=VALUE (e.g. model.n_estimators=20), got {text!r}")
     key, raw = text.split("=", 1)
     try:
         value = yaml.safe_load(raw) if raw.strip() else None

@@ -31,7 +31,7 @@ import numpy as np
 from ltr._io import write_atomic
 from ltr.metrics.names import format_metric_name
 from ltr.runs.config import RunConfig, RunError
-from ltr.runs.data import CLICK_KEY, DOC_KEY, POSITION_KEY
+from ltr.runs.data import logged_column
 from ltr.runs.report import plot_propensity
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,9 +57,9 @@ def _ips_propensity(
     from ltr.clicks import estimate_propensity_em
 
     est = estimate_propensity_em(
-        train.labels[CLICK_KEY],
-        train.labels[POSITION_KEY],
-        train.labels[DOC_KEY],
+        logged_column(train, "click"),
+        logged_column(train, "position"),
+        logged_column(train, "doc"),
         offsets=train.offsets,
     )
     prop = est.propensity
@@ -122,7 +122,7 @@ def position_bias_metrics(
         out["ips"] = {}
         for name, s in scores.items():
             ds = sets[name]
-            click, pos = ds.labels[CLICK_KEY], ds.labels[POSITION_KEY]
+            click, pos = logged_column(ds, "click", name), logged_column(ds, "position", name)
             if int(pos.max()) > len(prop):
                 raise RunError(
                     f"evaluation.ips.propensity: has {len(prop)} positions but data.position "

@@ -193,7 +193,8 @@ def compute_metrics(
     metrics: dict[str, Any] = {
         "status": "complete",
         "engine": cfg.model.engine,
-        "objective": cfg.objective.type + (" (composite)" if cfg.objective.composite else ""),
+        "objective": str(cfg.settings.objective)
+        + (" (composite)" if cfg.settings.objectives is not None else ""),
         "seed": cfg.seed,
         "n_trees": int(model.num_trees()),
         "best_iteration": to_jsonable(getattr(model, "best_iteration", None)),
@@ -251,7 +252,8 @@ def write_curves(
     if not evals:
         return
     k = cfg.evaluation.k
-    key = format_metric_name("composite_ndcg" if cfg.objective.composite else "ndcg", k)
+    composite = cfg.settings.objectives is not None
+    key = format_metric_name("composite_ndcg" if composite else "ndcg", k)
     if not any(key in v for v in evals.values()):
         key = format_metric_name("ndcg", k)
     metric = key if any(key in v for v in evals.values()) else None
