@@ -300,6 +300,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="quick rule: fewer queries in a window means 'not enough data'")
     p.add_argument("--out", metavar="DIR", help="write values.csv, alerts.csv/.json and plots")
     p.add_argument("--state", metavar="FILE", help="incremental: compute only new windows")
+    p.add_argument("--sort", action="store_true", default=None,
+                   help="sort the log by timestamp (default: an unsorted log is an error)")
+    p.add_argument("--time-unit", choices=("s", "ms", "us", "ns"),
+                   help="unit of epoch-number timestamps (default: inferred when unambiguous)")
     _add_common(p)
 
     p = sub.add_parser(
@@ -472,6 +476,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             min_queries=args.min_queries,
             out=args.out,
             state=args.state,
+            sort=args.sort,
+            time_unit=args.time_unit,
         )
         for line in res.summary_lines():
             print(line)

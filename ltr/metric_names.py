@@ -64,6 +64,8 @@ _KNOWN: tuple[str, ...] = tuple(dict.fromkeys(METRICS + EVALUATION_METRICS))
 
 #: Metrics that never take a cut-off (R-precision cuts at the number of relevant documents).
 NO_CUTOFF_METRICS: tuple[str, ...] = ("r-precision",)
+#: Largest cut-off a name may carry (the kernels hold cut-offs as int64).
+_K_MAX = 2**63 - 1
 
 #: nDCG conventions accepted after ``:`` in a metric name (see :func:`ltr.metrics.ndcg`).
 #: ``trec_eval`` and ``ranx`` break ties by document id, which a scorer does not
@@ -228,10 +230,13 @@ def parse_metric_name(
         or match["k"] == ""
         or (no_k and not k_optional and match["metric"].lower() not in NO_CUTOFF_METRICS)
     ):
-        raise ValueError(
-            f"metric name {name!r} is not of the form 'ndcg@K' or 'ndcg@K:CONVENTION' "
-            f"(e.g. 'ndcg@10', 'ndcg@5:sklearn')"
-        )
+        if k_optional:
+            forms = (f"'METRIC' or 'METRIC@K' with METRIC one of {list(metrics)!r} "
+                     "(e.g. 'ndcg@10', 'map', 'mrr@10')")
+        else:
+            forms = ("'METRIC@K' or 'METRIC@K:CONVENTION' with METRIC one of "
+                     f"{list(metrics)!r} (e.g. 'ndcg@10', 'ndcg@5:sklearn')")
+        raise ValueError(f"metric name {name!r} is not of the form {forms}")
     metric = _check_metric(match["metric"], metrics, name)
     if metric in NO_CUTOFF_METRICS:
         if not no_k:
@@ -248,6 +253,8 @@ def parse_metric_name(
         ) from None
     if k < 1:
         raise ValueError(f"metric name {name!r}: K must be an integer >= 1, got {k!r}")
+    if k > _K_MAX:
+        raise ValueError(f"metric name {name!r}: K must be <= {_K_MAX}, got {k!r}")
     conv = match["conv"]
     if conv is not None:
         conv = _check_convention(conv, name)
