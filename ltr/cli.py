@@ -487,6 +487,15 @@ def _dispatch(args: argparse.Namespace) -> int:
         print(f"wrote {md} and {page}")
         return 0
     if cmd == "validate":
+        from ltr.runs.monitor_cmd import check_monitor_config
+
+        monitor_line = check_monitor_config(args.config)
+        if monitor_line is not None:
+            if args.overrides or args.load or args.show:
+                raise _UsageError("--set, --load-data and --print apply to run configs; "
+                                  f"{args.config} is a monitor config")
+            print(monitor_line)
+            return 0
         cfg = validate(args.config, args.overrides, load=args.load)
         if args.show:
             print(dump_config(cfg), end="")

@@ -142,7 +142,7 @@ def _flatten(mapping: Mapping[Any, Any], name: str, value: str) -> _Table:
         values = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError):
         values = None
-    if values is None or values.ndim != 1 or values.shape[0] != len(raw):
+    if values is None or values.ndim != 1 or values.shape[0] != len(raw) or None in raw:
         for i, v in enumerate(raw):
             try:
                 float(v)

@@ -234,8 +234,8 @@ def parse_metric_name(
             forms = (f"'METRIC' or 'METRIC@K' with METRIC one of {list(metrics)!r} "
                      "(e.g. 'ndcg@10', 'map', 'mrr@10')")
         else:
-            forms = ("'METRIC@K' or 'METRIC@K:CONVENTION' with METRIC one of "
-                     f"{list(metrics)!r} (e.g. 'ndcg@10', 'ndcg@5:sklearn')")
+            forms = ("'ndcg@K' or 'ndcg@K:CONVENTION' (e.g. 'ndcg@10', 'ndcg@5:sklearn'; "
+                     f"metrics: {list(metrics)!r})")
         raise ValueError(f"metric name {name!r} is not of the form {forms}")
     metric = _check_metric(match["metric"], metrics, name)
     if metric in NO_CUTOFF_METRICS:

@@ -147,11 +147,13 @@ def _entry(csr: sp.csr_matrix, position: int) -> tuple[int, int]:
 
 
 def _check_relevance(rel: sp.csr_matrix) -> np.ndarray:
+    if rel.dtype.kind not in "fiub":
+        raise TypeError(f"relevant must hold real relevance grades, got dtype {rel.dtype}")
     data = np.asarray(rel.data, dtype=np.float64)
     bad = np.flatnonzero(~(data >= 0.0))
     if bad.size:
         user, item = _entry(rel, int(bad[0]))
-        what = "NaN" if math.isnan(data[bad[0]]) else f"negative ({data[bad[0]]!r})"
+        what = "NaN" if math.isnan(data[bad[0]]) else f"negative ({float(data[bad[0]])!r})"
         raise ValueError(f"relevant: user row {user}, item {item}: relevance is {what}")
     return data
 

@@ -70,7 +70,7 @@ def _require_column(df: pd.DataFrame, column: Any, role: str) -> None:
         )
 
 
-def _numeric_column(df: pd.DataFrame, column: Any, role: str) -> np.ndarray:
+def _numeric_column(df: pd.DataFrame, column: Any, role: str, line_of: Any = None) -> np.ndarray:
     import pandas as pd
 
     series = df[column]
@@ -80,7 +80,10 @@ def _numeric_column(df: pd.DataFrame, column: Any, role: str) -> np.ndarray:
         raise TypeError(f"{role} column {column!r} must be numeric, got dtype {series.dtype}")
     n_missing = int(series.isna().sum())
     if n_missing:
-        raise ValueError(f"{role} column {column!r} has {n_missing} missing value(s)")
+        row = int(np.flatnonzero(series.isna().to_numpy())[0])
+        where = f"line {line_of(row)}" if line_of is not None else f"row {row}"
+        raise ValueError(f"{role} column {column!r} has {n_missing} missing value(s), the first "
+                         f"at {where}")
     values = series.to_numpy(dtype=np.float64)
     check_finite(values, f"{role} column {column!r}")
     return values
@@ -233,9 +236,13 @@ def _from_frame(
             f"(dtypes: {[str(df[c].dtype) for c in non_numeric[:10]]})"
         )
 
-    y = _numeric_column(df, label, "label")
+    y = _numeric_column(df, label, "label", line_of)
+    # internal keys (``__position__``) are named by their role, not by the key
     extra = {
-        name: _numeric_column(df, column, f"labels[{name!r}]") for name, column in labels.items()
+        name: _numeric_column(
+            df, column, name.strip("_") if name.startswith("__") else f"labels[{name!r}]", line_of
+        )
+        for name, column in labels.items()
     }
 
     qid_series = df[qid]

@@ -140,8 +140,14 @@ def _check_settings(cfg: RunConfig) -> None:
     """Every settings error a training would meet, before any data is read."""
     check_engine_params(cfg)
     if cfg.cluster is not None:
+        from ltr._compat import optional_import
         from ltr.runs.cluster import check_cluster_config
 
+        try:
+            optional_import("distributed", purpose="the config's cluster section")
+        except ImportError as exc:
+            raise RunError(f"cluster: {exc}; or remove the cluster section to train in one "
+                           "process") from None
         check_cluster_config(cfg)
     try:
         settings = settings_from_config(cfg)

@@ -38,7 +38,7 @@ from ltr.monitoring import (
 from ltr.runs.config import _strict_loader
 from ltr.runs.errors import ConfigError
 
-__all__ = ["MonitorResult", "load_monitor_config", "monitor_log"]
+__all__ = ["MonitorResult", "check_monitor_config", "load_monitor_config", "monitor_log"]
 
 
 @dataclass
@@ -93,6 +93,25 @@ def load_monitor_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         return parse_monitor_config(data)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def check_monitor_config(path: str | os.PathLike[str]) -> str | None:
+    """``ltr validate`` of a monitor config: None when *path* is not one, else a summary line.
+
+    A monitor config is a YAML mapping with a top-level ``rules`` key; it is
+    checked in full (errors name the file and the key).
+    """
+    yaml = import_yaml()
+    p = Path(path)
+    try:
+        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_strict_loader(yaml))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None  # not readable as YAML: the run-config check reports it
+    if not isinstance(data, dict) or "rules" not in data:
+        return None
+    settings = load_monitor_config(p)
+    names = ", ".join(r.label for r in settings["rules"])
+    return f"ok: {path} (monitor config: {len(settings['rules'])} rules: {names})"
 
 
 def _read_log(log: Any) -> pd.DataFrame:
