@@ -639,8 +639,8 @@ def _linked_to_top(cell_pair: np.ndarray, cell_pos: np.ndarray, n_pairs: int,
     if logged.sum() > 1 and not (linked & logged)[1:].any():
         raise ValueError(
             f"doc: each of the {n_pairs} query-document pairs was logged at one position only "
-            "(the displayed order never varies), so the PBM propensities are not identifiable (clicks cannot "
-            "tell examination from relevance); log with a stochastic logger or swap "
+            "(the displayed order never varies), so the PBM propensities are not identifiable "
+            "(clicks cannot tell examination from relevance); log with a stochastic logger or swap "
             "interventions (estimate_propensity_swap), or give known propensities"
         )
     unlinked = np.flatnonzero(logged & ~linked) + 1

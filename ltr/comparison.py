@@ -95,7 +95,7 @@ def read_per_query(path: str | os.PathLike[str], split: str = "test") -> pd.Data
             row = int(np.flatnonzero(out)[0])
             raise ValueError(
                 f"{str(p)!r}: {column!r} must lie in [0, 1] per query; query "
-                f"{frame['qid'].iloc[row]!r} (line {row + 2}) has {values[row]!r}"
+                f"{frame['qid'].iloc[row]!r} (line {row + 2}) has {float(values[row])!r}"
             )
     return frame.set_index("qid")
 
@@ -153,7 +153,7 @@ def per_query_frame(values: Any, name: str = "value") -> pd.DataFrame:
             first = col.index[bad.to_numpy()][0] if bad.any() else col.index[0]
             raise ValueError(
                 f"{name}: column {column!r} must hold numbers per query; query {first!r} has "
-                f"{col.loc[first]!r}"
+                f"{_plain(col.loc[first])!r}"
             )
         values = col.to_numpy(dtype=float)
         if np.isinf(values).any():
@@ -595,3 +595,8 @@ def compare(
         random_state=None if seed is None else int(seed), tests=tests, min_queries=min_queries,
         n_only_a=len(only_a), n_only_b=len(only_b), adjusted_on=adjusted_on, notes=notes,
     )
+
+
+def _plain(value: Any) -> Any:
+    """Return a numpy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value

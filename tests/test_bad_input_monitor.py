@@ -80,14 +80,14 @@ CONFIG_CASES = [
     ("max-text", _rule(max="high"), r"rules\[0\]\.max: must be a finite number, got 'high'"),
     ("no-bounds", _rule(min=None), r"rules\[0\]: give min and/or max"),
     ("window-calendar", _rule(window="1M"), r"rules\[0\]\.window: '1M' is not a fixed time"),
-    ("window-zero-count", _rule(window=0), r"rules\[0\]\.window: a query count must be >= 1, "
-                                           r"got 0"),
+    ("window-zero-count", _rule(window=0), (r"rules\[0\]\.window: a query count must be >= 1, "
+                                           r"got 0")),
     ("window-bool", _rule(window=True), r"rules\[0\]\.window: must be an offset .*got True"),
     ("window-negative", _rule(window="-1h"), r"rules\[0\]\.window: must be positive, got '-1h'"),
-    ("min-queries-zero", _rule(min_queries=0), r"rules\[0\]\.min_queries: must be an integer "
-                                               r">= 1, got 0"),
-    ("filter-two-pairs", _rule(filter={"a": 1, "b": 2}), r"rules\[0\]\.filter: must be one "
-                                                         r"\{column: value\} pair"),
+    ("min-queries-zero", _rule(min_queries=0), (r"rules\[0\]\.min_queries: must be an integer "
+                                               r">= 1, got 0")),
+    ("filter-two-pairs", _rule(filter={"a": 1, "b": 2}), (r"rules\[0\]\.filter: must be one "
+                                                         r"\{column: value\} pair")),
     ("by-not-a-name", _rule(by=3), r"rules\[0\]\.by: must be a column name, got 3"),
     ("business-no-column", _rule(business={"consecutive": 3}),
      r"rules\[0\]\.business: must be \{column: NAME, consecutive: N\}"),
@@ -98,14 +98,14 @@ CONFIG_CASES = [
     ("drift-not-mapping", _rule(drift=0.01), r"rules\[0\]\.drift: must be \{p_value: P.*got 0\.01"),
     ("drift-reference", _rule(drift={"reference": "last"}),
      r"rules\[0\]\.drift\.reference: must be 'first' or 'previous', got 'last'"),
-    ("drift-p-one", _rule(drift={"p_value": 1}), r"rules\[0\]\.drift\.p_value: must be in "
-                                                 r"\(0, 1\), got 1"),
+    ("drift-p-one", _rule(drift={"p_value": 1}), (r"rules\[0\]\.drift\.p_value: must be in "
+                                                 r"\(0, 1\), got 1")),
     ("name-not-text", _rule(name=7), r"rules\[0\]\.name: must be a string, got 7"),
     ("unknown-rule-key", _rule(windw="1h"), r"rules\[0\]\.windw: unknown key"),
     ("columns-not-mapping", _cfg(columns=["ts"]), r"columns: must be a mapping of renames"),
     ("columns-unknown-key", _cfg(columns={"time": "ts"}), r"columns\.time: unknown key"),
-    ("columns-not-a-name", _cfg(columns={"qid": 3}), r"columns\.qid: must be a column name, "
-                                                     r"got 3"),
+    ("columns-not-a-name", _cfg(columns={"qid": 3}), (r"columns\.qid: must be a column name, "
+                                                     r"got 3")),
     ("empty-out-of-range", _cfg(empty=2), r"empty: must be 'skip' or a number in \[0, 1\], got 2"),
     ("sort-text", _cfg(sort="yes"), r"sort: must be true or false, got 'yes'"),
 ]
