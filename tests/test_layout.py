@@ -47,6 +47,7 @@ LAYERS: dict[str, int] = {
     "ltr.schedules": 2,
     "ltr.comparison": 2,
     "ltr.monitoring": 2,
+    "ltr._timestamps": 2,
     "ltr.rank_metrics": 2,
     "ltr.trec": 2,
     "ltr.evaluation": 2,

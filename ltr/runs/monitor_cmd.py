@@ -27,11 +27,11 @@ import pandas as pd
 
 from ltr._compat import import_matplotlib_figure, import_yaml
 from ltr._io import png_bytes, to_jsonable, write_atomic, write_file_set
+from ltr._timestamps import _check_time_unit
 from ltr.monitoring import (
     ALERT_COLUMNS,
     Monitor,
     _check_sort,
-    _check_time_unit,
     parse_monitor_config,
     read_state_file,
 )
