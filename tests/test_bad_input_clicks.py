@@ -216,3 +216,36 @@ def test_positions_linked_to_none_are_nan_with_a_warning():
         est = estimate_propensity_em(click, pos, doc, qid=np.repeat(np.arange(2 * n), 3))
     assert est.propensity[0] == 1.0 and math.isfinite(est.propensity[1])
     assert math.isnan(est.propensity[2])
+
+
+def test_a_run_with_em_propensities_on_a_fixed_order_is_refused_before_training(tmp_path, capsys):
+    import yaml
+
+    from ltr.cli import main
+
+    rng = np.random.default_rng(0)
+    n_q, docs = 30, 4
+    frame = pd.DataFrame({
+        "qid": np.repeat(np.arange(n_q), docs),
+        "label": rng.integers(0, 3, n_q * docs),
+        "pos": np.tile(np.arange(1, docs + 1), n_q),
+        "click": (rng.random(n_q * docs) < 0.3).astype(int),
+        "doc": np.arange(n_q * docs),  # each pair in one list only: the order never varies
+        "f1": rng.normal(size=n_q * docs), "f2": rng.normal(size=n_q * docs),
+    })
+    frame.to_csv(tmp_path / "log.csv", index=False)
+    cfg = {"seed": 0,
+           "data": {"source": "csv", "train": str(tmp_path / "log.csv"), "position": "pos",
+                    "click": "click", "doc": "doc", "split": {"valid": 0.2, "test": 0.2}},
+           "model": {"rounds": 2, "num_leaves": 4, "min_data_in_leaf": 2, "n_jobs": 1},
+           "objective": {"type": "native", "k": 5},
+           "evaluation": {"ips": {"propensity": "em"}},
+           "output": {"runs_dir": str(tmp_path / "runs"), "name": "em"}}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    rc = main(["train", str(tmp_path / "c.yaml")])
+    err = capsys.readouterr().err
+    assert rc == 1, err
+    assert "evaluation.ips.propensity: em on the training clicks: doc: each of the" in err, err
+    assert "not identifiable" in err
+    runs = tmp_path / "runs"
+    assert not runs.exists() or not any(runs.iterdir())

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from ltr.runs.config import (
     load_config,
     parse_config,
 )
-from ltr.runs.data import CLICK_KEY, POSITION_KEY, load_data
+from ltr.runs.data import CLICK_KEY, DOC_KEY, POSITION_KEY, load_data
 from ltr.runs.evaluation import (
     compute_metrics,
     importance_features,
@@ -252,6 +253,18 @@ def _load_checked(cfg: RunConfig, cluster: Any = None) -> dict[str, RankingData]
                 check_clicks(ds.labels[CLICK_KEY], f"data.click ({name})", ds.n_rows)
         except (TypeError, ValueError) as exc:
             raise RunError(str(exc)) from exc
+    ips = cfg.evaluation.ips
+    if ips is not None and ips.propensity == "em" and "train" in sets:
+        from ltr.clicks import estimate_propensity_em
+
+        tr = sets["train"]
+        try:  # identifiable at all? (one EM step; the run fits it in full after training)
+            with warnings.catch_warnings():  # a partial one is stated by the real fit
+                warnings.simplefilter("ignore")
+                estimate_propensity_em(tr.labels[CLICK_KEY], tr.labels[POSITION_KEY],
+                                       tr.labels[DOC_KEY], offsets=tr.offsets, n_iter=1)
+        except ValueError as exc:
+            raise RunError(f"evaluation.ips.propensity: em on the training clicks: {exc}") from exc
     if "valid" not in sets and cfg.model.early_stopping_rounds is not None:
         raise RunError(
             "model.early_stopping_rounds: needs a validation set "
