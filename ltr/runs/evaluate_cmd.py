@@ -59,10 +59,12 @@ def _load_scored_file(
     qid: str | None,
     n_features: int | None,
     exclude: Sequence[str] = (),
+    columns: Sequence[Any] | None = None,
 ) -> tuple[RunConfig, RankingData]:
     """Read one data file for a model: the run's columns, the file's own feature count.
 
-    *exclude*: tabular columns that are never features (``--doc-id``).
+    *exclude*: tabular columns that are never features (``--doc-id``); *columns*:
+    the file's columns when already read.
     """
     p = Path(data_path)
     if not p.exists():
@@ -93,10 +95,12 @@ def _load_scored_file(
                     n: o.model_dump() for n, o in base.data.objectives.items()
                 }
         if exclude and data_cfg.get("features") is None:
-            from ltr.datasets import read_table
+            if columns is None:
+                from ltr.datasets import read_table
 
+                columns = list(read_table(p).columns)
             used = {data_cfg["label"], data_cfg["qid"], *exclude}
-            data_cfg["features"] = [str(c) for c in read_table(p).columns if c not in used]
+            data_cfg["features"] = [str(c) for c in columns if c not in used]
     cfg = base.model_copy(update={"data": DataConfig.model_validate(data_cfg)})
     ds = load_data(cfg, keys={"train": "--data"})["train"]
     if n_model is not None and ds.n_features != n_model:
@@ -263,6 +267,7 @@ def predict_run(
     cfg, ds = _load_scored_file(
         model, run_dir, base, data_path, fmt=fmt, label=label, qid=qid, n_features=n_features,
         exclude=() if doc_id is None else (doc_id,),
+        columns=None if table is None else list(table.columns),
     )
     scores = np.asarray(model.predict(ds.X), dtype=np.float64)
     # the user's ids, as in the file (rows are never reordered: a query split in two is refused)
