@@ -490,8 +490,10 @@ class Monitor:
         self.rows_seen += len(batch)
         data = norm if self._buffer is None else pd.concat([self._buffer, norm],
                                                            ignore_index=True)
-        if len(data):
-            self._last_ts = data["_ts"].iloc[-1]
+        if len(data) == 0:  # an empty batch (no open window either): nothing to compute
+            self.values = pd.DataFrame(columns=list(VALUE_COLUMNS))
+            return pd.DataFrame(columns=list(ALERT_COLUMNS))
+        self._last_ts = data["_ts"].iloc[-1]
         codes, uniques = pd.factorize(data["_qid"], sort=False)
         n_q = len(uniques)
         order = np.argsort(codes, kind="stable")

@@ -554,3 +554,19 @@ def test_a_killed_monitor_write_is_visibly_incomplete(tmp_path, monkeypatch):
         check_file_set(tmp_path / "out")
     monitor_log(make_log(hours=(5, 6)), _cfg(), out=tmp_path / "out")  # a rerun completes it
     assert "values.csv" in check_file_set(tmp_path / "out")
+
+
+def test_an_empty_batch_is_no_error():
+    """A stream may deliver an empty batch; only a file without rows is refused (above)."""
+    empty = make_log().iloc[:0]
+    fresh = Monitor([RULE])
+    assert len(fresh.update(empty, final=True)) == 0 and len(fresh.values) == 0
+    m = Monitor([RULE])
+    m.update(make_log(hours=(0, 1)))  # hour 1 stays open (provisional)
+    assert m.state_dict()["buffer_rows"] == 9
+    assert len(m.update(empty)) == 0
+    assert m.values[["window_start", "status"]].values.tolist() == [
+        ["2024-05-01T01:00:00Z", "provisional"]]
+    assert len(m.update(empty, final=True)) == 0  # closing it: a complete, healthy window
+    assert m.values[["window_start", "status"]].values.tolist() == [
+        ["2024-05-01T01:00:00Z", "ok"]]
