@@ -677,7 +677,7 @@ class Monitor:
 
     def _settings(self) -> dict[str, Any]:
         """Monitor settings that change window values (recorded in the state)."""
-        return {"empty": self.empty, "time_unit": self.time_unit}
+        return {"empty": self.empty, "time_unit": self.time_unit, "columns": dict(self.columns)}
 
     def load_state(self, state: Mapping[str, Any], *, include_buffer: bool = True,
                    source: str = "the monitor state") -> Monitor:

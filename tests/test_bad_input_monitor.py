@@ -307,8 +307,13 @@ STATE_CASES: dict[str, tuple[Callable[[Path], Any], Case]] = {
     "state-empty-differs": (_state_1h, Case(
         lambda d: _log(d, _cfg(empty=0.0)), ValueError,
         r"state file .*: empty differs: the state was computed with 'skip', now 0\.0")),
-    "state-time-unit-differs": (lambda d: _with_state(d, settings={"empty": "skip",
-                                                                   "time_unit": "s"}), Case(
+    "state-columns-differ": (_state_1h, Case(
+        lambda d: _log(d, _cfg(columns={"label": "click"}), log="clicks.csv"), ValueError,
+        r"columns differs: the state was computed with \{.*'label': 'label'.*\}, now "
+        r"\{.*'label': 'click'")),
+    "state-time-unit-differs": (lambda d: _with_state(d, settings={
+        "empty": "skip", "time_unit": "s", "columns": parse_monitor_config(_cfg())["columns"]}),
+        Case(
         lambda d: _log(d, _cfg(time_unit="ms")), ValueError,
         r"time_unit differs: the state was computed with 's', now 'ms'")),
     "state-rows-beyond-log": (lambda d: _with_state(d, log_rows_done=10**6), Case(
@@ -335,6 +340,7 @@ def _prepare(d: Path) -> None:
     (d / "sub").mkdir()
     (d / "bad.yaml").write_text("rules: [\n")
     (d / "list.yaml").write_text("- 1\n- 2\n")
+    make_log().rename(columns={"label": "click"}).to_csv(d / "clicks.csv", index=False)
     (d / "latin.json").write_bytes('{"é": 1}'.encode("latin-1"))
 
 
