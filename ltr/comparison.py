@@ -498,6 +498,12 @@ def compare(
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     min_queries = check_int(min_queries, "min_queries", minimum=0)
+    if (isinstance(names, str) or not isinstance(names, Sequence) or len(names) != 2
+            or not all(isinstance(n, str) for n in names)):
+        raise TypeError(f"names must be two labels (baseline, candidate), got "
+                        f"{short_repr(names)}")
+    if isinstance(metrics, str):
+        metrics = [metrics]
     if align not in ("error", "intersect"):
         raise ValueError(f"align must be 'error' or 'intersect', got {align!r}")
     if isinstance(random_state, (bool, np.bool_)) or not (

@@ -117,6 +117,12 @@ CASES: dict[str, Case] = {
             SEG.index != "q4", "tail"))), ValueError,
         r"the segment columns of a and b disagree on 1 queries: query 'q4' is 'head' in a but "
         r"'tail' in b; give the segments explicitly"),
+    "names-one-label": Case(lambda d: _cmp(names=("base",)), TypeError,
+                            r"names must be two labels \(baseline, candidate\), got \('base',\)"),
+    "names-a-string": Case(lambda d: _cmp(names="ab"), TypeError,
+                           r"names must be two labels .*got 'ab'"),
+    "metric-string-not-on-both": Case(lambda d: _cmp(metrics="map@5"), ValueError,
+                                      r"metrics \['map@5'\] are not in both a and b"),
     "per-query-path-missing": Case(lambda d: read_per_query(d / "none"), FileNotFoundError,
                                    r"no run folder or per-query CSV at '.*none'"),
     "run-folder-without-values": Case(lambda d: read_per_query(d / "empty_run"),

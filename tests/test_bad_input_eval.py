@@ -269,6 +269,13 @@ CASES: dict[str, Case] = {
                                      r"\(relevance 1\.0\) is also excluded"),
     "recsys-exclude-shape": Case(lambda d: _recsys(exclude=sp.csr_matrix((3, 4))), ValueError,
                                  r"exclude has shape \(3, 4\), but scores has shape \(2, 4\)"),
+    "recsys-complex-relevant": Case(lambda d: _recsys(relevant=sp.csr_matrix(REL.toarray()
+                                                                            + 0j)),
+                                    TypeError, r"relevant must hold real relevance grades, got "
+                                    r"dtype complex128"),
+    "recsys-dense-exclude": Case(lambda d: _recsys(exclude=np.zeros((2, 4))), TypeError,
+                                 r"exclude must be a scipy\.sparse matrix \(CSR\) of shape "
+                                 r"\(2, 4\)"),
     "recsys-batch-size-zero": Case(lambda d: _recsys(batch_size=0), ValueError,
                                    r"batch_size must be >= 1, got 0"),
     "recsys-empty-text": Case(lambda d: _recsys(empty="zero"), ValueError,
