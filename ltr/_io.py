@@ -141,6 +141,19 @@ def write_file_set(directory: str | os.PathLike[str], files: Mapping[str, str | 
 def check_file_set(directory: str | os.PathLike[str]) -> dict[str, Path]:
     """Check that a folder written by :func:`write_file_set` is complete; return its files.
 
+    ``ltr compare --out`` and ``ltr monitor --out`` write their files as one set;
+    a folder left by a killed command still holds the ``INCOMPLETE`` marker.
+
+    Parameters
+    ----------
+    directory : path-like
+        The output folder.
+
+    Returns
+    -------
+    dict of str to Path
+        File name -> path, for every file of the set.
+
     Raises
     ------
     ValueError

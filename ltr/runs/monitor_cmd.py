@@ -171,7 +171,7 @@ def monitor_log(
     out : path-like, optional
         Folder for ``values.csv``, ``alerts.csv``, ``alerts.json`` and one PNG per
         metric, written as one set: an ``INCOMPLETE`` marker while writing, a
-        ``manifest.json`` when complete (:func:`ltr._io.check_file_set`).
+        ``manifest.json`` when complete (:func:`ltr.check_file_set`).
     state : path-like, optional
         State file for incremental use (created when missing).  It records the
         full rules; a state computed under other rules is refused, naming the key.
