@@ -570,7 +570,10 @@ class Monitor:
                 (str(next(iter(rule.filter.values()))) if rule.filter else "", members)]
             if rule.by:
                 seg = queries[rule.by].to_numpy()[members]
-                for s in sorted(pd.unique(seg[pd.notna(seg)]).tolist(), key=str):
+                # a blank label is no segment (as an empty CSV cell): '' is the whole population
+                text = pd.Series(seg, dtype=object).astype(str).to_numpy()
+                labelled = pd.notna(seg) & (text != "")
+                for s in sorted(pd.unique(seg[labelled]).tolist(), key=str):
                     groups.append((str(s), members[seg == s]))
             for segment, m in groups:
                 self._window(rule, segment, wstart, metric[m], None if biz is None else biz[m],

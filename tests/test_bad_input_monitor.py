@@ -576,3 +576,13 @@ def test_an_empty_batch_is_no_error():
     assert len(m.update(empty, final=True)) == 0  # closing it: a complete, healthy window
     assert m.values[["window_start", "status"]].values.tolist() == [
         ["2024-05-01T01:00:00Z", "ok"]]
+
+
+def test_a_blank_segment_label_does_not_collide_with_the_whole_population():
+    log = make_log(hours=(0,))
+    log["segment"] = log["segment"].where(log["qid"] != "q0_0", "")  # q0_0 is 'tail' otherwise
+    m = Monitor([dict(RULE, by="segment")])
+    m.update(log, final=True)
+    v = m.values
+    assert v["segment"].tolist() == ["", "head", "tail"]
+    assert v["n_queries"].tolist() == [3, 1, 1]  # q0_0 counts in the whole population only
