@@ -85,6 +85,9 @@ def read_per_query(path: str | os.PathLike[str], split: str = "test") -> pd.Data
     frame = pd.read_csv(p, dtype={"qid": str, "segment": str})
     if "qid" not in frame.columns:
         raise ValueError(f"{str(p)!r}: no column 'qid' (columns: {list(frame.columns)!r})")
+    if frame["qid"].isna().any():
+        row = int(np.flatnonzero(frame["qid"].isna().to_numpy())[0])
+        raise ValueError(f"{str(p)!r}, line {row + 2}: the qid is missing")
     # a per-query file written by ltr holds these metrics in [0, 1]: anything else is damage
     for column in frame.columns:
         if not _bounded_metric(str(column)):

@@ -133,6 +133,8 @@ CASES: dict[str, Case] = {
                           r"split must be 'test' or 'valid', got 'train'"),
     "csv-without-qid": Case(lambda d: read_per_query(d / "noqid.csv"), ValueError,
                             r"noqid\.csv': no column 'qid' \(columns: \['query', 'ndcg@10'\]\)"),
+    "csv-blank-qid": Case(lambda d: read_per_query(d / "blank.csv"), ValueError,
+                          r"blank\.csv', line 3: the qid is missing"),
     "csv-ndcg-above-one": Case(lambda d: read_per_query(d / "big.csv"), ValueError,
                                r"big\.csv': 'ndcg@10' must lie in \[0, 1\] per query; query 'q2' "
                                r"\(line 3\) has 1\.7"),
@@ -149,6 +151,7 @@ def _prepare(d: Path) -> None:
     (d / "empty_run").mkdir()
     (d / "noqid.csv").write_text("query,ndcg@10\nq1,0.5\n")
     (d / "big.csv").write_text("qid,ndcg@10\nq1,0.5\nq2,1.7\n")
+    (d / "blank.csv").write_text("qid,ndcg@10\nq1,0.5\n,0.7\n")
     A.reset_index().to_csv(d / "a.csv", index=False)
     B.reset_index().to_csv(d / "b.csv", index=False)
     A.assign(segment=SEG).reset_index().to_csv(d / "a_seg.csv", index=False)
