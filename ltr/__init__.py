@@ -62,6 +62,7 @@ _EXPORTS: dict[str, str] = {
     "compare": "ltr.evaluation.comparison",
     "Comparison": "ltr.evaluation.comparison",
     "Monitor": "ltr.evaluation.monitoring",
+    "check_file_set": "ltr._io",
     "Rule": "ltr.evaluation.monitoring",
     "evaluate": "ltr.evaluation",
     "EvaluationResult": "ltr.evaluation",
@@ -89,6 +90,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy names
+    from ltr._io import check_file_set
     from ltr.build import TrainSettings, build_training
     from ltr.clicks import (
         ClickLog,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import math
 import os
 import tempfile
@@ -19,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["digest_arrays", "to_jsonable", "write_atomic", "write_png"]
+__all__ = ["check_file_set", "digest_arrays", "png_bytes", "to_jsonable", "write_atomic",
+           "write_file_set", "write_png"]
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
@@ -76,11 +78,106 @@ def write_png(fig: Any, path: str | os.PathLike[str], *, dpi: int = 110) -> Path
     Path
         *path*.
     """
+    return write_atomic(path, png_bytes(fig, dpi=dpi))
+
+
+def png_bytes(fig: Any, *, dpi: int = 110) -> bytes:
+    """Return a matplotlib figure's PNG bytes (for :func:`write_file_set`)."""
     import io
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
-    return write_atomic(path, buf.getvalue())
+    return buf.getvalue()
+
+
+#: Present while :func:`write_file_set` writes a folder; left behind by an interrupted write.
+INCOMPLETE_MARKER = "INCOMPLETE"
+#: Written last by :func:`write_file_set`: the files of the set and their digests.
+MANIFEST = "manifest.json"
+
+
+def write_file_set(directory: str | os.PathLike[str], files: Mapping[str, str | bytes], *,
+                   producer: str) -> dict[str, Path]:
+    """Write several files that belong together so that a kill leaves them visibly incomplete.
+
+    The folder is created when missing.  An :data:`INCOMPLETE_MARKER` file is
+    written first (and an older :data:`MANIFEST` removed), then every file
+    through :func:`write_atomic`, then :data:`MANIFEST` (names and digests), and
+    the marker is removed last.  A folder with the marker, or whose files do not
+    match its manifest, is incomplete: :func:`check_file_set` says so.
+
+    Parameters
+    ----------
+    directory : path-like
+        Target folder (other files in it are left alone).
+    files : mapping of str to str or bytes
+        File name (no folders) -> content.
+    producer : str
+        What writes the set (``"ltr compare"``), recorded in the marker and the manifest.
+
+    Returns
+    -------
+    dict of str to Path
+        File name -> path written.
+    """
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _named(exc, d) from exc
+    marker = d / INCOMPLETE_MARKER
+    write_atomic(marker, f"{producer} was writing this folder and did not finish: its files "
+                         "need not belong to one result; run the command again\n")
+    (d / MANIFEST).unlink(missing_ok=True)
+    out = {name: write_atomic(d / name, data) for name, data in files.items()}
+    digests = {name: hashlib.blake2b(data.encode() if isinstance(data, str) else data,
+                                     digest_size=16).hexdigest() for name, data in files.items()}
+    write_atomic(d / MANIFEST, json.dumps({"producer": producer, "files": digests},
+                                          indent=1) + "\n")
+    marker.unlink()
+    return out
+
+
+def check_file_set(directory: str | os.PathLike[str]) -> dict[str, Path]:
+    """Check that a folder written by :func:`write_file_set` is complete; return its files.
+
+    ``ltr compare --out`` and ``ltr monitor --out`` write their files as one set;
+    a folder left by a killed command still holds the ``INCOMPLETE`` marker.
+
+    Parameters
+    ----------
+    directory : path-like
+        The output folder.
+
+    Returns
+    -------
+    dict of str to Path
+        File name -> path, for every file of the set.
+
+    Raises
+    ------
+    ValueError
+        The folder holds the :data:`INCOMPLETE_MARKER`, has no :data:`MANIFEST`,
+        or a file is missing or differs from the manifest (the message names it).
+    """
+    d = Path(directory)
+    if (d / INCOMPLETE_MARKER).exists():
+        raise ValueError(f"{str(d)!r} is incomplete: its writer was interrupted "
+                         f"({INCOMPLETE_MARKER} is present); run the command again")
+    try:
+        manifest = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
+        files = dict(manifest["files"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"{str(d)!r}: no readable {MANIFEST} ({exc}); the folder is not a "
+                         "complete result") from None
+    out = {}
+    for name, digest in files.items():
+        p = d / name
+        if not p.is_file() or hashlib.blake2b(p.read_bytes(), digest_size=16).hexdigest() != digest:
+            raise ValueError(f"{str(d)!r} is incomplete: {name!r} is missing or differs from "
+                             f"{MANIFEST}; run the command again")
+        out[name] = p
+    return out
 
 
 def _named(exc: OSError, path: Path) -> OSError:

@@ -117,6 +117,11 @@ def check_1d_float(values: Any, name: str, *, allow_empty: bool = False) -> np.n
         raise TypeError(
             f"{name} must contain numbers, got dtype {arr.dtype} ({short_repr(values)})"
         )
+    if arr.dtype.kind == "c":
+        raise TypeError(
+            f"{name} must contain real numbers, got complex values ({short_repr(values)}); "
+            "pass the real part explicitly (values.real) if that is what you mean"
+        )
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.size == 0 and not allow_empty:

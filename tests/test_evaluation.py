@@ -104,7 +104,8 @@ def test_missing_zero_is_trec_eval_c():
 
 def test_minus_inf_scores_are_not_ranked():
     qrels = {"q": {"a": 1, "b": 2}}
-    res = evaluate(qrels, {"q": {"b": -math.inf, "a": 2.0}}, ["ndcg", "mrr", "precision@2"])
+    with pytest.warns(UserWarning, match="1 document.* scored -inf are left unranked"):
+        res = evaluate(qrels, {"q": {"b": -math.inf, "a": 2.0}}, ["ndcg", "mrr", "precision@2"])
     # b is unretrieved: it counts in the ideal DCG but never as retrieved
     ideal = 2 + 1 / math.log2(3)
     assert res.mean["ndcg"] == pytest.approx(1 / ideal, abs=1e-15)
@@ -304,8 +305,9 @@ def test_metric_names_are_parsed_by_the_one_parser():
 
 
 def test_a_query_whose_scores_are_all_minus_inf_is_evaluated_with_nothing_ranked():
-    res = evaluate({"q": {"a": 1}, "r": {"b": 1}}, {"q": {"a": -math.inf}, "r": {"b": 1.0}},
-                   ["ndcg", "precision@1"])
+    with pytest.warns(UserWarning, match="trec_eval would rank them last"):
+        res = evaluate({"q": {"a": 1}, "r": {"b": 1}}, {"q": {"a": -math.inf}, "r": {"b": 1.0}},
+                       ["ndcg", "precision@1"])
     assert res.to_frame().loc["q"].tolist() == [0.0, 0.0] and res.missing_queries == []
 
 

@@ -136,6 +136,16 @@ def _configure_validate(p: argparse.ArgumentParser) -> None:
 
 def _run_validate(args: argparse.Namespace) -> int:
     path = require_config(args, "validate")
+    from ltr.runs.monitor_cmd import check_monitor_config
+
+    monitor_line = check_monitor_config(path)
+    if monitor_line is not None:
+        if args.overrides or args.load or args.show:
+            raise UsageError(
+                f"--set, --load-data and --print apply to run configs; {path} is a monitor config"
+            )
+        print(monitor_line)
+        return EXIT_OK
     cfg = validate(path, args.overrides, load=args.load)
     if args.show:
         print(dump_config(cfg), end="")

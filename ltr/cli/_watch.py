@@ -87,6 +87,10 @@ def _configure_monitor(p: argparse.ArgumentParser) -> None:
     p.add_argument("--segment-column", metavar="C", help="check every segment of column C too")
     p.add_argument("--min-queries", type=int, default=1, metavar="N",
                    help="quick rule: fewer queries in a window means 'not enough data'")
+    p.add_argument("--sort", action="store_true", default=None,
+                   help="sort the log by timestamp (default: an unsorted log is an error)")
+    p.add_argument("--time-unit", choices=("s", "ms", "us", "ns"),
+                   help="unit of epoch-number timestamps (default: inferred when unambiguous)")
     add_out_dir(p, "write values.csv, alerts.csv/.json and plots into DIR")
     p.add_argument("--state", metavar="FILE", help="incremental: compute only new windows")
 
@@ -116,6 +120,8 @@ def _run_monitor(args: argparse.Namespace) -> int:
         min_queries=args.min_queries,
         out=args.out,
         state=args.state,
+        sort=args.sort,
+        time_unit=args.time_unit,
     )
     for line in res.summary_lines():
         print(line)

@@ -44,6 +44,7 @@ unbiased learning to rank in personal search.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -598,6 +599,7 @@ def estimate_propensity_em(
     n_pairs = int(cell_pair.max()) + 1
     imp = np.bincount(cell_pos - 1, weights=cell_n, minlength=top).astype(np.int64)
     clk = np.bincount(cell_pos - 1, weights=cell_c, minlength=top).astype(np.int64)
+    linked = _linked_to_top(cell_pair, cell_pos, n_pairs, top)
     theta = np.full(top, 0.5)
     # Start relevance at each pair's click rate (clipped below 1): a fair scale.
     cr = np.bincount(cell_pair, weights=cell_c, minlength=n_pairs) / np.bincount(
@@ -607,9 +609,47 @@ def estimate_propensity_em(
     done, converged = K.propensity_em(cell_pair, cell_pos - 1, cell_n.astype(np.float64),
                                       cell_c.astype(np.float64), n_pairs, top, theta, gamma,
                                       iters, eps)
-    theta = np.where(imp > 0, theta, np.nan)
+    theta = np.where((imp > 0) & linked, theta, np.nan)
     return PropensityEstimate(theta / theta[0], imp, clk, "em", int(done), bool(converged),
                               theta)
+
+
+def _linked_to_top(cell_pair: np.ndarray, cell_pos: np.ndarray, n_pairs: int,
+                   top: int) -> np.ndarray:
+    """Return the positions whose propensity relative to position 1 is identifiable.
+
+    Under the PBM, ``theta_p / theta_1`` is identified only when position ``p``
+    is linked to position 1 through pairs logged at several positions (a path in
+    the pair-position graph).  With an order that never varies no position is.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    n = n_pairs + top
+    graph = coo_matrix((np.ones(cell_pair.size), (cell_pair, n_pairs + cell_pos - 1)),
+                       shape=(n, n))
+    _, label = connected_components(graph, directed=False)
+    at = label[n_pairs:]
+    logged = np.zeros(top, dtype=bool)
+    logged[np.unique(cell_pos - 1)] = True
+    if not logged[0]:
+        raise ValueError("position 1 was never logged: propensities are relative to position 1; "
+                         "give impressions at the top position")
+    linked = at == at[0]
+    if logged.sum() > 1 and not (linked & logged)[1:].any():
+        raise ValueError(
+            f"doc: each of the {n_pairs} query-document pairs was logged at one position only "
+            "(the displayed order never varies), so the PBM propensities are not identifiable "
+            "(clicks cannot tell examination from relevance); log with a stochastic logger or swap "
+            "interventions (estimate_propensity_swap), or give known propensities"
+        )
+    unlinked = np.flatnonzero(logged & ~linked) + 1
+    if unlinked.size:
+        warnings.warn(
+            f"positions {unlinked.tolist()[:10]} share no query-document pair with position 1 "
+            "(directly or through other positions): their propensities are not identifiable "
+            "and are NaN", UserWarning, stacklevel=3)
+    return linked
 
 
 def estimate_propensity_swap(

@@ -70,7 +70,7 @@ def _require_column(df: pd.DataFrame, column: Any, role: str) -> None:
         )
 
 
-def _numeric_column(df: pd.DataFrame, column: Any, role: str) -> np.ndarray:
+def _numeric_column(df: pd.DataFrame, column: Any, role: str, line_of: Any = None) -> np.ndarray:
     import pandas as pd
 
     series = df[column]
@@ -80,7 +80,10 @@ def _numeric_column(df: pd.DataFrame, column: Any, role: str) -> np.ndarray:
         raise TypeError(f"{role} column {column!r} must be numeric, got dtype {series.dtype}")
     n_missing = int(series.isna().sum())
     if n_missing:
-        raise ValueError(f"{role} column {column!r} has {n_missing} missing value(s)")
+        row = int(np.flatnonzero(series.isna().to_numpy())[0])
+        where = f"line {line_of(row)}" if line_of is not None else f"row {row}"
+        raise ValueError(f"{role} column {column!r} has {n_missing} missing value(s), the first "
+                         f"at {where}")
     values = series.to_numpy(dtype=np.float64)
     check_finite(values, f"{role} column {column!r}")
     return values
@@ -233,9 +236,11 @@ def _from_frame(
             f"(dtypes: {[str(df[c].dtype) for c in non_numeric[:10]]})"
         )
 
-    y = _numeric_column(df, label, "label")
+    y = _numeric_column(df, label, "label", line_of)
+    # a run's logged columns (``data.position``) and internal keys (``__position__``) are named
+    # by their role, not by the key
     extra = {
-        name: _numeric_column(df, column, f"labels[{name!r}]") for name, column in labels.items()
+        name: _numeric_column(df, column, _role(name), line_of) for name, column in labels.items()
     }
 
     qid_series = df[qid]
@@ -271,3 +276,12 @@ def _from_frame(
         labels=extra,
         segments=seg,
     )
+
+
+def _role(name: str) -> str:
+    """How a message names the label column stored under *name*."""
+    if name.startswith("__"):
+        return name.strip("_")
+    if name.startswith("data."):
+        return name.split(".", 1)[1]
+    return f"labels[{name!r}]"

@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -157,7 +158,7 @@ def _flatten(mapping: Mapping[Any, Any], name: str, value: str) -> _Table:
         values = np.asarray(raw, dtype=np.float64)
     except (TypeError, ValueError):
         values = None
-    if values is None or values.ndim != 1 or values.shape[0] != len(raw):
+    if values is None or values.ndim != 1 or values.shape[0] != len(raw) or None in raw:
         for i, v in enumerate(raw):
             try:
                 float(v)
@@ -186,6 +187,13 @@ def _from_frame(frame: pd.DataFrame, name: str, value: str) -> _Table:
             f"{value!r}, its columns are {list(frame.columns)!r}"
         )
     col = frame[value]
+    if pd.api.types.is_complex_dtype(col):
+        i = int(np.flatnonzero(np.imag(col.to_numpy()) != 0)[0]) if (
+            np.imag(col.to_numpy()) != 0).any() else 0
+        raise TypeError(
+            f"{name} column {value!r} must hold real numbers, got complex dtype; row {i} holds "
+            f"{col.iloc[i]!r} (pass the real part explicitly if that is what you mean)"
+        )
     if not (pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)):
         numbers = pd.to_numeric(col, errors="coerce")
         bad = numbers.isna().to_numpy() & col.notna().to_numpy()
@@ -592,7 +600,23 @@ def evaluate(
     rows, r_offsets = K.group_rows(r_code, n_q)
     _check_unique(r, r_offsets, rows, r_key, r_str)
     present = np.diff(r_offsets) > 0
+    if not present.any():
+        shown_q = list(np.asarray(q_ids)[:3])
+        shown_r = list(pd.unique(np.asarray(r.qid))[:3])
+        raise ValueError(
+            f"qrels and run have no query in common: the qrels' queries start {shown_q!r}, the "
+            f"run's {shown_r!r}; check that the run belongs to these judgments (and that query "
+            "ids are written alike, e.g. 'q1' vs '1')"
+        )
     if r.value.min() == -np.inf:
+        n_inf = int(np.count_nonzero(r.value[rows] == -np.inf))
+        if n_inf:
+            warnings.warn(
+                f"run: {n_inf} document(s) scored -inf are left unranked (not retrieved); "
+                "trec_eval would rank them last, so metrics that read the whole list (map, "
+                "recall, ndcg without @K) can differ from trec_eval's",
+                UserWarning, stacklevel=2,
+            )
         rows = rows[r.value[rows] > -np.inf]
         counts = np.bincount(r_code[rows], minlength=n_q)
         r_offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)

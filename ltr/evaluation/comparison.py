@@ -26,6 +26,7 @@ from __future__ import annotations
 import html
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ltr._compat import import_matplotlib_figure
-from ltr._io import to_jsonable, write_atomic, write_png
+from ltr._io import png_bytes, to_jsonable, write_file_set, write_png
 from ltr._validation import check_int, check_real, short_repr
 from ltr.metrics.names import EVALUATION_METRICS, METRICS, metric_info, parse_metric_name
 
@@ -85,6 +86,9 @@ def read_per_query(path: str | os.PathLike[str], split: str = "test") -> pd.Data
     frame = pd.read_csv(p, dtype={"qid": str, "segment": str})
     if "qid" not in frame.columns:
         raise ValueError(f"{str(p)!r}: no column 'qid' (columns: {list(frame.columns)!r})")
+    if frame["qid"].isna().any():
+        row = int(np.flatnonzero(frame["qid"].isna().to_numpy())[0])
+        raise ValueError(f"{str(p)!r}, line {row + 2}: the qid is missing")
     # a per-query file written by ltr holds these metrics in [0, 1]: anything else is damage
     for column in frame.columns:
         if not _bounded_metric(str(column)):
@@ -153,7 +157,7 @@ def per_query_frame(values: Any, name: str = "value") -> pd.DataFrame:
             first = col.index[bad.to_numpy()][0] if bad.any() else col.index[0]
             raise ValueError(
                 f"{name}: column {column!r} must hold numbers per query; query {first!r} has "
-                f"{col.loc[first]!r}"
+                f"{_plain(col.loc[first])!r}"
             )
         values = col.to_numpy(dtype=float)
         if np.isinf(values).any():
@@ -359,7 +363,10 @@ class Comparison:
         return fig
 
     def save(self, directory: str | os.PathLike[str]) -> dict[str, Path]:
-        """Write ``report.md``, ``report.html``, ``forest.png`` and ``comparison.csv``.
+        """Write ``report.md``, ``report.html``, ``forest.png``, ``comparison.csv`` and ``.json``.
+
+        The files are written as one set (:func:`ltr._io.write_file_set`): a kill
+        leaves an ``INCOMPLETE`` marker, a finished set a ``manifest.json``.
 
         Parameters
         ----------
@@ -371,15 +378,19 @@ class Comparison:
         dict of str to Path
             The files written.
         """
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        paths = {"plot": d / "forest.png", "markdown": d / "report.md",
-                 "html": d / "report.html", "csv": d / "comparison.csv"}
-        self.plot(paths["plot"])
-        write_atomic(paths["markdown"], self.to_markdown(plot="forest.png"))
-        write_atomic(paths["html"], self.to_html(plot="forest.png"))
-        write_atomic(paths["csv"], self.table.to_csv(index=False))
-        return paths
+        import json
+
+        names = {"plot": "forest.png", "markdown": "report.md", "html": "report.html",
+                 "csv": "comparison.csv", "json": "comparison.json"}
+        content: dict[str, str | bytes] = {
+            names["plot"]: png_bytes(self.plot()),
+            names["markdown"]: self.to_markdown(plot="forest.png"),
+            names["html"]: self.to_html(plot="forest.png"),
+            names["csv"]: self.table.to_csv(index=False),
+            names["json"]: json.dumps(self.to_dict(), indent=2) + "\n",
+        }
+        written = write_file_set(directory, content, producer="ltr compare")
+        return {key: written[name] for key, name in names.items()}
 
 
 def _format(table: pd.DataFrame) -> pd.DataFrame:
@@ -494,6 +505,12 @@ def compare(
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     min_queries = check_int(min_queries, "min_queries", minimum=0)
+    if (isinstance(names, str) or not isinstance(names, Sequence) or len(names) != 2
+            or not all(isinstance(n, str) for n in names)):
+        raise TypeError(f"names must be two labels (baseline, candidate), got "
+                        f"{short_repr(names)}")
+    if isinstance(metrics, str):
+        metrics = [metrics]
     if align not in ("error", "intersect"):
         raise ValueError(f"align must be 'error' or 'intersect', got {align!r}")
     if isinstance(random_state, (bool, np.bool_)) or not (
@@ -517,9 +534,17 @@ def compare(
         raise ValueError("a and b have no query in common")
     fa, fb = fa.loc[common], fb.loc[common]
 
+    notes: list[str] = []
     shared = [c for c in fa.columns if c != "segment" and c in fb.columns]
     if metrics is None:
         metrics = shared
+        one_side = [(c, side) for side, f, other in (("a", fa, fb), ("b", fb, fa))
+                    for c in f.columns if c != "segment" and c not in other.columns]
+        if one_side and shared:
+            text = ", ".join(f"{c!r} (only in {side})" for c, side in one_side)
+            notes.append(f"Metrics not compared, present on one side only: {text}.")
+            warnings.warn(f"compare: metrics present on one side only are not compared: {text}",
+                          UserWarning, stacklevel=2)
     else:
         missing = [m for m in metrics if m not in shared]
         if missing:
@@ -531,6 +556,16 @@ def compare(
     if segments is None:
         seg_source = fa if "segment" in fa.columns else fb if "segment" in fb.columns else None
         seg = None if seg_source is None else seg_source["segment"]
+        if "segment" in fa.columns and "segment" in fb.columns:
+            sa, sb = fa["segment"].astype(object), fb["segment"].astype(object)
+            differ = ~((sa == sb) | (sa.isna() & sb.isna())).to_numpy()
+            if differ.any():
+                q = fa.index[np.flatnonzero(differ)[0]]
+                raise ValueError(
+                    f"the segment columns of a and b disagree on {int(differ.sum())} queries: "
+                    f"query {q!r} is {sa.loc[q]!r} in a but {sb.loc[q]!r} in b; give the "
+                    "segments explicitly (segments=..., ltr compare --segments CSV)"
+                )
     else:
         if not isinstance(segments, pd.Series):
             raise TypeError(f"segments must be a pandas Series (qid -> segment), "
@@ -538,7 +573,12 @@ def compare(
         seg = segments.copy()
         seg.index = seg.index.astype(str)
         seg = seg.reindex(common)
-    notes: list[str] = []
+    if seg is not None and (seg.astype(str) == ALL).any():
+        q = seg.index[np.flatnonzero((seg.astype(str) == ALL).to_numpy())[0]]
+        raise ValueError(
+            f"segments: query {q!r} is in a segment named {ALL!r}, the name of the "
+            f"whole-population row; rename that segment (e.g. '{ALL}_')"
+        )
     if seg is not None and seg.isna().any():
         notes.append(f"{int(seg.isna().sum())} queries have no segment (counted in 'all' only).")
 
@@ -568,3 +608,8 @@ def compare(
         random_state=None if seed is None else int(seed), tests=tests, min_queries=min_queries,
         n_only_a=len(only_a), n_only_b=len(only_b), adjusted_on=adjusted_on, notes=notes,
     )
+
+
+def _plain(value: Any) -> Any:
+    """Return a numpy scalar as the Python value it holds (for messages)."""
+    return value.item() if isinstance(value, np.generic) else value

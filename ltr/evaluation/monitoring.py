@@ -26,10 +26,18 @@ Semantics
   ``"provisional"``), never alerted, and its rows are kept (in memory and in the
   state) to be recomputed with the next batch.  ``update(batch, final=True)``
   closes it.  Windows already complete are never recomputed.
-* Timestamps: ISO-8601 strings (all with the same UTC offset, or all without
-  one, read as UTC), datetimes, or numbers (Unix seconds).  Unsorted
+* Timestamps: ISO-8601 strings (each converted to UTC before windows are cut,
+  so offsets that change across a daylight-saving switch are one zone; all
+  with an offset or all without one, read as UTC), datetimes, or epoch numbers
+  in ``time_unit`` (``"s"``, ``"ms"``, ``"us"``, ``"ns"``).  Without
+  ``time_unit`` the unit is inferred only when exactly one unit puts every
+  number between 1980 and 2100, and a warning states it.  Unsorted
   timestamps are an error naming the first out-of-order row unless
   ``sort=True`` (a stable sort by timestamp).
+* **Windows without data**: a time window between two windows with queries
+  (or after the last window of a restored state) that holds no query is
+  reported with status ``"no data"`` (``n_queries`` 0), and alerts when the
+  rule sets ``alert_no_data: true``.
 """
 
 from __future__ import annotations
@@ -46,6 +54,8 @@ import numpy as np
 import pandas as pd
 
 from ltr._io import to_jsonable, write_atomic
+from ltr._validation import short_repr
+from ltr.evaluation.timestamps import TIME_UNITS, check_time_unit, infer_unit, parse_timestamps
 from ltr.metrics.names import (
     MONITOR_METRICS,
     MetricName,
@@ -57,11 +67,16 @@ from ltr.metrics.names import (
 __all__ = [
     "ALERT_COLUMNS",
     "METRICS",
+    "STATE_VERSION",
+    "TIME_UNITS",
     "VALUE_COLUMNS",
     "Monitor",
     "Rule",
     "parse_monitor_config",
+    "parse_timestamps",
+    "read_state_file",
     "register_metric",
+    "rule_definition",
 ]
 
 #: Columns of the alerts frame, in order.
@@ -148,6 +163,8 @@ class Rule:
     drift : dict, optional
         ``{"p_value": 0.01, "reference": "first" | "previous"}``: two-sample KS test
         of the per-query values against the reference window; alert when p is below.
+    alert_no_data : bool, default=False
+        Alert on a time window without any query (status ``"no data"``).
     """
 
     metric: str
@@ -160,6 +177,7 @@ class Rule:
     by: str | None = None
     business: Mapping[str, Any] | None = None
     drift: Mapping[str, Any] | None = None
+    alert_no_data: bool = False
 
     @property
     def label(self) -> str:
@@ -168,7 +186,8 @@ class Rule:
 
 
 _RULE_KEYS = ("metric", "window", "min", "max", "name", "min_queries", "filter", "by",
-              "business", "drift")
+              "business", "drift", "alert_no_data")
+
 
 
 def _check_rule(raw: Any, where: str) -> Rule:
@@ -243,9 +262,20 @@ def _check_rule(raw: Any, where: str) -> Rule:
     name = raw.get("name")
     if name is not None and not isinstance(name, str):
         raise _fail(f"{where}.name", f"must be a string, got {name!r}")
+    no_data = raw.get("alert_no_data", False)
+    if not isinstance(no_data, bool):
+        raise _fail(f"{where}.alert_no_data", f"must be true or false, got {no_data!r}")
+    if no_data and isinstance(window, int):
+        raise _fail(f"{where}.alert_no_data", f"needs a time window; a window of {window} "
+                                              "queries is never empty")
     return Rule(metric=metric.strip(), window=window, min=bounds["min"], max=bounds["max"],
                 name=name, min_queries=mq, filter=None if flt is None else dict(flt), by=by,
-                business=business, drift=drift)
+                business=business, drift=drift, alert_no_data=no_data)
+
+
+def rule_definition(rule: Rule) -> dict[str, Any]:
+    """Return the rule as plain JSON data: every key, defaults included (what a state records)."""
+    return to_jsonable({k: getattr(rule, k) for k in _RULE_KEYS})
 
 
 def _offset(window: str, where: str) -> pd.Timedelta:
@@ -265,18 +295,20 @@ def parse_monitor_config(data: Mapping[str, Any]) -> dict[str, Any]:
 
     Top-level keys: ``rules`` (a list of rule mappings, see :class:`Rule`),
     ``columns`` (renames, keys of ``DEFAULT_COLUMNS``), ``empty`` (``"skip"`` or a
-    number) and ``sort`` (bool).  Errors name the key (``rules[2].window: ...``).
+    number), ``sort`` (bool) and ``time_unit`` (epoch unit of numeric
+    timestamps: ``s``, ``ms``, ``us`` or ``ns``).  Errors name the key
+    (``rules[2].window: ...``).
 
     Returns
     -------
     dict
-        ``{"rules": [...], "columns": {...}, "empty": ..., "sort": ...}``.
+        ``{"rules": [...], "columns": {...}, "empty": ..., "sort": ..., "time_unit": ...}``.
     """
     if not isinstance(data, Mapping):
         raise TypeError(f"monitor config must be a mapping, got {type(data).__name__}")
-    unknown = sorted(set(map(str, data)) - {"rules", "columns", "empty", "sort"})
+    unknown = sorted(set(map(str, data)) - set(CONFIG_KEYS))
     if unknown:
-        raise _fail(unknown[0], "unknown key; expected rules, columns, empty, sort")
+        raise _fail(unknown[0], f"unknown key; expected one of {list(CONFIG_KEYS)}")
     rules = data.get("rules")
     if not isinstance(rules, list) or not rules:
         raise _fail("rules", "must be a non-empty list of rules")
@@ -284,8 +316,13 @@ def parse_monitor_config(data: Mapping[str, Any]) -> dict[str, Any]:
         "rules": [_check_rule(r, f"rules[{i}]") for i, r in enumerate(rules)],
         "columns": _check_columns(data.get("columns")),
         "empty": _check_empty(data.get("empty", "skip")),
-        "sort": _check_sort(data.get("sort", False)),
+        "sort": check_sort(data.get("sort", False)),
+        "time_unit": check_time_unit(data.get("time_unit")),
     }
+
+
+#: Top-level keys of a monitor config.
+CONFIG_KEYS: tuple[str, ...] = ("rules", "columns", "empty", "sort", "time_unit")
 
 
 def _check_columns(columns: Any) -> dict[str, str]:
@@ -311,7 +348,7 @@ def _check_empty(empty: Any) -> Any:
     return float(empty)
 
 
-def _check_sort(sort: Any) -> bool:
+def check_sort(sort: Any) -> bool:
     if not isinstance(sort, bool):
         raise _fail("sort", f"must be true or false, got {sort!r}")
     return sort
@@ -319,41 +356,6 @@ def _check_sort(sort: Any) -> bool:
 
 def _iso(ts: pd.Timestamp) -> str:
     return ts.tz_convert("UTC").strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_timestamps(col: pd.Series, name: str, row_offset: int = 0) -> pd.Series:
-    """Timestamps as UTC datetimes; errors name the column and the first bad row."""
-    if isinstance(col.dtype, pd.DatetimeTZDtype):
-        return col.dt.tz_convert("UTC")
-    if pd.api.types.is_datetime64_dtype(col):
-        return col.dt.tz_localize("UTC")
-    if pd.api.types.is_numeric_dtype(col):
-        bad = ~np.isfinite(col.to_numpy(float))
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"column {name!r}, row {i + row_offset}: timestamp is missing")
-        return pd.to_datetime(col, unit="s", utc=True)
-    missing = col.isna().to_numpy()
-    if missing.any():
-        i = int(np.flatnonzero(missing)[0])
-        raise ValueError(f"column {name!r}, row {i + row_offset}: timestamp is missing")
-    text = col.astype(str).str.strip()
-    ts = pd.to_datetime(text, utc=True, format="ISO8601", errors="coerce")
-    bad = ts.isna().to_numpy()
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"column {name!r}, row {i + row_offset}: cannot parse "
-                         f"{text.iloc[i]!r} as an ISO-8601 timestamp")
-    zone = text.str.extract(r"(Z|[+-]\d\d:?\d\d)$")[0].fillna("").str.replace(":", "")
-    zone = zone.replace({"Z": "+0000", "-0000": "+0000"}).to_numpy()
-    differs = zone != zone[0]
-    if differs.any():
-        i = int(np.flatnonzero(differs)[0])
-        raise ValueError(
-            f"column {name!r}: mixed time zones: row {row_offset} is {text.iloc[0]!r} but row "
-            f"{i + row_offset} is {text.iloc[i]!r}; write every timestamp with the same UTC offset"
-        )
-    return ts
 
 
 class Monitor:
@@ -371,6 +373,9 @@ class Monitor:
         Value of a query with no positive label (``'skip'``: left out, counted).
     sort : bool, default=False
         Sort each batch by timestamp (stable) instead of refusing unsorted rows.
+    time_unit : {'s', 'ms', 'us', 'ns'}, optional
+        Unit of numeric (epoch) timestamps.  Without it, a unit is inferred only
+        when unambiguous (stated in a warning, then kept for later batches).
 
     Examples
     --------
@@ -387,7 +392,7 @@ class Monitor:
 
     def __init__(self, rules: Sequence[Rule | Mapping[str, Any]], *,
                  columns: Mapping[str, str] | None = None, empty: Any = "skip",
-                 sort: bool = False) -> None:
+                 sort: bool = False, time_unit: str | None = None) -> None:
         if isinstance(rules, (str, Mapping)) or not isinstance(rules, Sequence) or not rules:
             raise ValueError("rules must be a non-empty list of rules")
         self.rules = [_check_rule(r, f"rules[{i}]") for i, r in enumerate(rules)]
@@ -397,7 +402,8 @@ class Monitor:
             raise ValueError(f"rules: two rules are named {dup!r}; give them distinct names")
         self.columns = _check_columns(columns)
         self.empty = _check_empty(empty)
-        self.sort = _check_sort(sort)
+        self.sort = check_sort(sort)
+        self.time_unit = check_time_unit(time_unit)
         self._state: dict[str, dict[str, Any]] = {r.label: {"skip": 0, "segments": {}}
                                                   for r in self.rules}
         self._buffer: pd.DataFrame | None = None
@@ -407,6 +413,15 @@ class Monitor:
         self.values = pd.DataFrame(columns=list(VALUE_COLUMNS))
 
     # ---------------------------------------------------------------- input
+    def timestamps(self, col: pd.Series, row_offset: int = 0) -> pd.Series:
+        """Parse a timestamp column (see :func:`parse_timestamps`); an inferred unit is kept."""
+        name = self.columns["timestamp"]
+        ts = parse_timestamps(col, name, row_offset, self.time_unit)
+        numeric = pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col)
+        if self.time_unit is None and numeric and len(col):
+            self.time_unit = infer_unit(col.to_numpy(float), name)  # stated once, then kept
+        return ts
+
     def _normalize(self, batch: pd.DataFrame, row_offset: int) -> pd.DataFrame:
         if not isinstance(batch, pd.DataFrame):
             raise TypeError(f"batch must be a pandas DataFrame, got {type(batch).__name__}")
@@ -425,7 +440,7 @@ class Monitor:
         ts_key, qid_key = need("timestamp"), need("qid")
         score_key, label_key = need("score", "rank"), need("label", "click")
         out = pd.DataFrame(index=pd.RangeIndex(len(batch)))
-        ts = parse_timestamps(batch[c[ts_key]].reset_index(drop=True), c[ts_key], row_offset)
+        ts = self.timestamps(batch[c[ts_key]].reset_index(drop=True), row_offset)
         out["_ts"] = ts.to_numpy()
         qid = batch[c[qid_key]].reset_index(drop=True)
         for key, col in ((qid_key, qid),):
@@ -462,7 +477,8 @@ class Monitor:
                     raise ValueError(
                         f"column {c[ts_key]!r}, row {i + row_offset}: timestamp "
                         f"{_iso(pd.Timestamp(t[i]))} is earlier than the row before "
-                        f"({_iso(pd.Timestamp(t[i - 1]))}); sort the log or set sort: true"
+                        f"({_iso(pd.Timestamp(t[i - 1]))}); sort the log, or set sort: true "
+                        "(ltr monitor --sort)"
                     )
                 out = out.iloc[np.argsort(t, kind="stable")].reset_index(drop=True)
         if len(out) and self._last_ts is not None and out["_ts"].iloc[0] < self._last_ts:
@@ -496,8 +512,10 @@ class Monitor:
         self.rows_seen += len(batch)
         data = norm if self._buffer is None else pd.concat([self._buffer, norm],
                                                            ignore_index=True)
-        if len(data):
-            self._last_ts = data["_ts"].iloc[-1]
+        if len(data) == 0:  # an empty batch (no open window either): nothing to compute
+            self.values = pd.DataFrame(columns=list(VALUE_COLUMNS))
+            return pd.DataFrame(columns=list(ALERT_COLUMNS))
+        self._last_ts = data["_ts"].iloc[-1]
         codes, uniques = pd.factorize(data["_qid"], sort=False)
         n_q = len(uniques)
         order = np.argsort(codes, kind="stable")
@@ -550,11 +568,16 @@ class Monitor:
         if isinstance(rule.window, int):
             win = np.arange(idx.size) // rule.window
         else:
-            floors = ts.floor(_offset(rule.window, "window")).to_numpy()
-            win = np.unique(floors, return_inverse=True)[1].reshape(-1)
+            step = _offset(rule.window, "window")
+            floors = ts.floor(step).to_numpy()
+            uniq, win = np.unique(floors, return_inverse=True)
+            win = win.reshape(-1)
         n_win = int(win.max()) + 1
         provisional_from = n_q
         for w in range(n_win):
+            if not isinstance(rule.window, int):
+                self._no_data(rule, pd.Timestamp(uniq[w]).tz_localize("UTC"), step, alerts,
+                              values)
             members = idx[win == w]
             complete = final or w < n_win - 1
             if not complete:
@@ -569,12 +592,41 @@ class Monitor:
                 (str(next(iter(rule.filter.values()))) if rule.filter else "", members)]
             if rule.by:
                 seg = queries[rule.by].to_numpy()[members]
-                for s in sorted(pd.unique(seg[pd.notna(seg)]).tolist(), key=str):
+                # a blank label is no segment (as an empty CSV cell): '' is the whole population
+                text = pd.Series(seg, dtype=object).astype(str).to_numpy()
+                labelled = pd.notna(seg) & (text != "")
+                for s in sorted(pd.unique(seg[labelled]).tolist(), key=str):
                     groups.append((str(s), members[seg == s]))
             for segment, m in groups:
                 self._window(rule, segment, wstart, metric[m], None if biz is None else biz[m],
                              complete, alerts, values)
+            if complete and not isinstance(rule.window, int):
+                self._state[rule.label]["last_window"] = _iso(wstart)
         return provisional_from
+
+    def _no_data(self, rule: Rule, wstart: pd.Timestamp, step: pd.Timedelta,
+                 alerts: list[dict[str, Any]], values: list[dict[str, Any]]) -> None:
+        """Report the empty windows between the rule's last complete window and *wstart*."""
+        st = self._state[rule.label]
+        last = st.get("last_window")
+        if last is None:
+            return
+        t = pd.Timestamp(last) + step
+        segment = str(next(iter(rule.filter.values()))) if rule.filter else ""
+        while t < wstart:
+            iso = _iso(t)
+            values.append({"rule": rule.label, "metric": rule.metric, "window_start": iso,
+                           "segment": segment, "n_queries": 0, "n_skipped": 0,
+                           "value": math.nan, "min": rule.min, "max": rule.max,
+                           "status": "no data", "complete": True, "business": math.nan,
+                           "drift_p": math.nan})
+            if rule.alert_no_data:
+                alerts.append({"window_start": iso, "segment": segment, "rule": rule.label,
+                               "metric": f"{rule.metric} no data", "value": 0.0,
+                               "threshold": float(rule.min_queries)})
+            self.n_windows_computed += 1
+            st["last_window"] = iso
+            t += step
 
     def _window(self, rule: Rule, segment: str, wstart: pd.Timestamp, vals: np.ndarray,
                 biz: np.ndarray | None, complete: bool, alerts: list[dict[str, Any]],
@@ -638,8 +690,9 @@ class Monitor:
             b["_ts"] = [_iso(t) if t.microsecond == 0 else t.isoformat() for t in b["_ts"]]
             buf = {c: b[c].tolist() for c in b.columns}
         return to_jsonable({
-            "version": 1,
-            "rules": [r.label for r in self.rules],
+            "version": STATE_VERSION,
+            "rules": [rule_definition(r) for r in self.rules],
+            "settings": self._settings(),
             "rule_state": self._state,
             "last_timestamp": None if self._last_ts is None else self._last_ts.isoformat(),
             "rows_seen": self.rows_seen,
@@ -647,11 +700,54 @@ class Monitor:
             "buffer": buf,
         })
 
-    def load_state(self, state: Mapping[str, Any], *, include_buffer: bool = True) -> Monitor:
-        """Restore :meth:`state_dict` output (the rules must be the same); return self."""
-        if state.get("version") != 1 or state.get("rules") != [r.label for r in self.rules]:
-            raise ValueError(f"the monitor state is for rules {state.get('rules')!r}, not "
-                             f"{[r.label for r in self.rules]!r}; start a new state file")
+    def _settings(self) -> dict[str, Any]:
+        """Monitor settings that change window values (recorded in the state)."""
+        return {"empty": self.empty, "time_unit": self.time_unit, "columns": dict(self.columns)}
+
+    def load_state(self, state: Mapping[str, Any], *, include_buffer: bool = True,
+                   source: str = "the monitor state") -> Monitor:
+        """Restore :meth:`state_dict` output (the rules must be the same); return self.
+
+        The state records every rule's full definition; a rule that differs in any
+        key (or another number of rules) is refused, naming the rule and the key.
+        *source* names the state in messages (a file name).
+        """
+        if not isinstance(state, Mapping):
+            raise ValueError(  # noqa: TRY004 - a bad file, not a bad argument type
+                f"{source}: must be a JSON object (a saved monitor state), got "
+                f"{type(state).__name__}")
+        if state.get("version") != STATE_VERSION:
+            raise ValueError(
+                f"{source}: state version {state.get('version')!r} is not {STATE_VERSION} (it "
+                "was written by another ltr version and does not record its rules in full); "
+                "start a new state file")
+        missing = [k for k in ("rules", "rule_state") if k not in state]
+        if missing:
+            raise ValueError(f"{source}: key {missing[0]!r} is missing; start a new state file")
+        saved = state["rules"]
+        now = [rule_definition(r) for r in self.rules]
+        if not isinstance(saved, list) or len(saved) != len(now):
+            n = len(saved) if isinstance(saved, list) else saved
+            raise ValueError(f"{source}: computed under {n} rules, but {len(now)} are given; "
+                             "start a new state file (or restore the rules)")
+        for i, (old, new) in enumerate(zip(saved, now, strict=True)):
+            for key in _RULE_KEYS:
+                if not isinstance(old, Mapping) or old.get(key) != new[key]:
+                    was = old.get(key) if isinstance(old, Mapping) else old
+                    raise ValueError(
+                        f"{source}: rules[{i}].{key} differs: the state was computed with "
+                        f"{was!r}, the rules now say {new[key]!r}; start a new state file "
+                        "(or restore the rule)")
+        settings = state.get("settings", {})
+        for key, value in self._settings().items():
+            was = settings.get(key) if isinstance(settings, Mapping) else None
+            if key == "time_unit" and (was is None or value is None):
+                continue  # an inferred unit is recorded once known
+            if was != value:
+                raise ValueError(f"{source}: {key} differs: the state was computed with "
+                                 f"{was!r}, now {value!r}; start a new state file")
+        if self.time_unit is None and isinstance(settings, Mapping):
+            self.time_unit = settings.get("time_unit")
         self._state = json.loads(json.dumps(dict(state["rule_state"])))
         last = state.get("last_timestamp")
         self._last_ts = None if last is None else pd.Timestamp(last)
@@ -673,4 +769,31 @@ class Monitor:
     def from_state(cls, path: str | os.PathLike[str], rules: Sequence[Rule | Mapping[str, Any]],
                    **kwargs: Any) -> Monitor:
         """Build a monitor with *rules* and restore a :meth:`save_state` file."""
-        return cls(rules, **kwargs).load_state(json.loads(Path(path).read_text("utf-8")))
+        monitor = cls(rules, **kwargs)
+        return monitor.load_state(read_state_file(path), source=f"state file {str(path)!r}")
+
+
+#: Version of :meth:`Monitor.state_dict` (2: full rule definitions and settings).
+STATE_VERSION = 2
+
+
+def read_state_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a monitor state file; errors name the file (and the JSON error's line)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"state file {str(p)!r} is a folder, not a monitor state file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"state file {str(p)!r} is not UTF-8 text ({exc.reason} at byte "
+                         f"{exc.start}); start a new state file") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"state file {str(p)!r}, line {exc.lineno}: not valid JSON ({exc.msg}); "
+                         "it may be truncated: start a new state file") from None
+    if not isinstance(data, dict):
+        raise ValueError(  # noqa: TRY004 - a bad file, not a bad argument type
+            f"state file {str(p)!r} must hold a JSON object (a saved monitor state), got "
+            f"{type(data).__name__} {short_repr(data)}")
+    return data

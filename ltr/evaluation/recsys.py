@@ -81,6 +81,51 @@ class RecsysResult(EvaluationResult):
         return text
 
 
+def _dense_scores(scores: Any) -> np.ndarray:
+    """Return the score matrix as a float 2-d array; errors name ``scores`` and the value."""
+    if sp.issparse(scores):
+        raise TypeError(
+            f"scores must be a dense (n_users, n_items) array, got a scipy.sparse "
+            f"{type(scores).__name__} of shape {scores.shape}: a missing entry of a sparse "
+            "matrix would rank as score 0; pass scores.toarray() (and -inf for items never "
+            "ranked)"
+        )
+    if isinstance(scores, np.ndarray):
+        arr = scores
+    else:
+        try:
+            arr = np.asarray(scores)
+        except ValueError:
+            arr = np.asarray(scores, dtype=object)
+    if arr.dtype == object and arr.ndim == 1 and arr.size and all(
+            hasattr(r, "__len__") for r in arr):
+        lengths = [len(r) for r in arr]
+        bad = next(i for i, n in enumerate(lengths) if n != lengths[0])
+        raise ValueError(
+            f"scores must be a 2-d (n_users, n_items) array with one score per item in every "
+            f"row; row 0 has {lengths[0]} scores but row {bad} has {lengths[bad]}"
+        )
+    if arr.ndim != 2:
+        raise ValueError(f"scores must be a 2-d (n_users, n_items) array, got shape {arr.shape}"
+                         f" ({short_repr(scores)})")
+    if arr.dtype.kind == "c":
+        raise TypeError("scores must hold real numbers, got complex values; pass the real part "
+                        "explicitly (scores.real) if that is what you mean")
+    if arr.dtype.kind not in "fiub":
+        flat = arr.ravel()
+        first = next((i for i, v in enumerate(flat) if not isinstance(
+            v, (int, float, np.integer, np.floating)) or isinstance(v, bool)), 0)
+        u, j = divmod(first, arr.shape[1]) if arr.shape[1] else (0, 0)
+        raise TypeError(f"scores must hold numbers, got dtype {arr.dtype}: user row {u}, item "
+                        f"{j} holds {flat[first]!r}")
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise ValueError(f"scores has shape {arr.shape}: at least one user and one item are "
+                         "required")
+    if arr.dtype not in (np.float32, np.float64):
+        arr = arr.astype(np.float64)
+    return arr
+
+
 def _csr(matrix: Any, name: str, shape: tuple[int, int]) -> sp.csr_matrix:
     if not sp.issparse(matrix):
         raise TypeError(
@@ -103,11 +148,13 @@ def _entry(csr: sp.csr_matrix, position: int) -> tuple[int, int]:
 
 
 def _check_relevance(rel: sp.csr_matrix) -> np.ndarray:
+    if rel.dtype.kind not in "fiub":
+        raise TypeError(f"relevant must hold real relevance grades, got dtype {rel.dtype}")
     data = np.asarray(rel.data, dtype=np.float64)
     bad = np.flatnonzero(~(data >= 0.0))
     if bad.size:
         user, item = _entry(rel, int(bad[0]))
-        what = "NaN" if math.isnan(data[bad[0]]) else f"negative ({data[bad[0]]!r})"
+        what = "NaN" if math.isnan(data[bad[0]]) else f"negative ({float(data[bad[0]])!r})"
         raise ValueError(f"relevant: user row {user}, item {item}: relevance is {what}")
     return data
 
@@ -217,11 +264,7 @@ def evaluate(
     batch = check_int(batch_size, "batch_size", minimum=1)
     names, codes, ks = metric_codes(metrics)
 
-    arr = scores if isinstance(scores, np.ndarray) else np.asarray(scores)
-    if arr.ndim != 2:
-        raise ValueError(f"scores must be a 2-d (n_users, n_items) array, got shape {arr.shape}")
-    if arr.dtype not in (np.float32, np.float64):
-        arr = arr.astype(np.float64)
+    arr = _dense_scores(scores)
     shape = (int(arr.shape[0]), int(arr.shape[1]))
     n_users, n_items = shape
     rel = _csr(relevant, "relevant", shape)

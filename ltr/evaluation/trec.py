@@ -15,6 +15,7 @@ through :func:`ltr._io.write_atomic`.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ import pandas as pd
 from ltr._io import write_atomic
 from ltr._validation import check_1d_float, short_repr
 
-__all__ = ["read_qrels", "read_run", "write_qrels", "write_run"]
+__all__ = ["check_ids", "check_tag", "read_qrels", "read_run", "write_qrels", "write_run"]
 
 PathLike = str | os.PathLike[str]
 
@@ -51,15 +52,20 @@ def _bad_line(path: PathLike, kind: str, row: int, why: str) -> ValueError:
 
 def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str) -> pd.DataFrame:
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{kind} file {str(path)!r} is a folder, not a TREC {kind} file")
     if not path.is_file():
         raise FileNotFoundError(f"{kind} file {str(path)!r} does not exist")
     n = len(fields)
     layout = " ".join(fields)
     try:
-        # one spare column catches lines with too many fields
-        frame = pd.read_csv(path, sep=r"\s+", header=None, names=list(range(n + 1)), dtype=str,
-                            engine="c", na_filter=False, skip_blank_lines=True, quoting=3,
-                            index_col=False)
+        # one spare column catches lines with too many fields (reported below by line, so
+        # pandas' own ParserWarning about them would only say it first and less clearly)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, sep=r"\s+", header=None, names=list(range(n + 1)),
+                                dtype=str, engine="c", na_filter=False, skip_blank_lines=True,
+                                quoting=3, index_col=False)
     except pd.errors.EmptyDataError:
         raise ValueError(f"{kind} file {str(path)!r} is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -129,6 +135,21 @@ def read_run(path: PathLike) -> pd.DataFrame:
         *path* does not exist.
     """
     return _read(path, "run", _RUN_FIELDS, "score")
+
+
+def check_tag(tag: Any, name: str = "tag") -> str:
+    """Return a TREC run tag: a non-empty string without whitespace (else ``ValueError``)."""
+    if not isinstance(tag, str) or not tag or any(c.isspace() for c in tag):
+        raise ValueError(
+            f"{name} must be a non-empty string without whitespace, got {short_repr(tag)}"
+        )
+    return tag
+
+
+def check_ids(values: Any, name: str) -> np.ndarray:
+    """Return ids as TREC strings: one per row, non-empty, no whitespace (else ``ValueError``)."""
+    arr = np.asarray(values)
+    return _id_strings(arr, name, arr.shape[0] if arr.ndim else -1)
 
 
 def _id_strings(values: Any, name: str, n: int) -> np.ndarray:
@@ -248,10 +269,7 @@ def write_run(
     if np.isnan(scores).any() or np.isposinf(scores).any():
         i = int(np.flatnonzero(np.isnan(scores) | np.isposinf(scores))[0])
         raise ValueError(f"score must be finite or -inf; score[{i}] = {float(scores[i])!r}")
-    if not isinstance(tag, str) or not tag or any(c.isspace() for c in tag):
-        raise ValueError(
-            f"tag must be a non-empty string without whitespace, got {short_repr(tag)}"
-        )
+    check_tag(tag)
     q = _id_strings(qid, "qid", n)
     d = _position_ids(q) if doc_id is None else _id_strings(doc_id, "doc_id", n)
     keep = scores > -np.inf

@@ -173,9 +173,15 @@ def check_convention(
     """
     where = f"metric name {text!r}: " if text is not None else ""
     if not isinstance(convention, str) or convention.lower() not in allowed:
-        hint = _did_you_mean(convention, CONVENTIONS) if isinstance(convention, str) else ""
+        if isinstance(convention, str) and convention.lower() in CONVENTIONS:
+            raise ValueError(
+                f"{where}convention {convention!r} does not apply here; got {convention!r}, "
+                f"expected one of {list(allowed)!r}"
+            )
+        hint = _did_you_mean(convention, allowed) if isinstance(convention, str) else ""
         raise ValueError(
-            f"{where}unknown convention {convention!r}{hint}; expected one of {list(allowed)!r}"
+            f"{where}unknown convention {convention!r}{hint}; got {convention!r}, expected one "
+            f"of {list(allowed)!r}"
         )
     return convention.lower()
 
@@ -539,4 +545,6 @@ def parse_metric_name(
         ) from None
     if k < 1:
         raise ValueError(f"metric name {name!r}: K must be an integer >= 1, got {k!r}")
+    if k > 2**63 - 1:  # the kernels hold cut-offs as int64
+        raise ValueError(f"metric name {name!r}: K must be <= {2**63 - 1}, got {k!r}")
     return MetricName(metric, k, conv)

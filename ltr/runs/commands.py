@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,8 +140,14 @@ def _check_cluster(cfg: RunConfig) -> None:
     (``RunConfig.settings``); nothing here checks them again.
     """
     if cfg.cluster is not None:
+        from ltr._compat import optional_import
         from ltr.runs.cluster import check_cluster_config
 
+        try:
+            optional_import("distributed", purpose="the config's cluster section")
+        except ImportError as exc:
+            raise RunError(f"cluster: {exc}; or remove the cluster section to train in one "
+                           "process") from None
         check_cluster_config(cfg)
 
 
@@ -236,6 +243,18 @@ def _load_checked(cfg: RunConfig, cluster: Any = None) -> dict[str, RankingData]
                 check_clicks(logged_column(ds, "click", name), f"data.click ({name})", ds.n_rows)
         except (TypeError, ValueError) as exc:
             raise RunError(str(exc)) from exc
+    ips = cfg.evaluation.ips
+    if ips is not None and ips.propensity == "em" and "train" in sets:
+        from ltr.clicks import estimate_propensity_em
+
+        tr = sets["train"]
+        try:  # identifiable at all? (one EM step; the run fits it in full after training)
+            with warnings.catch_warnings():  # a partial one is stated by the real fit
+                warnings.simplefilter("ignore")
+                estimate_propensity_em(logged_column(tr, "click"), logged_column(tr, "position"),
+                                       logged_column(tr, "doc"), offsets=tr.offsets, n_iter=1)
+        except ValueError as exc:
+            raise RunError(f"evaluation.ips.propensity: em on the training clicks: {exc}") from exc
     if "valid" not in sets and cfg.model.early_stopping_rounds is not None:
         raise RunError(
             "model.early_stopping_rounds: needs a validation set "

@@ -22,16 +22,15 @@ The two runs must hold the same queries (``align='intersect'`` relaxes that).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from ltr._io import to_jsonable, write_atomic
 from ltr.evaluation.comparison import TESTS, Comparison, compare, read_per_query
 
 __all__ = ["CompareResult", "compare_runs"]
@@ -105,7 +104,8 @@ def compare_runs(
         that a command is reproducible).
     out : path-like, optional
         Folder for ``report.md``, ``report.html``, ``forest.png``,
-        ``comparison.csv`` and ``comparison.json``.
+        ``comparison.csv`` and ``comparison.json``, written as one set: an
+        ``INCOMPLETE`` marker while writing, a ``manifest.json`` when complete.
 
     Returns
     -------
@@ -115,12 +115,10 @@ def compare_runs(
         return read_per_query(x, split) if isinstance(x, (str, os.PathLike)) else x
 
     seg: pd.Series | None
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise ValueError(f"--out: {str(out)!r} is a file; give a folder for the report files")
     if isinstance(segments, (str, os.PathLike)):
-        table = pd.read_csv(segments, dtype=str)
-        missing = {"qid", "segment"} - set(table.columns)
-        if missing:
-            raise ValueError(f"segments file {str(segments)!r} lacks columns {sorted(missing)!r}")
-        seg = table.set_index("qid")["segment"]
+        seg = _read_segments(Path(segments))
     else:
         seg = segments
     names = tuple(Path(x).name if isinstance(x, (str, os.PathLike)) else n
@@ -133,11 +131,33 @@ def compare_runs(
     files: dict[str, Path] = {}
     if out is not None:
         files = comparison.save(out)
-        files["json"] = write_atomic(
-            Path(out) / "comparison.json",
-            json.dumps(to_jsonable(comparison.to_dict()), indent=2) + "\n",
-        )
     return CompareResult(comparison=comparison, files=files)
+
+
+def _read_segments(path: Path) -> pd.Series:
+    """Read the ``qid,segment`` CSV as a Series; errors name the file, line and value."""
+    if path.is_dir():
+        raise ValueError(f"--segments: {str(path)!r} is a folder, not a qid,segment CSV")
+    if not path.is_file():
+        raise FileNotFoundError(f"--segments: file not found: {str(path)!r}")
+    try:
+        table = pd.read_csv(path, dtype=str)
+    except (ValueError, UnicodeDecodeError) as exc:  # pandas' EmptyDataError and parser errors
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValueError(f"--segments: {str(path)!r} is not a qid,segment CSV: {first}") from None
+    missing = {"qid", "segment"} - set(table.columns)
+    if missing:
+        raise ValueError(f"--segments: {str(path)!r} lacks columns {sorted(missing)!r} "
+                         f"(its columns: {list(map(str, table.columns))!r})")
+    if table["qid"].isna().any():
+        row = int(np.flatnonzero(table["qid"].isna().to_numpy())[0])
+        raise ValueError(f"--segments: {str(path)!r}, line {row + 2}: the qid is missing")
+    dup = table["qid"].duplicated()
+    if dup.any():
+        row = int(np.flatnonzero(dup.to_numpy())[0])
+        raise ValueError(f"--segments: {str(path)!r}, line {row + 2}: query "
+                         f"{table['qid'].iloc[row]!r} appears more than once")
+    return table.set_index("qid")["segment"]
 
 
 def segments_from_column(run: str | os.PathLike[str], split: str, column: str) -> pd.Series:

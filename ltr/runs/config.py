@@ -589,6 +589,11 @@ def load_config(
             f"{path}: the config is empty; write at least one section "
             "(see configs/quickstart.yaml), or an explicit {} for all defaults"
         )
+    if isinstance(data, dict) and "rules" in data and "rules" not in RunConfig.model_fields:
+        raise ConfigError(
+            f"{path}: this is a monitor config (it has 'rules'), not a run config: use it with "
+            f"`ltr monitor LOG -c {path}`; `ltr validate {path}` checks it as a monitor config"
+        )
     return parse_config(data, overrides=overrides, source=p, migrate=migrate)
 
 

@@ -270,10 +270,16 @@ def load_run_model(path: Path) -> tuple[Any, Path | None]:
             if (path / name).exists():
                 if not (path / DONE_MARKER).exists():
                     raise RunError(
-                        f"RUN_DIR|MODEL: {str(path)!r} is not a finished run "
-                        f"(no {DONE_MARKER} marker)"
+                        f"RUN_DIR|MODEL: {str(path)!r} is not a finished run (no {DONE_MARKER} "
+                        f"marker): finish it with `ltr train --resume {path}`, then try again"
                     )
                 return RankingModel.load(path / name), path
+        if (path / "config.yaml").is_file():
+            raise RunError(
+                f"RUN_DIR|MODEL: {str(path)!r} is an unfinished run folder (interrupted before its "
+                f"model was saved: no model.json, no {DONE_MARKER} marker): finish it with "
+                f"`ltr train --resume {path}`, then try again"
+            )
         raise RunError(f"RUN_DIR|MODEL: {str(path)!r} holds no model.json (not a run folder)")
     if not path.exists():
         raise RunError(f"RUN_DIR|MODEL: file not found: {str(path)!r}")

@@ -26,12 +26,19 @@ import numpy as np
 import pandas as pd
 
 from ltr._compat import import_matplotlib_figure, import_yaml
-from ltr._io import to_jsonable, write_atomic, write_png
-from ltr.evaluation.monitoring import ALERT_COLUMNS, Monitor, parse_monitor_config
+from ltr._io import png_bytes, to_jsonable, write_atomic, write_file_set
+from ltr.evaluation.monitoring import (
+    ALERT_COLUMNS,
+    Monitor,
+    check_sort,
+    parse_monitor_config,
+    read_state_file,
+)
+from ltr.evaluation.timestamps import check_time_unit
 from ltr.runs.config import _strict_loader
 from ltr.runs.errors import ConfigError
 
-__all__ = ["MonitorResult", "load_monitor_config", "monitor_log"]
+__all__ = ["MonitorResult", "check_monitor_config", "load_monitor_config", "monitor_log"]
 
 
 @dataclass
@@ -88,21 +95,47 @@ def load_monitor_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"{path}: {exc}") from None
 
 
+def check_monitor_config(path: str | os.PathLike[str]) -> str | None:
+    """``ltr validate`` of a monitor config: None when *path* is not one, else a summary line.
+
+    A monitor config is a YAML mapping with a top-level ``rules`` key; it is
+    checked in full (errors name the file and the key).
+    """
+    yaml = import_yaml()
+    p = Path(path)
+    try:
+        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_strict_loader(yaml))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None  # not readable as YAML: the run-config check reports it
+    if not isinstance(data, dict) or "rules" not in data:
+        return None
+    settings = load_monitor_config(p)
+    names = ", ".join(r.label for r in settings["rules"])
+    return f"ok: {path} (monitor config: {len(settings['rules'])} rules: {names})"
+
+
 def _read_log(log: Any) -> pd.DataFrame:
     if isinstance(log, pd.DataFrame):
         return log
     p = Path(log)
+    if p.is_dir():
+        raise ValueError(f"log {str(p)!r} is a folder, not a parquet or CSV file of impressions")
     if not p.is_file():
         raise FileNotFoundError(f"log file not found: {str(log)!r}")
     try:
         if p.suffix.lower() in (".parquet", ".pq"):
-            return pd.read_parquet(p)
-        return pd.read_csv(p)
+            frame = pd.read_parquet(p)
+        else:
+            frame = pd.read_csv(p)
     except (ValueError, OSError) as exc:  # pandas' EmptyDataError and parser errors too
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValueError(
             f"log {str(p)!r}: cannot be read as a table of impressions: {first}"
         ) from exc
+    if len(frame) == 0:
+        raise ValueError(f"log {str(p)!r} has no rows (columns: {list(map(str, frame.columns))!r})"
+                         "; nothing to monitor")
+    return frame
 
 
 def monitor_log(
@@ -117,6 +150,8 @@ def monitor_log(
     min_queries: int = 1,
     out: str | os.PathLike[str] | None = None,
     state: str | os.PathLike[str] | None = None,
+    sort: bool | None = None,
+    time_unit: str | None = None,
 ) -> MonitorResult:
     """Check a log of impressions against health rules.
 
@@ -134,9 +169,16 @@ def monitor_log(
     min_queries : int, default=1
         Quick form: fewer queries in a window -> ``"not enough data"``.
     out : path-like, optional
-        Folder for ``values.csv``, ``alerts.csv``, ``alerts.json`` and one PNG per metric.
+        Folder for ``values.csv``, ``alerts.csv``, ``alerts.json`` and one PNG per
+        metric, written as one set: an ``INCOMPLETE`` marker while writing, a
+        ``manifest.json`` when complete (:func:`ltr.check_file_set`).
     state : path-like, optional
-        State file for incremental use (created when missing).
+        State file for incremental use (created when missing).  It records the
+        full rules; a state computed under other rules is refused, naming the key.
+    sort : bool, optional
+        Sort the log by timestamp (overrides the config's ``sort``).
+    time_unit : {'s', 'ms', 'us', 'ns'}, optional
+        Unit of epoch timestamps (overrides the config's ``time_unit``).
 
     Returns
     -------
@@ -156,14 +198,22 @@ def monitor_log(
         settings = parse_monitor_config(config)
     else:
         settings = load_monitor_config(config)
+    if sort is not None:
+        settings["sort"] = check_sort(sort)
+    if time_unit is not None:
+        settings["time_unit"] = check_time_unit(time_unit, "time_unit (--time-unit)")
+    if out is not None and Path(out).exists() and not Path(out).is_dir():
+        raise ValueError(f"out: {str(out)!r} is a file; give a folder for the monitor's files")
     monitor = Monitor(settings["rules"], columns=settings["columns"], empty=settings["empty"],
-                      sort=settings["sort"])
+                      sort=settings["sort"], time_unit=settings["time_unit"])
+    saved = None
+    if state is not None and Path(state).exists():
+        saved = read_state_file(state)
+        monitor.load_state(saved, include_buffer=False, source=f"state file {str(state)!r}")
     frame = _read_log(log)
     done = 0
-    if state is not None and Path(state).is_file():
-        saved = json.loads(Path(state).read_text(encoding="utf-8"))
-        monitor.load_state(saved, include_buffer=False)
-        done = int(saved.get("log_rows_done", 0))
+    if saved is not None:
+        done = _rows_done(saved, state)
         if done > len(frame):
             raise ValueError(f"the log has {len(frame)} rows but the state {str(state)!r} "
                              f"already consumed {done}: the log is not the same append-only "
@@ -173,9 +223,7 @@ def monitor_log(
     if settings["sort"] and len(frame):
         ts_col = settings["columns"]["timestamp"]
         if ts_col in frame.columns:
-            from ltr.evaluation.monitoring import parse_timestamps
-
-            ts = parse_timestamps(frame[ts_col].reset_index(drop=True), ts_col)
+            ts = monitor.timestamps(frame[ts_col].reset_index(drop=True))
             frame = frame.iloc[np.argsort(ts.to_numpy(), kind="stable")]
     alerts = monitor.update(frame.iloc[done:], final=state is None, row_offset=done)
     result = MonitorResult(values=monitor.values, alerts=alerts,
@@ -189,15 +237,22 @@ def monitor_log(
     return result
 
 
+def _rows_done(saved: dict[str, Any], state: Any) -> int:
+    done = saved.get("log_rows_done", 0)
+    if isinstance(done, bool) or not isinstance(done, int) or done < 0:
+        raise ValueError(f"state file {str(state)!r}: log_rows_done must be a count of rows, got "
+                         f"{done!r}; start a new state file")
+    return done
+
+
 def _write(result: MonitorResult, out: Path) -> dict[str, Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    files = {
-        "values": write_atomic(out / "values.csv", result.values.to_csv(index=False)),
-        "alerts": write_atomic(out / "alerts.csv",
-                               result.alerts[list(ALERT_COLUMNS)].to_csv(index=False)),
-        "alerts_json": write_atomic(out / "alerts.json", json.dumps(
-            to_jsonable(result.alerts.to_dict(orient="records")), indent=1) + "\n"),
+    content: dict[str, str | bytes] = {
+        "values.csv": result.values.to_csv(index=False),
+        "alerts.csv": result.alerts[list(ALERT_COLUMNS)].to_csv(index=False),
+        "alerts.json": json.dumps(
+            to_jsonable(result.alerts.to_dict(orient="records")), indent=1) + "\n",
     }
+    keys = {"values.csv": "values", "alerts.csv": "alerts", "alerts.json": "alerts_json"}
     Figure = import_matplotlib_figure().Figure  # object API: no pyplot state
     v = result.values
     for metric in pd.unique(v["metric"]) if len(v) else []:
@@ -226,5 +281,7 @@ def _write(result: MonitorResult, out: Path) -> dict[str, Path]:
         fig.autofmt_xdate()
         fig.tight_layout()
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", str(metric)) + ".png"
-        files[f"plot:{metric}"] = write_png(fig, out / name, dpi=100)
-    return files
+        content[name] = png_bytes(fig, dpi=100)
+        keys[name] = f"plot:{metric}"
+    written = write_file_set(out, content, producer="ltr monitor")
+    return {keys[name]: path for name, path in written.items()}

@@ -58,8 +58,14 @@ def _load_scored_file(
     label: str | None,
     qid: str | None,
     n_features: int | None,
+    exclude: Sequence[str] = (),
+    columns: Sequence[Any] | None = None,
 ) -> tuple[RunConfig, RankingData]:
-    """Read one data file for a model: the run's columns, the file's own feature count."""
+    """Read one data file for a model: the run's columns, the file's own feature count.
+
+    *exclude*: tabular columns that are never features (``--doc-id``); *columns*:
+    the file's columns when already read.
+    """
     p = Path(data_path)
     if not p.exists():
         raise RunError(f"--data: file not found: {str(p)!r}")
@@ -88,6 +94,13 @@ def _load_scored_file(
                 data_cfg["objectives"] = {
                     n: o.model_dump() for n, o in base.data.objectives.items()
                 }
+        if exclude and data_cfg.get("features") is None:
+            if columns is None:
+                from ltr.datasets import read_table
+
+                columns = list(read_table(p).columns)
+            used = {data_cfg["label"], data_cfg["qid"], *exclude}
+            data_cfg["features"] = [str(c) for c in columns if c not in used]
     cfg = base.model_copy(update={"data": DataConfig.model_validate(data_cfg)})
     ds = load_data(cfg, keys={"train": "--data"})["train"]
     if n_model is not None and ds.n_features != n_model:
@@ -226,23 +239,60 @@ def predict_run(
     import pandas as pd
 
     from ltr._io import write_atomic
+    from ltr.evaluation import trec
 
+    try:
+        trec.check_tag(tag, "--tag")
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
+    outputs = {"--out": out, "--trec-run": trec_run, "--trec-qrels": trec_qrels}
+    for option, target in outputs.items():
+        if target is not None:
+            _check_output(option, Path(target))
     model, run_dir, base = _model_and_base(model_path)
-    cfg, ds = _load_scored_file(
-        model, run_dir, base, data_path, fmt=fmt, label=label, qid=qid, n_features=n_features
-    )
-    scores = np.asarray(model.predict(ds.X), dtype=np.float64)
-    docs: Any = np.arange(ds.n_rows)
-    if doc_id is not None:
-        if cfg.data.source not in ("csv", "parquet"):
-            raise RunError("--doc-id: applies to CSV/parquet data; LETOR rows are numbered")
+    p = Path(data_path)
+    tabular = p.is_file() and _format_of(p, fmt) in ("csv", "parquet")
+    if doc_id is not None and p.is_file() and not tabular:
+        raise RunError(f"--doc-id {doc_id}: applies to CSV/parquet data; LETOR rows are numbered")
+    table = None
+    if tabular:
         from ltr.datasets import read_table
 
-        table = read_table(Path(data_path))
-        if doc_id not in table.columns:
-            raise RunError(f"--doc-id: column {doc_id!r} not found in {str(data_path)!r}")
+        table = read_table(p)
+        qid_column = qid or (base.data.qid if base.data.source in ("csv", "parquet") else "qid")
+        for option, column in (("--doc-id", doc_id), ("--qid", qid_column)):
+            if column is not None and column not in table.columns:
+                raise RunError(f"{option}: column {column!r} not found in {str(p)!r} "
+                               f"(columns: {', '.join(map(str, table.columns))})")
+    cfg, ds = _load_scored_file(
+        model, run_dir, base, data_path, fmt=fmt, label=label, qid=qid, n_features=n_features,
+        exclude=() if doc_id is None else (doc_id,),
+        columns=None if table is None else list(table.columns),
+    )
+    scores = np.asarray(model.predict(ds.X), dtype=np.float64)
+    # the user's ids, as in the file (rows are never reordered: a query split in two is refused)
+    qids: Any = np.asarray(ds.qid)
+    if table is not None:
+        qids = table[cfg.data.qid].to_numpy()
+    docs: Any = np.arange(ds.n_rows)
+    if doc_id is not None and table is not None:
         docs = table[doc_id].to_numpy()
-    frame = pd.DataFrame({"qid": np.asarray(ds.qid), "doc_id": docs, "score": scores})
+        missing = pd.isna(docs)
+        if missing.any():
+            row = int(np.flatnonzero(missing)[0])
+            raise RunError(f"--doc-id {doc_id}: {str(p)!r}, line {row + 2}: the document id is "
+                           "missing")
+    frame = pd.DataFrame({"qid": qids, "doc_id": docs, "score": scores})
+    # without a document-id column, both TREC files number each query's rows 0, 1, ...
+    trec_docs = None if doc_id is None else frame["doc_id"]
+    if trec_run is not None or trec_qrels is not None:  # refuse ids TREC cannot hold first
+        option = "--trec-run" if trec_run is not None else "--trec-qrels"
+        try:
+            trec.check_ids(frame["qid"], f"{option}: qid")
+            if trec_docs is not None:
+                trec.check_ids(trec_docs, f"{option}: doc_id")
+        except ValueError as exc:
+            raise RunError(str(exc)) from None
     if out is not None:
         target = Path(out)
         if target.suffix.lower() in (".parquet", ".pq"):
@@ -253,17 +303,20 @@ def predict_run(
             write_atomic(target, buf.getvalue())
         else:
             write_atomic(target, frame.to_csv(index=False))
-    # without a document-id column, both TREC files number each query's rows 0, 1, ...
-    trec_docs = None if doc_id is None else frame["doc_id"]
     if trec_run is not None:
-        from ltr.evaluation import trec
-
         trec.write_run(trec_run, frame["qid"], trec_docs, frame["score"], tag=tag)
     if trec_qrels is not None:
-        from ltr.evaluation import trec
-
         trec.write_qrels(trec_qrels, frame["qid"], trec_docs, ds.y)
     return frame
+
+
+def _check_output(option: str, target: Path) -> None:
+    """Refuse an output path that cannot be written, before any work."""
+    if target.is_dir():
+        raise RunError(f"{option}: {str(target)!r} is a folder; give a file name")
+    if not target.parent.is_dir():
+        raise RunError(f"{option}: folder {str(target.parent)!r} does not exist (for "
+                       f"{str(target)!r})")
 
 
 def evaluate_ranking(
