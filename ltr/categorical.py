@@ -16,7 +16,6 @@ it travels inside :class:`ltr.engines.RankingModel`'s saved file.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -103,7 +102,8 @@ def resolve_categorical_columns(
             j = int(item)
             if not 0 <= j < n_features:
                 raise ValueError(
-                    f"{where} names column {j}, but X has {n_features} columns (0..{n_features - 1})"
+                    f"{where} names column {j}, but X has {n_features} columns "
+                    f"(0..{n_features - 1})"
                 )
         elif isinstance(item, str):
             if item not in index:
@@ -173,7 +173,7 @@ class CategoricalCoding:
     def fit(
         cls, X: Any, columns: Any, feature_names: Sequence[str] | None = None
     ) -> CategoricalCoding:
-        """Number the categories of *columns* seen in *X* (the training set).
+        """Fit the coding: number the categories of *columns* seen in *X* (the training set).
 
         Parameters
         ----------
@@ -310,7 +310,7 @@ def _label(names: Sequence[str] | None, j: int) -> str:
 
 
 def _dtype_order(X: Any, j: int) -> list[Any] | None:
-    """A pandas ``category`` column's own category order, else None."""
+    """Return a pandas ``category`` column's own category order, else None."""
     if not _is_frame(X):
         return None
     col = X.iloc[:, j]

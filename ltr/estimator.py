@@ -41,6 +41,7 @@ from ltr._validation import (
     short_repr,
 )
 from ltr.build import OBJECTIVES, TrainSettings, build_training, resolve_objective
+from ltr.categorical import CategoricalCoding, frame_categorical_columns
 from ltr.engines._registry import ENGINES
 from ltr.groups import resolve_groups, take_rows
 from ltr.scoring import (
@@ -124,6 +125,26 @@ def _numeric_labels(y: Any, name: str) -> np.ndarray:
                     "e.g. {'bad': 0, 'fair': 1, 'good': 2}"
                 ) from None
         raise  # pragma: no cover - astype failed but every element converts
+
+
+def _fit_coding(X: Any) -> CategoricalCoding | None:
+    """Fit the coding of a DataFrame's ``category`` columns (None without any)."""
+    columns = frame_categorical_columns(X)
+    return CategoricalCoding.fit(X, columns) if columns else None
+
+
+def _encode_frame(coding: CategoricalCoding | None, X: Any) -> Any:
+    """*X* with its categorical columns coded, a DataFrame kept a DataFrame (its names)."""
+    if coding is None:
+        return X
+    import pandas as pd
+
+    if not hasattr(X, "columns"):
+        raise TypeError(
+            "the model was fitted on a DataFrame with categorical columns "
+            f"{list(coding.names)!r}; pass a DataFrame with the same columns"
+        )
+    return pd.DataFrame(coding.encode(X), columns=X.columns, index=X.index)
 
 
 class LambdaMARTRanker(BaseEstimator):
@@ -368,6 +389,10 @@ class LambdaMARTRanker(BaseEstimator):
         ----------
         X : array-like, sparse matrix or DataFrame of shape (n_rows, n_features)
             Features (plus the ``qid_column`` when set).  NaN allowed.
+            DataFrame columns of pandas ``category`` dtype are categorical
+            features: one coding (:class:`ltr.categorical.CategoricalCoding`)
+            is fitted here, stored in ``model_.categorical``, and applied to
+            ``eval_set`` and at ``predict`` (an unseen category is missing).
         y : array-like of shape (n_rows,) or (n_rows, n_objectives)
             Graded relevance labels (one column per objective with ``objectives``).
         qid : array-like of shape (n_rows,), optional
@@ -403,6 +428,8 @@ class LambdaMARTRanker(BaseEstimator):
         # so that bad data gets sklearn's usual messages.
         X_in = X
         X, qid = _get_qid(owner, X, qid, self.qid_column, required=False)
+        coding = _fit_coding(X)
+        X = _encode_frame(coding, X)
         y_main, labels = self._split_labels(y, weights)
         if labels is None:
             y_main = _numeric_labels(y_main, "y")
@@ -443,6 +470,7 @@ class LambdaMARTRanker(BaseEstimator):
                 )
             position = np.ascontiguousarray(take_rows(position, order))
 
+        self._coding = coding
         eval_sets = self._prepare_eval_sets(eval_set, eval_qid, weights)
         if settings.early_stopping_rounds is not None and not eval_sets:
             raise ValueError(
@@ -459,6 +487,7 @@ class LambdaMARTRanker(BaseEstimator):
             eval_at=tuple(eval_at),
             progress=False,
             labels=labels,
+            categorical=coding,
         )
         self.model_ = model
         self.booster_ = model.booster
@@ -493,6 +522,7 @@ class LambdaMARTRanker(BaseEstimator):
             Xe, ye = item
             qe = None if eval_qid is None else eval_qid[i]
             Xe, qe = _get_qid(f"{type(self).__name__}.fit eval_set[{i}]", Xe, qe, self.qid_column)
+            Xe = _encode_frame(self._coding, Xe)
             ye, le = self._split_labels(ye, weights, name=f"eval_set[{i}] y")
             Xe = validate_data(
                 self,
@@ -529,6 +559,7 @@ class LambdaMARTRanker(BaseEstimator):
     def _transform_X(self, X: Any) -> Any:
         check_is_fitted(self)
         X, _ = _take_qid_column(X, self.qid_column, drop=True)
+        X = _encode_frame(self.model_.categorical, X)
         X = validate_data(
             self,
             X,
@@ -553,7 +584,7 @@ class LambdaMARTRanker(BaseEstimator):
         ndarray of float64, shape (n_rows,)
         """
         X = self._transform_X(X)
-        return np.asarray(self.model_.predict(X), dtype=np.float64)
+        return np.asarray(self.model_.predict_codes(X), dtype=np.float64)
 
     def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
         """Mean nDCG@``eval_at[0]`` over the queries of ``(X, y)``.

@@ -20,7 +20,6 @@ import numpy as np
 
 from ltr._validation import (
     INT32_MAX,
-    is_sparse,
     check_eval_at,
     check_int,
     check_label_columns,
@@ -32,6 +31,7 @@ from ltr._validation import (
     check_progress,
     check_seed,
     check_weights,
+    is_sparse,
     short_repr,
 )
 from ltr.categorical import CategoricalCoding
@@ -51,8 +51,8 @@ __all__ = [
     "ObjectiveCall",
     "TrainSpec",
     "check_eval_sets",
-    "encode_categorical",
     "check_feature_names",
+    "encode_categorical",
     "make_spec",
     "merge_engine_params",
     "objective_fields",

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_clicks, check_positions
+from ltr.categorical import resolve_categorical_columns
 from ltr.build import TrainSettings, build_training, resolve_objective
 from ltr.runs.build import (
     check_engine_params,
@@ -253,6 +254,19 @@ def _load_checked(cfg: RunConfig, cluster: Any = None) -> dict[str, RankingData]
         )
     if cfg.importance.enabled:
         importance_features(cfg, sets[importance_set(cfg, sets)])
+    if cfg.data.categorical:
+        if cluster is not None:
+            raise RunError(
+                "data.categorical: not supported on a cluster run yet; train in one process "
+                "(drop cluster) or leave the columns numeric"
+            )
+        try:
+            resolve_categorical_columns(
+                cfg.data.categorical, sets["train"].feature_names, sets["train"].n_features,
+                where="data.categorical",
+            )
+        except (TypeError, ValueError) as exc:
+            raise RunError(str(exc)) from exc
     return sets
 
 
@@ -369,6 +383,7 @@ def _train_model(
         progress=progress,
         labels=labels if settings.objectives is not None else None,
         feature_names=list(tr.feature_names),
+        categorical=cfg.data.categorical or None,
     )
 
 

@@ -223,6 +223,7 @@ def load_data(cfg: RunConfig, *, keys: Mapping[str, str] | None = None) -> dict[
             max_docs=s.max_docs,
             objectives=tuple(data.objectives) if data.objectives else None,
             n_segments=s.n_segments,
+            n_categorical=s.n_categorical,
             random_state=cfg.seed,
         )
         sets["train"] = full

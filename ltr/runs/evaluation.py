@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ltr._io import to_jsonable, write_atomic
+from ltr.empty_queries import empty_query_rule
 from ltr.metric_names import format_metric_name
 from ltr.runs.config import RunConfig, RunError
 from ltr.runs.folder import data_summary
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
 
 __all__ = [
+    "categorical_summary",
     "compute_metrics",
     "importance_table",
     "per_query_values",
@@ -204,6 +206,13 @@ def compute_metrics(
         "final": {n: _means(per_query[n]) for n in scores},
         "stages": stage_metrics(model, run_dir),
     }
+    metrics["empty_queries"] = {
+        n: empty_query_rule(sets[n].y, sets[n].offsets, run_convention(cfg)).to_dict()
+        for n in scores
+    }
+    coding = getattr(model, "categorical", None)
+    if coding is not None:
+        metrics["categorical"] = categorical_summary(coding, sets)
     bias = position_bias_metrics(cfg, model, sets, scores, run_dir)
     if bias is not None:
         metrics["position_bias"] = bias
@@ -240,6 +249,22 @@ def compute_metrics(
             )
             metrics["segments"][n] = to_jsonable(table.to_dict(orient="records"))
     return to_jsonable(metrics)
+
+
+def categorical_summary(coding: Any, sets: Mapping[str, RankingData]) -> dict[str, Any]:
+    """Columns, categories and rows with an unseen category per set (logged too)."""
+    unseen: dict[str, int] = {}
+    for name, ds in sets.items():
+        if name == "train":
+            continue
+        _, count = coding.encode(ds.X, count_unseen=True)
+        unseen[name] = int(count)
+        log.info(
+            "categorical %s: %d of %d rows have a category unseen in training (scored as "
+            "missing)", name, count, ds.n_rows,
+        )
+    return {"columns": list(coding.names), "n_categories": coding.n_categories,
+            "unseen_rows": unseen}
 
 
 def write_curves(
