@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     "TopKPairSampling": "ltr.sampling",
     "permutation_importance": "ltr.inspection",
     "PermutationImportance": "ltr.inspection",
+    "CategoricalCoding": "ltr.categorical",
     "LambdaMARTRanker": "ltr.estimator",
     "GroupedRanker": "ltr.estimator",
     "make_ndcg_scorer": "ltr.scoring",
@@ -104,6 +105,7 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
     from ltr.estimator import GroupedRanker, LambdaMARTRanker
     from ltr.evaluation import EvaluationResult, evaluate
     from ltr.groups import QueryGroups, resolve_groups
+    from ltr.categorical import CategoricalCoding
     from ltr.inspection import PermutationImportance, permutation_importance
     from ltr.ips import ips_dcg, ips_ndcg
     from ltr.metric_names import parse_metric_name

@@ -80,7 +80,7 @@ class EmptyQueryRule:
         return f"empty: {self.n_empty:,} of {self.n_queries:,} queries {how} ({self.convention})"
 
     def shifted_mean(self, mean: float, score: float) -> float:
-        """The mean over queries had the empty ones scored *score* instead.
+        """Return the mean over queries had the empty ones scored *score* instead.
 
         Parameters
         ----------
@@ -104,7 +104,7 @@ class EmptyQueryRule:
 
 
 def empty_query_rule(y: Any, offsets: Any, convention: str | None = None) -> EmptyQueryRule:
-    """The empty-query rule of *convention* and how many queries of ``(y, offsets)`` it touches.
+    """Return the empty-query rule of *convention* and how many queries it touches.
 
     Parameters
     ----------

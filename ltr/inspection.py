@@ -72,10 +72,17 @@ from ltr._validation import (
     check_seed,
     short_repr,
 )
+from ltr.contributions import contributions, global_contributions, query_contributions
 from ltr.engines._trees import find_booster
 from ltr.groups import resolve_groups
 
-__all__ = ["PermutationImportance", "permutation_importance"]
+__all__ = [
+    "PermutationImportance",
+    "contributions",
+    "global_contributions",
+    "permutation_importance",
+    "query_contributions",
+]
 
 _STRATEGIES = ("global", "within_query")
 

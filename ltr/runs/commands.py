@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_clicks, check_positions
-from ltr.categorical import resolve_categorical_columns
 from ltr.build import TrainSettings, build_training, resolve_objective
+from ltr.categorical import resolve_categorical_columns
 from ltr.runs.build import (
     check_engine_params,
     ranker_from_settings,
