@@ -311,6 +311,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = sub.add_parser(
+        "explain",
+        help="TreeSHAP explanation of one query's top documents",
+        description="Explain one query of --data (default: the run's test set) with the "
+        "model of RUN_DIR: each top-k document's TreeSHAP contributions centred on the "
+        "query's mean (what lifted it above the others of its list); prints a table and "
+        "writes a heat map (default RUN_DIR/explain/query_Q.png).",
+    )
+    p.add_argument("model", metavar="RUN_DIR|MODEL", help="finished run folder or model file")
+    p.add_argument("--data", metavar="PATH", help="LETOR/LibSVM, CSV or parquet file")
+    p.add_argument("--query", required=True, metavar="Q", help="the query id to explain")
+    p.add_argument("--k", type=int, default=10, help="documents shown, best first (default 10)")
+    p.add_argument("--plot", metavar="FILE", help="heat map PNG path")
+    _add_common(p)
+
+    p = sub.add_parser(
         "validate",
         help="check a config (schema, --set overrides, data paths) without running",
         description="Validate CONFIG: unknown keys, invalid values and missing data files are "
@@ -347,6 +362,8 @@ def _print_metrics(result: Mapping[str, Mapping[str, float]], as_json: bool) -> 
 
 def _dispatch(args: argparse.Namespace) -> int:
     cmd = args.command
+    if cmd == "explain":
+        return _run_explain(args)
     if cmd == "train":
         cfg = load_config(args.config, args.overrides) if args.config else None
         if cfg is None and args.resume is None:
@@ -649,6 +666,16 @@ def _main(parser: argparse.ArgumentParser, argv: list[str], debug: bool) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def _run_explain(args: argparse.Namespace) -> int:
+    from ltr.runs.explain_cmd import explain_query
+
+    res = explain_query(args.model, args.query, args.data, k=args.k, plot=args.plot)
+    print(res.to_text())
+    if res.plot is not None:
+        print(f"plot: {res.plot}")
+    return EXIT_OK
 
 
 if __name__ == "__main__":

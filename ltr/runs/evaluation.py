@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ltr._io import to_jsonable, write_atomic
+from ltr._io import to_jsonable, write_atomic, write_png
 from ltr.empty_queries import empty_query_rule
 from ltr.metric_names import format_metric_name
 from ltr.runs.config import RunConfig, RunError
@@ -355,6 +355,28 @@ def importance_features(cfg: RunConfig, ds: RankingData) -> dict[str, list[str]]
     return features
 
 
+def _with_shap(
+    frame: Any, model: Any, ds: RankingData, features: Mapping[str, list[str]] | None,
+    run_dir: Path,
+) -> Any:
+    """Add ``mean_abs_shap`` (mean |TreeSHAP contribution|) beside ΔnDCG; write ``shap.png``.
+
+    Groups get the mean absolute sum of their members' contributions.  The
+    beeswarm plot shows every row of the importance set.
+    """
+    from ltr.contributions import contributions, global_contributions, plot_beeswarm
+
+    contrib = contributions(model, ds.X)
+    contrib.columns = [*ds.feature_names, "bias"]
+    groups = {g: cols for g, cols in (features or {}).items() if [g] != list(cols)}
+    table = global_contributions(contrib, groups)["mean_abs"]
+    frame = frame.copy()
+    at = list(frame.columns).index("importance_std") + 1
+    frame.insert(at, "mean_abs_shap", [float(table.get(str(f), np.nan)) for f in frame["feature"]])
+    write_png(plot_beeswarm(contrib, ds.X, top=20), run_dir / "shap.png", dpi=100)
+    return frame
+
+
 def importance_table(
     cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path, progress: bool
 ) -> dict[str, Any]:
@@ -391,6 +413,7 @@ def importance_table(
         **_ndcg_options(cfg),
     )
     frame = result.to_frame()
+    frame = _with_shap(frame, model, ds, features, run_dir)
     write_atomic(run_dir / "importance.csv", frame.to_csv(index=False))
     result.plot(run_dir / "importance.png", top=20)
     top = frame.head(10)
