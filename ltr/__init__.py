@@ -91,6 +91,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy names
     from ltr.build import TrainSettings, build_training
+    from ltr.categorical import CategoricalCoding
     from ltr.clicks import (
         ClickLog,
         estimate_propensity_em,
@@ -105,7 +106,6 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
     from ltr.estimator import GroupedRanker, LambdaMARTRanker
     from ltr.evaluation import EvaluationResult, evaluate
     from ltr.groups import QueryGroups, resolve_groups
-    from ltr.categorical import CategoricalCoding
     from ltr.inspection import PermutationImportance, permutation_importance
     from ltr.ips import ips_dcg, ips_ndcg
     from ltr.metric_names import parse_metric_name

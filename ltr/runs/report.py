@@ -151,8 +151,11 @@ def _empty_query_rows(
     rules: Mapping[str, Mapping[str, Any]], final: Mapping[str, Mapping[str, Any]],
     keys: Sequence[str],
 ) -> list[list[str]]:
-    """The empty-query rule per set; the nDCG means under the engines' rule (1) and
-    trec_eval's (0) when they differ by more than 0.001."""
+    """Return the table of the empty-query rule per set.
+
+    With the nDCG means under the engines' rule (empty -> 1) and trec_eval's
+    (empty -> 0) when they differ by more than 0.001.
+    """
     from ltr.empty_queries import EmptyQueryRule
 
     ndcg_keys = [k for k in keys if k.startswith("ndcg")]
