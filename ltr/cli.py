@@ -399,6 +399,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             n_features=args.n_features,
         )
         _print_metrics(metrics, args.json)
+        if not args.json:
+            print("\n".join(f"{n}: {r.describe()}" for n, r in metrics.empty.items()))
         return 0
     if cmd == "predict":
         if args.out is None and args.trec_run is None and args.trec_qrels is None:

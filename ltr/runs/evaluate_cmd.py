@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ltr._validation import check_eval_at, check_int
+from ltr.empty_queries import EmptyQueryRule, empty_query_rule
 from ltr.runs.config import DataConfig, RunConfig, RunError, parse_config
 from ltr.runs.data import load_data
-from ltr.runs.evaluation import set_metrics
+from ltr.runs.evaluation import run_convention, set_metrics
 from ltr.runs.folder import check_same_data, load_run_config, load_run_model, prepare_config
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
 
-__all__ = ["DEFAULT_RANKING_METRICS", "evaluate_model", "evaluate_ranking", "predict_run"]
+__all__ = ["DEFAULT_RANKING_METRICS", "MetricsBySet", "evaluate_model", "evaluate_ranking", "predict_run"]
 
 #: What ``ltr evaluate --qrels ... --ranking ...`` reports without ``--metrics``.
 DEFAULT_RANKING_METRICS = ("ndcg", "ndcg@10", "map", "mrr", "precision@10", "recall@100")
@@ -149,8 +150,9 @@ def evaluate_model(
 
     Returns
     -------
-    dict
-        ``{set_name: {"ndcg@k": value}}``.
+    MetricsBySet
+        ``{set_name: {"ndcg@k": value}}`` (a dict), with ``.empty``: the
+        empty-query rule per set and how many queries it applied to.
     """
     model, run_dir, base = _model_and_base(model_path)
     updates: dict[str, Any] = {}
@@ -168,16 +170,31 @@ def evaluate_model(
             raise RunError("--data is required when --model is a model file (not a run folder)")
         sets = load_data(prepare_config(base))
         check_same_data(run_dir, sets)
-        return {
-            n: set_metrics(base, ds, np.asarray(model.predict(ds.X), dtype=np.float64))
+        out = MetricsBySet(
+            (n, set_metrics(base, ds, np.asarray(model.predict(ds.X), dtype=np.float64)))
             for n, ds in sets.items()
             if n != "train"
-        }
+        )
+        out.empty = {n: _empty_rule(base, sets[n]) for n in out}
+        return out
     cfg, ds = _load_scored_file(
         model, run_dir, base, data_path, fmt=fmt, label=label, qid=qid, n_features=n_features
     )
     scores = np.asarray(model.predict(ds.X), dtype=np.float64)
-    return {Path(data_path).name: set_metrics(cfg, ds, scores)}
+    name = Path(data_path).name
+    out = MetricsBySet({name: set_metrics(cfg, ds, scores)})
+    out.empty = {name: _empty_rule(cfg, ds)}
+    return out
+
+
+class MetricsBySet(dict):  # type: ignore[type-arg]
+    """``{set_name: {"ndcg@k": value}}`` plus :attr:`empty`, the empty-query rule per set."""
+
+    empty: dict[str, EmptyQueryRule]
+
+
+def _empty_rule(cfg: RunConfig, ds: RankingData) -> EmptyQueryRule:
+    return empty_query_rule(ds.y, ds.offsets, run_convention(cfg))
 
 
 def predict_run(
