@@ -351,7 +351,7 @@ class EvaluationResult:
         Relevance threshold of the binary metrics.
     missing : str
         ``"skip"`` or ``"zero"``.
-    n_empty : int
+    n_without_relevant : int
         Evaluated queries with no relevant judgment (no positive gain): every
         metric scores them 0 under trec_eval's and ranx's rule
         (:attr:`empty_rule`).
@@ -363,12 +363,12 @@ class EvaluationResult:
     convention: str = "trec_eval"
     relevance_level: float = 1.0
     missing: str = "skip"
-    n_empty: int = 0
+    n_without_relevant: int = 0
 
     @property
     def empty_rule(self) -> EmptyQueryRule:
         """The empty-query rule and how many evaluated queries it applied to."""
-        return EmptyQueryRule(self.convention, 0.0, self.n_empty, self.n_queries)
+        return EmptyQueryRule(self.convention, 0.0, self.n_without_relevant, self.n_queries)
 
     @property
     def n_queries(self) -> int:
@@ -430,7 +430,7 @@ class EvaluationResult:
             for m in self.metrics
         }
         frame = pd.DataFrame.from_dict(rows, orient="index")
-        frame["n_empty"] = self.n_empty
+        frame["n_empty"] = self.n_without_relevant
         frame.attrs["empty"] = self.empty_rule.describe()
         return frame
 

@@ -149,7 +149,7 @@ def compare_runs(
 
 
 def _empty_rule_text(run: Any, split: str) -> str | None:
-    """The empty-query rule a run folder's ``metrics.json`` states for *split*, if any."""
+    """Return the empty-query rule a run folder's ``metrics.json`` states for *split*."""
     if not isinstance(run, (str, os.PathLike)) or not (Path(run) / "metrics.json").is_file():
         return None
     try:

@@ -26,7 +26,13 @@ from ltr.runs.folder import check_same_data, load_run_config, load_run_model, pr
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
 
-__all__ = ["DEFAULT_RANKING_METRICS", "MetricsBySet", "evaluate_model", "evaluate_ranking", "predict_run"]
+__all__ = [
+    "DEFAULT_RANKING_METRICS",
+    "MetricsBySet",
+    "evaluate_model",
+    "evaluate_ranking",
+    "predict_run",
+]
 
 #: What ``ltr evaluate --qrels ... --ranking ...`` reports without ``--metrics``.
 DEFAULT_RANKING_METRICS = ("ndcg", "ndcg@10", "map", "mrr", "precision@10", "recall@100")
@@ -124,7 +130,7 @@ def evaluate_model(
     eval_at: Sequence[int] | None = None,
     convention: str | None = None,
     n_features: int | None = None,
-) -> dict[str, dict[str, float]]:
+) -> MetricsBySet:
     """nDCG@k of a saved model on a data file (or on a run's own valid/test sets).
 
     Parameters
