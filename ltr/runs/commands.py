@@ -255,15 +255,10 @@ def _load_checked(cfg: RunConfig, cluster: Any = None) -> dict[str, RankingData]
     if cfg.importance.enabled:
         importance_features(cfg, sets[importance_set(cfg, sets)])
     if cfg.data.categorical:
-        if cluster is not None:
-            raise RunError(
-                "data.categorical: not supported on a cluster run yet; train in one process "
-                "(drop cluster) or leave the columns numeric"
-            )
+        names = list(cluster.features if cluster is not None else sets["train"].feature_names)
         try:
             resolve_categorical_columns(
-                cfg.data.categorical, sets["train"].feature_names, sets["train"].n_features,
-                where="data.categorical",
+                cfg.data.categorical, names, len(names), where="data.categorical"
             )
         except (TypeError, ValueError) as exc:
             raise RunError(str(exc)) from exc
