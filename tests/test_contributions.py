@@ -109,7 +109,7 @@ def test_global_summary_is_the_mean_absolute_contribution_and_groups_add_first(m
 
 
 def test_per_query_view_centres_each_document_on_its_query_mean(models, test_set):
-    X, _, offsets, qid = test_set
+    X, _, _, qid = test_set
     model = models["xgboost"]
     c = contributions(model, X, qid=qid)
     view = query_contributions(c, k=4)
