@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ltr._io import to_jsonable, write_atomic
+from ltr.empty_queries import EmptyQueryRule, count_empty_queries
 from ltr.metric_names import parse_metric_name
 from ltr.metrics import ndcg
 
@@ -383,6 +384,8 @@ class Monitor:
         self.rows_seen = 0
         self.n_windows_computed = 0
         self.values = pd.DataFrame(columns=list(VALUE_COLUMNS))
+        #: the empty-query rule and how many queries of the last update it applied to
+        self.empty_queries: EmptyQueryRule | None = None
 
     # ---------------------------------------------------------------- input
     def _normalize(self, batch: pd.DataFrame, row_offset: int) -> pd.DataFrame:
@@ -487,6 +490,9 @@ class Monitor:
                                        if not c.startswith("_")]].reset_index(drop=True)
         queries["_ts"] = grouped["_ts"].to_numpy()[first]
         queries["_row"] = np.asarray(order)[first]
+        self.empty_queries = EmptyQueryRule(
+            "monitor", None if isinstance(self.empty, str) else float(self.empty),
+            count_empty_queries(grouped["_label"].to_numpy(float), offsets) if n_q else 0, n_q)
         per_metric: dict[str, np.ndarray] = {}
         alerts: list[dict[str, Any]] = []
         values: list[dict[str, Any]] = []

@@ -245,3 +245,21 @@ def test_unknown_categorical_column_is_refused_before_any_work(tmp_path, capsys)
     assert main(["train", str(path), "--out", str(tmp_path / "run")]) != 0
     assert "data.categorical: unknown feature 'c9'" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_monitor_states_the_empty_query_rule():
+    from ltr.runs.monitor_cmd import monitor_log
+
+    rng = np.random.default_rng(5)
+    n_q, docs = 30, 6
+    label = rng.integers(0, 3, n_q * docs) * (rng.random(n_q * docs) < 0.25)
+    log = pd.DataFrame({
+        "timestamp": pd.Timestamp("2026-01-01", tz="UTC")
+        + pd.to_timedelta(np.repeat(np.arange(n_q), docs), unit="h"),
+        "qid": np.repeat(np.arange(n_q), docs), "doc_id": np.tile(np.arange(docs), n_q),
+        "score": rng.normal(size=n_q * docs), "label": label,
+    })
+    naive = int(sum(label[q * docs:(q + 1) * docs].max() == 0 for q in range(n_q)))
+    res = monitor_log(log, metric="ndcg@5", window="1D", min=0.0)
+    assert f"empty: {naive} of {n_q} queries left out (monitor)" in res.summary_lines()
+    assert int(res.values["n_skipped"].sum()) == naive
