@@ -263,3 +263,22 @@ def test_monitor_states_the_empty_query_rule():
     res = monitor_log(log, metric="ndcg@5", window="1D", min=0.0)
     assert f"empty: {naive} of {n_q} queries left out (monitor)" in res.summary_lines()
     assert int(res.values["n_skipped"].sum()) == naive
+
+
+def test_predict_on_a_file_with_unseen_categories_warns_with_the_count(categorical_run, tmp_path,
+                                                                       capsys):
+    from ltr.runs.evaluate_cmd import predict_run
+
+    rows = pd.DataFrame({"qid": [1, 1, 2], "label": [0, 1, 0]})
+    for j in range(1, 7):
+        rows[f"f{j}"] = [0.1, 0.1, 0.3]
+    rows["c1"] = [999.0, np.nan, 999.0]  # unseen, missing, unseen
+    first = json.loads((categorical_run / "model.json").read_text())["categorical"][
+        "categories"][1][0]
+    rows["c2"] = [first, first, first]
+    data = tmp_path / "new.csv"
+    rows.to_csv(data, index=False)
+    with pytest.warns(UserWarning, match="2 of 3 rows of new.csv have a category unseen"):
+        frame = predict_run(categorical_run, data, out=tmp_path / "s.csv")
+    assert len(frame) == 3
+    assert frame["score"].iloc[0] == frame["score"].iloc[1]  # unseen scores as missing

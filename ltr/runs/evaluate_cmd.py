@@ -10,6 +10,7 @@ qrels/run evaluation directly.  Both print nothing.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -108,6 +109,16 @@ def _load_scored_file(
             f"--data: {str(p)!r} has {ds.n_features} features but the model expects "
             f"{n_model}; evaluate it on data with the model's features{hint}"
         )
+    coding = getattr(model, "categorical", None)
+    if coding is not None:
+        _, unseen = coding.encode(ds.X, count_unseen=True)
+        if unseen:
+            warnings.warn(
+                f"--data: {unseen} of {ds.n_rows} rows of {p.name} have a category unseen in "
+                "training; they are scored as missing",
+                UserWarning,
+                stacklevel=2,
+            )
     return cfg, ds
 
 
