@@ -282,3 +282,16 @@ def test_predict_on_a_file_with_unseen_categories_warns_with_the_count(categoric
         frame = predict_run(categorical_run, data, out=tmp_path / "s.csv")
     assert len(frame) == 3
     assert frame["score"].iloc[0] == frame["score"].iloc[1]  # unseen scores as missing
+
+
+def test_text_categories_in_a_run_file_are_refused_with_the_fix(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"qid": np.repeat(np.arange(10), 6), "label": rng.integers(0, 3, 60),
+                  "f1": rng.normal(size=60), "country": rng.choice(["de", "fr"], 60)}).to_csv(
+        tmp_path / "t.csv", index=False)
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(
+        {"data": {"source": "csv", "train": str(tmp_path / "t.csv"), "categorical": ["country"]}}))
+    assert main(["train", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "run")]) == 1
+    err = capsys.readouterr().err
+    assert "data.categorical: column 'country'" in err and "map each category to an integer" in err
+    assert not (tmp_path / "run").exists()
