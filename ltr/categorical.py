@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr._validation import check_matrix, short_repr
+from ltr._validation import check_matrix, is_sparse, short_repr
 
 __all__ = ["CategoricalCoding", "frame_categorical_columns", "resolve_categorical_columns"]
 
@@ -189,6 +189,8 @@ class CategoricalCoding:
         -------
         CategoricalCoding
         """
+        if is_sparse(X):
+            X = X.toarray()
         names = _names_of(X, feature_names)
         n_features = len(names) if names is not None else int(np.shape(X)[1])
         idx = resolve_categorical_columns(columns, names, n_features)
@@ -239,6 +241,8 @@ class CategoricalCoding:
         if _is_frame(X):
             n_cols = X.shape[1]
         else:
+            if is_sparse(X):  # category codes are dense by nature
+                X = X.toarray()
             X = np.asarray(X)
             if X.ndim != 2:
                 raise ValueError(f"X must be 2-D (n_rows, n_features), got shape {X.shape}")
