@@ -295,3 +295,27 @@ def test_text_categories_in_a_run_file_are_refused_with_the_fix(tmp_path, capsys
     err = capsys.readouterr().err
     assert "data.categorical: column 'country'" in err and "map each category to an integer" in err
     assert not (tmp_path / "run").exists()
+
+
+def test_tune_searches_with_the_categorical_columns_as_categories(tmp_path, monkeypatch):
+    from ltr.estimator import LambdaMARTRanker
+
+    seen = []
+    real_fit = LambdaMARTRanker.fit
+
+    def fit(self, X, y, **kw):
+        seen.append(tuple(str(t) for t in X.dtypes))
+        return real_fit(self, X, y, **kw)
+
+    monkeypatch.setattr(LambdaMARTRanker, "fit", fit)
+    cfg = {"data": {"source": "synthetic", "categorical": ["c1"],
+                    "synthetic": {"n_queries": 40, "n_features": 3, "mean_docs": 10,
+                                  "max_docs": 30, "n_categorical": 1},
+                    "split": {"valid": 0.0, "test": 0.2}},
+           "model": {"rounds": 3, "n_jobs": 1},
+           "search": {"method": "grid", "param_grid": {"num_leaves": [7]}, "folds": 2}}
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(cfg))
+    assert main(["tune", str(tmp_path / "t.yaml"), "--out", str(tmp_path / "run")]) == 0
+    assert seen and all(d[-1] == "category" for d in seen)
+    assert json.loads((tmp_path / "run" / "model.json").read_text())["categorical"]["names"] == [
+        "c1"]

@@ -464,6 +464,20 @@ def importance_run(
     return RunResult.from_run_dir(run_dir)
 
 
+def _search_X(cfg: RunConfig, ds: RankingData) -> Any:
+    """Return the search's ``X``: with ``data.categorical``, those columns as ``category``.
+
+    The ranker then fits its coding on each fold's training part, as a run does on its
+    training set.
+    """
+    if not cfg.data.categorical:
+        return ds.X
+    import pandas as pd
+
+    frame = pd.DataFrame(ds.X, columns=list(ds.feature_names))
+    return frame.astype({c: "category" for c in cfg.data.categorical})
+
+
 def tune_run(
     cfg: RunConfig,
     *,
@@ -564,7 +578,7 @@ def tune_run(
                 tr.n_queries,
             )
             with sklearn.config_context(enable_metadata_routing=True):
-                search.fit(tr.X, labels_y, qid=tr.qid, groups=tr.qid)
+                search.fit(_search_X(cfg, tr), labels_y, qid=tr.qid, groups=tr.qid)
     except BaseException:
         remove_run_dir(run_dir, keep_folder=out is not None)
         raise
