@@ -52,6 +52,7 @@ _EXPORTS: dict[str, str] = {
     "TopKPairSampling": "ltr.objectives.sampling",
     "permutation_importance": "ltr.inspection",
     "PermutationImportance": "ltr.inspection",
+    "CategoricalCoding": "ltr.categorical",
     "LambdaMARTRanker": "ltr.estimator",
     "GroupedRanker": "ltr.estimator",
     "make_ndcg_scorer": "ltr.scoring",
@@ -92,6 +93,7 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy names
     from ltr._io import check_file_set
     from ltr.build import TrainSettings, build_training
+    from ltr.categorical import CategoricalCoding
     from ltr.clicks import (
         ClickLog,
         estimate_propensity_em,

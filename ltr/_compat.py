@@ -38,6 +38,7 @@ _PROVIDERS: dict[str, tuple[str, str | None]] = {
     "pydantic": ("pydantic", None),
     "dask": ("'dask[dataframe,distributed]'", "dask"),
     "distributed": ("'dask[dataframe,distributed]'", "dask"),
+    "shap": ("shap", "shap"),  # ltr.inspection.to_shap_explanation only
 }
 
 

@@ -136,6 +136,27 @@ def _grades(latent: np.ndarray, proportions: Sequence[float]) -> np.ndarray:
     return np.searchsorted(cuts, latent, side="right").astype(np.float64)
 
 
+def _categorical_columns(
+    rng: np.random.Generator, n_columns: int, n_rows: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(ids of shape (n_rows, n_columns), relevance effect per row)``.
+
+    Column ``i`` (0-based) has ``8 * (i + 1)`` categories drawn with Zipf-like
+    weights; ids are distinct integers in 1..999 whose order says nothing about
+    their effect (normal, scale ``1.2 / (i + 1)``).
+    """
+    ids = np.zeros((n_rows, n_columns), dtype=np.int64)
+    effect = np.zeros(n_rows)
+    for i in range(n_columns):
+        n_cats = 8 * (i + 1)
+        weights = 1.0 / np.arange(1, n_cats + 1) ** 0.7
+        level = rng.choice(n_cats, size=n_rows, p=weights / weights.sum())
+        values = rng.choice(np.arange(1, 1000), size=n_cats, replace=False)
+        ids[:, i] = values[level]
+        effect += (1.2 / (i + 1)) * rng.standard_normal(n_cats)[level]
+    return ids, effect
+
+
 def _standardize(values: np.ndarray) -> np.ndarray:
     std = values.std()
     return (values - values.mean()) / (std if std > 0 else 1.0)
@@ -149,6 +170,7 @@ def make_ranking(
     max_docs: int = 1000,
     objectives: Sequence[str] | None = None,
     n_segments: int = 0,
+    n_categorical: int = 0,
     random_state: int | np.random.Generator | None = 0,
 ) -> RankingData:
     """Deterministic synthetic ranking data shaped like MSLR-WEB10K.
@@ -174,6 +196,12 @@ def make_ranking(
       in ``segments`` (unequal sizes; higher segments tend to have noisier
       labels, so per-segment nDCG differs).  ``X`` and ``y`` do not depend on
       ``n_segments``.
+    * ``n_categorical > 0`` appends that many categorical document-level
+      columns ``c1``, ``c2``, ... after the numeric ones: integer category ids
+      (not ordered by their effect), column ``i`` with ``8 * i`` categories of
+      Zipf-like frequencies; each category adds its own effect to the
+      relevance, strongest for ``c1`` (``c1`` carries most of the signal).
+      The numeric columns do not depend on ``n_categorical``.
 
     Everything is vectorised numpy (features are filled in blocks of rows, one
     contiguous column at a time); 10,000 queries (about 1.2 million rows x 136
@@ -195,6 +223,8 @@ def make_ranking(
         Names of objectives that get their own label column.
     n_segments : int, default=0
         Number of query segments; 0 for none.
+    n_categorical : int, default=0
+        Number of categorical columns appended (``c1..cK``).
     random_state : int, numpy.random.Generator or None, default=0
         Seed.  The same int gives identical arrays (on one platform and numpy
         version).
@@ -202,7 +232,8 @@ def make_ranking(
     Returns
     -------
     RankingData
-        With ``qid = 0..n_queries-1`` and feature names ``f1..fN``.
+        With ``qid = 0..n_queries-1`` and feature names ``f1..fN`` (then
+        ``c1..cK``).
 
     Examples
     --------
@@ -222,10 +253,11 @@ def make_ranking(
             f"mean_docs must be <= max_docs, got mean_docs={mean_docs!r} and max_docs={max_docs!r}"
         )
     n_segments = check_int(n_segments, "n_segments", minimum=0)
+    n_categorical = check_int(n_categorical, "n_categorical", minimum=0, maximum=64)
     names = _check_objectives(objectives)
     seq = _seed_sequence(random_state)
-    rng_struct, rng_x, rng_query, rng_noise, rng_obj, rng_seg = (
-        np.random.Generator(np.random.PCG64(s)) for s in seq.spawn(6)
+    rng_struct, rng_x, rng_query, rng_noise, rng_obj, rng_seg, rng_cat = (
+        np.random.Generator(np.random.PCG64(s)) for s in seq.spawn(7)
     )
 
     # -- query sizes ------------------------------------------------------
@@ -273,6 +305,8 @@ def make_ranking(
     for r in range(9, 17):
         shared += 0.15 * col(r)
     shared = _standardize(shared)
+    cat_columns, cat_effect = _categorical_columns(rng_cat, n_categorical, n_rows)
+    shared += cat_effect
     query_effect = 1.5 * hidden[row_query]
     row_noise_scale = noise_scale[row_query]
 
@@ -301,11 +335,15 @@ def make_ranking(
         code = np.searchsorted(cuts, key, side="right")
         segments = np.array([f"seg{i}" for i in range(n_segments)])[code][row_query]
 
+    names = [f"f{j + 1}" for j in range(n_features)]
+    if n_categorical:
+        X = np.concatenate([X, cat_columns.astype(np.float32)], axis=1)
+        names += [f"c{i + 1}" for i in range(n_categorical)]
     return RankingData(
         X=X,
         y=y,
         qid=row_query,
-        feature_names=[f"f{j + 1}" for j in range(n_features)],
+        feature_names=names,
         labels=labels,
         segments=segments,
     )

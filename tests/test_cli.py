@@ -161,7 +161,7 @@ def test_train_writes_a_complete_self_describing_run_folder(finished_run):
     md = (run_dir / "report.md").read_text()
     assert "## Final metrics" in md and "![Curves (nDCG per round)](curves.png)" in md
     page = (run_dir / "report.html").read_text()
-    assert page.count("data:image/png;base64,") == 2  # curves and importance embedded
+    assert page.count("data:image/png;base64,") == 3  # curves, importance and SHAP embedded
     assert 'src="curves.png"' not in page and "<table>" in page
     log = (run_dir / "run.log").read_text()
     assert "starting run" in log and "finished in" in log

@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "ltr.synthetic": 1,
     "ltr.relevance": 1,
     "ltr._frames": 1,
+    "ltr.categorical": 1,
     "ltr.testing": 2,
     "ltr.metrics": 2,
     "ltr.evaluation": 2,

@@ -99,7 +99,7 @@ def test_metric_name_str_round_trips():
         ("ndcg@0", ValueError, "K must be an integer >= 1, got 0"),
         ("ndcg@10:foo", ValueError, "unknown convention 'foo'"),
         ("ndcg@10:lightgmb", ValueError, r"did you mean 'lightgbm'\?"),
-        ("ndcg@10:trec_eval", ValueError, "unknown convention 'trec_eval'"),
+        ("ndcg@10:trec_eval", ValueError, "convention 'trec_eval' does not apply here"),
         (10, TypeError, "metric name must be a str"),
     ],
 )

@@ -214,6 +214,13 @@ def test_every_training_config_and_the_estimator_train_the_same_model(
     ranker = LambdaMARTRanker(**params, random_state=seed,
                               eval_at=dumped["evaluation"]["eval_at"])
     sets = load_data(cfg)
+
+    def features(ds):  # data.categorical: those columns as pandas categories (the estimator's way)
+        if not cfg.data.categorical:
+            return ds.X
+        frame = pd.DataFrame(ds.X, columns=list(ds.feature_names))
+        return frame.astype({c: "category" for c in cfg.data.categorical})
+
     tr = sets["train"]
     y = tr.click if "click" in cfg.logged else tr.y
     if params["objectives"] is not None:
@@ -226,11 +233,11 @@ def test_every_training_config_and_the_estimator_train_the_same_model(
         y_valid = va.y
         if params["objectives"] is not None:
             y_valid = pd.DataFrame({o: va.labels[o] for o in params["objectives"]})
-        fit.update(eval_set=[(va.X, y_valid)], eval_qid=[va.qid])
-    ranker.fit(tr.X, y, **fit)
+        fit.update(eval_set=[(features(va), y_valid)], eval_qid=[va.qid])
+    ranker.fit(features(tr), y, **fit)
     X_test = sets["test"].X
     by_run = RankingModel.load(run.run_dir / "model.json").predict(X_test)
-    np.testing.assert_array_equal(by_run, ranker.predict(X_test))
+    np.testing.assert_array_equal(by_run, ranker.predict(features(sets["test"])))
     assert ranker.model_.num_trees() == RankingModel.load(run.run_dir / "model.json").num_trees()
 
 

@@ -155,6 +155,8 @@ def _score(args: argparse.Namespace, model: str) -> int:
         n_features=args.n_features,
     )
     print_metrics(metrics, args.json)
+    if not args.json:
+        print("\n".join(f"{n}: {r.describe()}" for n, r in metrics.empty.items()))
     return EXIT_OK
 
 

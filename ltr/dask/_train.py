@@ -30,7 +30,9 @@ import pandas as pd
 from ltr._compat import import_dask, import_distributed, import_xgboost, optional_import
 from ltr._io import digest_arrays, to_jsonable
 from ltr._validation import check_eval_at, check_int, check_seed, short_repr
+from ltr.categorical import CategoricalCoding
 from ltr.dask import _workers as W
+from ltr.dask._categorical import encode_frame, fit_coding
 from ltr.dask._frame import QueryLayout, check_frame, frame_digest, shuffle_by_query
 from ltr.engines._checkpoint import load_completed, write_stage
 from ltr.engines._model import RankingModel
@@ -171,6 +173,20 @@ def _collect_eval_sets(eval_sets: Any, qid: str, label: str, feats: list[str],
     return out
 
 
+def _categorical(categorical: Any, data: Any, feats: list[str],
+                 evals: list[Any]) -> tuple[CategoricalCoding | None, Any, list[Any]]:
+    """``(coding, data, eval sets)``: the coding fitted (and applied) or taken as given."""
+    if categorical is None:
+        return None, data, evals
+    if isinstance(categorical, CategoricalCoding):
+        return categorical, data, evals
+    coding = fit_coding(data, categorical, feats)
+    data = encode_frame(data, coding, feats)
+    out = [(item[0], coding.encode(item[1]), *item[2:])
+           if isinstance(item, tuple) and len(item) >= 2 else item for item in evals]
+    return coding, data, out
+
+
 def _eval_convention(evals: list[EvalSet], convention: str | None, engine: str,
                      native: bool) -> str | None:
     """Return the recorder's convention, as :func:`ltr.engines._spec.make_spec` decides it."""
@@ -295,6 +311,7 @@ class _Job:
     spec: W.EvalSpec | None
     seed_key: str
     dtrain: Any = None
+    categorical: tuple[str, ...] = ()  # feature columns holding category codes
 
     def run(self, stage_index: int, k: int, first: int, n_rounds: int,
             init_booster: Any, trees: int) -> tuple[Any, Any]:
@@ -345,7 +362,9 @@ class _Job:
         with warnings.catch_warnings():
             # lightgbm.dask sets the threads per worker itself
             warnings.filterwarnings("ignore", message="Parameter n_jobs will be ignored")
+            cat: Any = list(self.categorical) or "auto"
             model.fit(frame[self.feats], frame[self.label], group=group,
+                      categorical_feature=cat,
                       sample_weight=None if self.weight is None else frame[self.weight],
                       callbacks=callbacks or None, init_model=init)
         return model.booster_
@@ -393,6 +412,11 @@ class _Job:
         # travel in a per-row float field no objective of ours reads otherwise (the AFT
         # lower bound), and the objective wrapper multiplies them in
         extra = {} if self.weight is None else {"label_lower_bound": frame[self.weight]}
+        if self.categorical:
+            from ltr.engines.xgboost import categorical_dmatrix_args
+
+            extra.update(categorical_dmatrix_args(
+                len(self.feats), tuple(self.feats.index(c) for c in self.categorical)))
         return dxgb.DaskQuantileDMatrix(self.client, frame[self.feats], label=frame[self.label],
                                         qid=codes, feature_names=self.feats, **extra)
 
@@ -434,6 +458,7 @@ def train(
     convention: str | None = None,
     random_state: int | np.random.RandomState | np.random.Generator | None = None,
     npartitions: int | None = None,
+    categorical: Any = None,
 ) -> RankingModel:
     """Train a LambdaMART ranking model on a Dask cluster.
 
@@ -495,6 +520,12 @@ def train(
         Engine seed (``None`` -> 0); stage ``i`` uses seed + i.
     npartitions : int, optional
         Partitions after the shuffle; default ``max(data.npartitions, workers)``.
+    categorical : sequence of str or int, or CategoricalCoding, optional
+        Categorical feature columns, as in :func:`ltr.engines.train`: the
+        coding is fitted on *data* (the distinct values of each column,
+        computed on the cluster), applied to it partition by partition and to
+        the eval sets, and stored in ``model.categorical``; a fitted
+        ``CategoricalCoding`` means *data* and the eval sets hold its codes.
 
     Returns
     -------
@@ -527,7 +558,7 @@ def _train(
     objective: Any, k: int, schedule: Any, params: Mapping[str, Any] | None,
     num_boost_round: int | None, eval_sets: Sequence[Any], eval_at: Sequence[int],
     early_stopping_rounds: int | None, stage_dir: str | os.PathLike[str] | None, resume: bool,
-    convention: str | None, random_state: Any, npartitions: int | None,
+    convention: str | None, random_state: Any, npartitions: int | None, categorical: Any,
 ) -> RankingModel:
     """Do the work of :func:`train` (its client is the current one)."""
     if engine not in ("lightgbm", "xgboost"):
@@ -569,8 +600,9 @@ def _train(
                          f"{sched.n_rounds} or None")
     plan = stages_of(sched, num_boost_round)
     ks = check_eval_at(eval_at)
-    evals = check_eval_sets(_collect_eval_sets(eval_sets, qid, label, feats, label_cols),
-                            len(feats), feats)
+    collected = _collect_eval_sets(eval_sets, qid, label, feats, label_cols)
+    coding, data, collected = _categorical(categorical, data, feats, collected)
+    evals = check_eval_sets(collected, len(feats), feats)
     if early_stopping_rounds is not None:
         early_stopping_rounds = check_int(early_stopping_rounds, "early_stopping_rounds",
                                           minimum=1)
@@ -631,7 +663,7 @@ def _train(
     if obj is not None:
         obj = _fresh(obj)
     job = _Job(client, engine, frame, layout, engine_label, qid, feats, weight, merged, obj,
-               packed, spec, seed_key)
+               packed, spec, seed_key, categorical=() if coding is None else coding.names)
 
     run_id = ""
     completed: list[dict[str, Any]] = []
@@ -642,6 +674,8 @@ def _train(
                     "convention": conv, "eval_sets": [ev.name for ev in evals],
                     "features": feats, "weight": weight, "labels": label_cols,
                     "partitions": int(layout.rows.size), "distributed": True}
+        if coding is not None:
+            settings["categorical"] = coding.to_dict()
         run_id = _fingerprint(settings, frame_digest(frame), evals)
         stage_dir.mkdir(parents=True, exist_ok=True)
         completed = load_completed(stage_dir, bool(resume), run_id)
@@ -705,7 +739,7 @@ def _train(
     return RankingModel(
         engine=engine, booster=booster, evals_result=evals_result,
         best_iteration=total if (early_stopping_rounds and any_stop) else None,
-        stages=stages, params=public, convention=conv,
+        stages=stages, params=public, convention=conv, categorical=coding,
     )
 
 

@@ -33,7 +33,7 @@ from ltr.engines._loop import run_training
 from ltr.engines._model import RankingModel
 from ltr.engines._protocol import EngineAdapter
 from ltr.engines._registry import ENGINES, get_adapter
-from ltr.engines._spec import TrainSpec, make_spec
+from ltr.engines._spec import TrainSpec, encode_categorical, make_spec
 
 __all__ = ["ENGINES", "EngineAdapter", "RankingModel", "TrainSpec", "get_adapter", "train"]
 
@@ -62,6 +62,7 @@ def train(
     labels: Mapping[str, Any] | None = None,
     feature_names: Sequence[str] | None = None,
     position: Any = None,
+    categorical: Any = None,
 ) -> RankingModel:
     """Train a LambdaMART ranking model.
 
@@ -160,6 +161,18 @@ def train(
         through *params*).  With ``LambdaRankObjective(unbiased=True)`` (or
         ``propensity=``) ltr's Unbiased LambdaMART uses them.  Any other
         objective refuses positions.
+    categorical : sequence of str or int, or CategoricalCoding, optional
+        Categorical columns (names from *feature_names* or a DataFrame's
+        columns, or indices).  One coding is fitted on *X*
+        (:class:`ltr.categorical.CategoricalCoding`: the training set's
+        categories numbered ``0..n-1``), applied to *X* and every eval set,
+        stored in ``model.categorical`` and applied again by
+        :meth:`RankingModel.predict`; a missing or unseen category is missing
+        (NaN) on both engines.  The codes go to the engines natively:
+        LightGBM ``Dataset(categorical_feature=...)``, XGBoost
+        ``DMatrix(feature_types=["c", ...], enable_categorical=True)``.  A
+        fitted ``CategoricalCoding`` is used as is, with *X* and the eval sets
+        already holding its codes.
 
     Returns
     -------
@@ -184,6 +197,9 @@ def train(
     >>> model.num_trees(), [s["k"] for s in model.stages]
     (5, [5, 10])
     """
+    coding = None
+    if categorical is not None:
+        coding, X, eval_sets = encode_categorical(categorical, X, eval_sets, feature_names)
     spec = make_spec(
         X, y, offsets, engine=engine, objective=objective, k=k, schedule=schedule,
         params=params, num_boost_round=num_boost_round, sample_weight=sample_weight,
@@ -196,4 +212,8 @@ def train(
         from ltr._compat import import_xgboost
 
         import_xgboost()  # the error names the extra to install
-    return run_training(spec)
+    if coding is not None:
+        spec.categorical = coding.columns
+    model = run_training(spec)
+    model.categorical = coding
+    return model

@@ -51,6 +51,8 @@ def fingerprint(spec: TrainSpec, params: dict[str, Any]) -> str:
         "eval_sets": [ev.name for ev in spec.eval_sets],
         "feature_names": spec.feature_names,
     }
+    if spec.categorical:  # only then: older runs keep their fingerprint
+        settings["categorical"] = list(spec.categorical)
     arrays = [spec.X, spec.y, spec.offsets, spec.sample_weight, spec.position]
     for ev in spec.eval_sets:
         arrays += [ev.X, ev.y, ev.offsets]

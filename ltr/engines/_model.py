@@ -12,6 +12,7 @@ import numpy as np
 
 from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_matrix
+from ltr.categorical import CategoricalCoding
 from ltr.engines._checkpoint import file_sha256
 from ltr.engines._registry import get_adapter
 
@@ -46,6 +47,9 @@ class RankingModel:
     convention : str or None
         The nDCG convention of ``evals_result`` (see :data:`ltr.metrics.CONVENTIONS`):
         the one passed to ``train``, else the engine's own.
+    categorical : CategoricalCoding or None
+        The categorical coding fitted on the training set (``train(...,
+        categorical=...)``); :meth:`predict` applies it to raw features.
     """
 
     engine: str
@@ -55,6 +59,7 @@ class RankingModel:
     stages: list[dict[str, Any]] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     convention: str | None = None
+    categorical: CategoricalCoding | None = None
 
     @property
     def position_bias(self) -> dict[str, Any] | None:
@@ -85,7 +90,27 @@ class RankingModel:
         Parameters
         ----------
         X : array-like of shape (n_rows, n_features)
-            Features (ndarray, DataFrame or scipy sparse).
+            Features (ndarray, DataFrame or scipy sparse); categorical columns
+            hold raw categories, mapped through :attr:`categorical` (an
+            unseen category is missing).
+
+        Returns
+        -------
+        ndarray of float64, shape (n_rows,)
+        """
+        return self.predict_codes(self.encode(X))
+
+    def encode(self, X: Any) -> Any:
+        """Return *X* with its categorical columns coded (*X* itself without a coding)."""
+        return X if self.categorical is None else self.categorical.encode(X)
+
+    def predict_codes(self, X: Any) -> np.ndarray:
+        """Scores of rows whose categorical columns already hold codes (:meth:`encode`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Coded features.
 
         Returns
         -------
@@ -113,6 +138,7 @@ class RankingModel:
             "stages": self.stages,
             "params": self.params,
             "convention": self.convention,
+            "categorical": None if self.categorical is None else self.categorical.to_dict(),
         }
 
     def save(self, path: str | os.PathLike[str]) -> Path:
@@ -225,6 +251,10 @@ class RankingModel:
             stages=data.get("stages", []),
             params=data.get("params", {}),
             convention=data.get("convention"),
+            categorical=(
+                None if not data.get("categorical")
+                else CategoricalCoding.from_dict(data["categorical"])
+            ),
         )
 
     def __repr__(self) -> str:

@@ -31,8 +31,10 @@ from ltr._validation import (
     check_progress,
     check_seed,
     check_weights,
+    is_sparse,
     short_repr,
 )
+from ltr.categorical import CategoricalCoding
 from ltr.engines._objective import (
     ObjectiveCall,
     attach_position,
@@ -50,6 +52,7 @@ __all__ = [
     "TrainSpec",
     "check_eval_sets",
     "check_feature_names",
+    "encode_categorical",
     "make_spec",
     "merge_engine_params",
     "objective_fields",
@@ -154,6 +157,64 @@ def check_eval_sets(
     return out
 
 
+def encode_categorical(
+    categorical: Any, X: Any, eval_sets: Any, feature_names: Any
+) -> tuple[CategoricalCoding, Any, Any]:
+    """Fit (or check) the categorical coding and encode ``X`` and the eval sets' ``X``.
+
+    *categorical* is a list of columns (names or indices): the coding is fitted
+    on *X* (the training set) and applied to *X* and every eval set.  A fitted
+    :class:`ltr.categorical.CategoricalCoding` means *X* and the eval sets
+    already hold its codes (as :meth:`CategoricalCoding.encode` writes them);
+    they are checked to be codes (integers in ``0..n-1`` or NaN).
+
+    Returns
+    -------
+    tuple
+        ``(coding, X, eval_sets)``.
+    """
+    if isinstance(categorical, CategoricalCoding):
+        coding = categorical
+        X = check_matrix(X, "X", feature_names)
+        _check_codes(coding, X, "X")
+        if isinstance(eval_sets, Sequence) and not isinstance(eval_sets, (str, bytes)):
+            for i, item in enumerate(eval_sets):
+                if isinstance(item, Sequence) and len(item) >= 2:
+                    _check_codes(coding, check_matrix(item[1], f"eval_sets[{i}] X"),
+                                 f"eval_sets[{i}] X")
+        return coding, X, eval_sets
+    names = feature_names
+    if names is None and hasattr(X, "columns"):
+        names = [str(c) for c in X.columns]
+    coding = CategoricalCoding.fit(X, categorical, names)
+    X = coding.encode(X)
+    if isinstance(eval_sets, Sequence) and not isinstance(eval_sets, (str, bytes)):
+        encoded = []
+        for item in eval_sets:
+            if isinstance(item, Sequence) and not isinstance(item, (str, bytes)) and len(item) >= 2:
+                item = (item[0], coding.encode(item[1]), *item[2:])
+            encoded.append(item)
+        eval_sets = encoded
+    return coding, X, eval_sets
+
+
+def _check_codes(coding: CategoricalCoding, X: Any, where: str) -> None:
+    for j, name, cats in zip(coding.columns, coding.names, coding.categories):
+        if j >= X.shape[1]:
+            raise ValueError(
+                f"{where} has {X.shape[1]} columns but the categorical coding names column {j}"
+            )
+        col = np.asarray(X[:, j].toarray()).ravel() if is_sparse(X) else X[:, j]
+        ok = np.isnan(col) | ((col >= 0) & (col < len(cats)) & (col == np.floor(col)))
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise ValueError(
+                f"categorical={coding!r} is a fitted coding, so {where} must hold its codes, but "
+                f"column {name!r} has {col[i]!r} at row {i}; encode the raw table with "
+                "coding.encode(X) first, or pass the column names to fit a new coding"
+            )
+
+
 # ----------------------------------------------------------------------------
 # the validated request
 # ----------------------------------------------------------------------------
@@ -194,6 +255,7 @@ class TrainSpec:
     composite_gains: dict[str, Any] | None = None
     feature_names: list[str] | None = None
     position: np.ndarray | None = None  # display ranks (1 = top), training-row order
+    categorical: tuple[int, ...] = ()  # columns holding category codes (ltr.categorical)
 
     @property
     def native(self) -> bool:

@@ -253,6 +253,7 @@ class LightGBMAdapter:
         # LightGBM's position debiasing (a GAM over categorical position ids) belongs to its
         # native lambdarank; a custom objective reads the positions itself.
         position = spec.position - 1 if spec.native and spec.position is not None else None
+        categorical: list[int] | Literal["auto"] = list(spec.categorical) or "auto"
         train_set = lgb.Dataset(
             spec.X,
             label=spec.y,
@@ -260,6 +261,7 @@ class LightGBMAdapter:
             weight=spec.sample_weight if spec.native else None,
             position=position,
             feature_name=names,
+            categorical_feature=categorical,
             params=ds_params,
             free_raw_data=False,
         ).construct()
@@ -270,6 +272,7 @@ class LightGBMAdapter:
                 group=np.diff(ev.offsets),
                 reference=train_set,
                 feature_name=names,
+                categorical_feature=categorical,
                 params=ds_params,
                 free_raw_data=False,
             ).construct()

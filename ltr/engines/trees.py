@@ -10,6 +10,7 @@ recognised only when its engine's module is already loaded.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ __all__ = [
     "FlatTrees",
     "LgbTrees",
     "find_booster",
+    "has_categorical_splits",
     "is_lightgbm_booster",
     "is_xgboost_booster",
     "parse_lightgbm_trees",
@@ -324,6 +326,17 @@ def parse_xgboost_trees(booster: Any) -> FlatTrees | None:
             trees_of.setdefault(int(j), []).append(t)
     return _assemble(parts, paths_of, trees_of, leaf_values, np.float32,
                      float(np.float32(base[0])), strict=True)
+
+
+def has_categorical_splits(booster: Any) -> bool:
+    """Return True when a LightGBM/XGBoost booster splits on categories anywhere."""
+    if is_lightgbm_booster(booster):
+        text = booster.model_to_string(num_iteration=-1)
+        return re.search(r"^num_cat=[1-9]", text, flags=re.MULTILINE) is not None
+    if is_xgboost_booster(booster):
+        info = xgboost_split_info(booster)
+        return bool(info is not None and info[1])
+    return False
 
 
 def xgboost_split_info(booster: Any) -> tuple[dict[int, np.ndarray], set[int]] | None:

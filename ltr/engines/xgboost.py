@@ -36,7 +36,13 @@ from ltr.groups import take_rows
 
 xgb = import_xgboost()
 
-__all__ = ["DEFAULT_PARAMS", "XGBoostAdapter", "record_callback", "record_metric"]
+__all__ = [
+    "DEFAULT_PARAMS",
+    "XGBoostAdapter",
+    "categorical_dmatrix_args",
+    "record_callback",
+    "record_metric",
+]
 
 DEFAULT_PARAMS: dict[str, Any] = {
     "tree_method": "hist",
@@ -88,6 +94,28 @@ def position_order(position: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     order = np.empty_like(slot)
     order[slot] = np.arange(len(slot), dtype=np.int64)
     return order
+
+
+def categorical_dmatrix_args(n_features: int, categorical: tuple[int, ...]) -> dict[str, Any]:
+    """``DMatrix`` keyword arguments for category-code columns (none when there are none).
+
+    Parameters
+    ----------
+    n_features : int
+        Columns of ``X``.
+    categorical : tuple of int
+        Columns holding category codes (``feature_types`` ``"c"``).
+
+    Returns
+    -------
+    dict
+        ``{"feature_types": [...], "enable_categorical": True}`` or ``{}``.
+    """
+    if not categorical:
+        return {}
+    cat = set(categorical)
+    types = ["c" if j in cat else "q" for j in range(n_features)]
+    return {"feature_types": types, "enable_categorical": True}
 
 
 def _per_query_weights(weight: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -244,9 +272,11 @@ class XGBoostAdapter:
         offsets: np.ndarray,
         weight: np.ndarray | None,
         names: list[str] | None,
+        categorical: tuple[int, ...] = (),
     ) -> Any:
         qid = np.repeat(np.arange(len(offsets) - 1, dtype=np.int64), np.diff(offsets))
-        dm = xgb.DMatrix(X, label=y, qid=qid, feature_names=names)
+        dm = xgb.DMatrix(X, label=y, qid=qid, feature_names=names,
+                         **categorical_dmatrix_args(X.shape[1], categorical))
         if weight is not None:
             dm.set_weight(_per_query_weights(weight, offsets))
         return dm
@@ -260,9 +290,11 @@ class XGBoostAdapter:
             order = position_order(spec.position, spec.offsets)
             X, y = take_rows(X, order), y[order]
             weight = None if weight is None else weight[order]
-        dtrain = self._dmatrix(X, y, spec.offsets, weight, names)
+        cat = spec.categorical
+        dtrain = self._dmatrix(X, y, spec.offsets, weight, names, cat)
         evals = [
-            (self._dmatrix(ev.X, ev.y, ev.offsets, None, names), ev.name) for ev in spec.eval_sets
+            (self._dmatrix(ev.X, ev.y, ev.offsets, None, names, cat), ev.name)
+            for ev in spec.eval_sets
         ]
         return _Data(dtrain, evals, {id(dm): i for i, (dm, _) in enumerate(evals)})
 

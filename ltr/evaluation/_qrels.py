@@ -58,6 +58,10 @@ from ltr.evaluation.trec import line_of_row, read_qrels, read_run
 from ltr.kernels import _dcg as D
 from ltr.kernels import _judgments as J
 from ltr.kernels import _rank as K
+from ltr.metrics.empty_queries import EmptyQueryRule
+from ltr.metrics.names import (
+    CONVENTIONS as NDCG_CONVENTIONS,
+)
 from ltr.metrics.names import (
     EVALUATION_METRICS,
     QRELS_CONVENTIONS,
@@ -373,6 +377,10 @@ class EvaluationResult:
         Relevance threshold of the binary metrics.
     missing : str
         ``"skip"`` or ``"zero"``.
+    n_without_relevant : int
+        Evaluated queries with no relevant judgment (no positive gain): every
+        metric scores them 0 under trec_eval's and ranx's rule
+        (:attr:`empty_rule`).
     """
 
     per_query: pd.DataFrame
@@ -381,6 +389,12 @@ class EvaluationResult:
     convention: str = "trec_eval"
     relevance_level: float = 1.0
     missing: str = "skip"
+    n_without_relevant: int = 0
+
+    @property
+    def empty_rule(self) -> EmptyQueryRule:
+        """The empty-query rule and how many evaluated queries it applied to."""
+        return EmptyQueryRule(self.convention, 0.0, self.n_without_relevant, self.n_queries)
 
     @property
     def n_queries(self) -> int:
@@ -441,7 +455,10 @@ class EvaluationResult:
             }
             for m in self.metrics
         }
-        return pd.DataFrame.from_dict(rows, orient="index")
+        frame = pd.DataFrame.from_dict(rows, orient="index")
+        frame["n_empty"] = self.n_without_relevant
+        frame.attrs["empty"] = self.empty_rule.describe()
+        return frame
 
     def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
         """Return plain data: settings, means, intervals, missing queries, per-query values."""
@@ -454,6 +471,7 @@ class EvaluationResult:
             "mean": self.mean,
             "ci95": {m: list(v) for m, v in self.ci.items()},
             "missing_queries": list(self.missing_queries),
+            "empty_queries": self.empty_rule.to_dict(),
         }
         if per_query:
             out["per_query"] = {
@@ -474,6 +492,8 @@ class EvaluationResult:
             low, high = ci[m]
             interval = "n/a" if math.isnan(low) else f"[{low:.{digits}f}, {high:.{digits}f}]"
             lines.append(f"| {m} | {self.mean[m]:.{digits}f} | {interval} | {self.n_queries} |")
+        lines.append("")
+        lines.append(self.empty_rule.describe() + ".")
         if self.missing_queries:
             how = "scored 0" if self.missing == "zero" else "left out"
             lines.append("")
@@ -656,4 +676,9 @@ def evaluate(
     index = pd.Index(np.asarray(q_ids)[keep], name="qid")
     frame = pd.DataFrame(out[keep], index=index, columns=names)
     missing_ids = list(np.asarray(q_ids)[~present])
-    return EvaluationResult(frame, names, to_jsonable(missing_ids), conv, level, missing)
+    # no positive gain: trec_eval counts grades > 0, ranx grades >= 1 (CONVENTIONS)
+    threshold = NDCG_CONVENTIONS[conv].min_relevant
+    max_rel = np.maximum.reduceat(j_rel, j_offsets[:-1]) if len(j_rel) else np.zeros(n_q)
+    empty = max_rel <= 0 if threshold is None else max_rel < threshold
+    return EvaluationResult(frame, names, to_jsonable(missing_ids), conv, level, missing,
+                            int(empty[keep].sum()))

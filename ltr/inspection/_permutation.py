@@ -43,6 +43,10 @@ can change, which is bitwise what a full prediction would give:
 A feature the model never splits on costs nothing and scores exactly 0.  Other
 models are predicted in full from one working buffer per worker: the column is
 permuted, the model is called, the column is restored.
+
+The engines' TreeSHAP contributions and their global and per-query summaries
+(:func:`contributions`, :func:`global_contributions`, :func:`query_contributions`)
+live in :mod:`ltr.inspection` and are re-exported here.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from ltr.engines.trees import (
     FlatTrees,
     LgbTrees,
     find_booster,
+    has_categorical_splits,
     is_lightgbm_booster,
     is_xgboost_booster,
     parse_lightgbm_trees,
@@ -235,7 +236,8 @@ class _ExactRescorer:
             if best_round is not None and trees is not None:
                 counts = [(int(best_round) + 1) * (trees.n_trees // per_round)]
         if trees is None:
-            self.reason = "categorical or linear trees, dart, or several outputs"
+            self.reason = ("categorical splits" if has_categorical_splits(booster)
+                           else "linear trees, dart, or several outputs")
             return
         counts = [trees.n_trees] + [c for c in counts if 0 < c < trees.n_trees]
         self.trees = trees

@@ -72,17 +72,20 @@ def check_consistency(cfg: RunConfig, label: str | None) -> None:
     if data.source == "synthetic":
         _check_synthetic_size(cfg, where)
         imp = cfg.importance
+        n_cat = data.synthetic.n_categorical
+        known_features = {f"f{j + 1}" for j in range(data.synthetic.n_features)}
+        known_features |= {f"c{j + 1}" for j in range(n_cat)}
+        has = f"f1..f{data.synthetic.n_features}" + (f" and c1..c{n_cat}" if n_cat else "")
+        named = [("data.categorical", f) for f in data.categorical or []]
         if imp.enabled:
-            features = {f"f{j + 1}" for j in range(data.synthetic.n_features)}
-            named = [("importance.features", f) for f in imp.features or []]
+            named += [("importance.features", f) for f in imp.features or []]
             for g, cols in (imp.groups or {}).items():
                 named += [(f"importance.groups.{g}", f) for f in cols]
-            for key, feature in named:
-                if feature not in features:
-                    raise ConfigError(
-                        f"{where}{key}: unknown feature {feature!r}; synthetic data has "
-                        f"f1..f{data.synthetic.n_features}"
-                    )
+        for key, feature in named:
+            if feature not in known_features:
+                raise ConfigError(
+                    f"{where}{key}: unknown feature {feature!r}; synthetic data has {has}"
+                )
 
 
 def _check_position_bias(cfg: RunConfig, where: str) -> None:

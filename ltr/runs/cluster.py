@@ -133,7 +133,7 @@ class ClusterRun:
                 labels=self.labels if settings.objectives is not None else None,
                 eval_sets=eval_sets, eval_at=tuple(cfg.evaluation.eval_at),
                 stage_dir=stage_dir, resume=resume, convention=cfg.evaluation.convention,
-                **kwargs,
+                categorical=cfg.data.categorical or None, **kwargs,
             )
         except ldask.DistributedTrainingError as exc:
             done = stage_dir / "stages.json"

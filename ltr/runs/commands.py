@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_clicks, check_positions
 from ltr.build import TrainSettings, build_training, validate_settings
+from ltr.categorical import resolve_categorical_columns
 from ltr.runs.config import (
     RunConfig,
     RunError,
@@ -262,6 +263,14 @@ def _load_checked(cfg: RunConfig, cluster: Any = None) -> dict[str, RankingData]
         )
     if cfg.importance.enabled:
         importance_features(cfg, sets[importance_set(cfg, sets)])
+    if cfg.data.categorical:
+        names = list(cluster.features if cluster is not None else sets["train"].feature_names)
+        try:
+            resolve_categorical_columns(
+                cfg.data.categorical, names, len(names), where="data.categorical"
+            )
+        except (TypeError, ValueError) as exc:
+            raise RunError(str(exc)) from exc
     return sets
 
 
@@ -378,6 +387,7 @@ def _train_model(
         progress=progress,
         labels=labels if settings.objectives is not None else None,
         feature_names=list(tr.feature_names),
+        categorical=cfg.data.categorical or None,
     )
 
 
@@ -486,6 +496,20 @@ def _check_search_values(space: Mapping[str, Any], where: str) -> None:
                 raise RunError(f"search.{where}.{name}[{i}]: {reason}") from None
 
 
+def _search_X(cfg: RunConfig, ds: RankingData) -> Any:
+    """Return the search's ``X``: with ``data.categorical``, those columns as ``category``.
+
+    The ranker then fits its coding on each fold's training part, as a run does on its
+    training set.
+    """
+    if not cfg.data.categorical:
+        return ds.X
+    import pandas as pd
+
+    frame = pd.DataFrame(ds.X, columns=list(ds.feature_names))
+    return frame.astype({c: "category" for c in cfg.data.categorical})
+
+
 def tune_run(
     cfg: RunConfig,
     *,
@@ -590,7 +614,7 @@ def tune_run(
                 tr.n_queries,
             )
             with sklearn.config_context(enable_metadata_routing=True):
-                search.fit(tr.X, labels_y, qid=tr.qid, groups=tr.qid)
+                search.fit(_search_X(cfg, tr), labels_y, qid=tr.qid, groups=tr.qid)
     except BaseException:
         remove_run_dir(run_dir, keep_folder=out is not None)
         raise

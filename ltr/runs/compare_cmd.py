@@ -22,6 +22,7 @@ The two runs must hold the same queries (``align='intersect'`` relaxes that).
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,10 +47,14 @@ class CompareResult:
         The statistics (``comparison.to_frame()``).
     files : dict of str to Path
         Files written (empty without ``out``).
+    empty : dict of str to str
+        Per run folder: the empty-query rule of its per-query values and how
+        many queries it applied to (from its ``metrics.json``).
     """
 
     comparison: Comparison
     files: dict[str, Path] = field(default_factory=dict)
+    empty: dict[str, str] = field(default_factory=dict)
 
     @property
     def regressed(self) -> bool:
@@ -69,6 +74,7 @@ class CompareResult:
             out.append(f"note: compared on the queries both runs have; left out {c.n_only_a} "
                        f"only in A and {c.n_only_b} only in B")
         out += [f"note: {note}" for note in c.notes]
+        out += [f"note: {name}: {text}" for name, text in self.empty.items()]
         return out
 
 
@@ -131,7 +137,23 @@ def compare_runs(
     files: dict[str, Path] = {}
     if out is not None:
         files = comparison.save(out)
-    return CompareResult(comparison=comparison, files=files)
+    empty = {
+        n: text for n, x in zip(names, (run_a, run_b))
+        if (text := _empty_rule_text(x, split)) is not None
+    }
+    return CompareResult(comparison=comparison, files=files, empty=empty)
+
+
+def _empty_rule_text(run: Any, split: str) -> str | None:
+    """Return the empty-query rule a run folder's ``metrics.json`` states for *split*."""
+    if not isinstance(run, (str, os.PathLike)) or not (Path(run) / "metrics.json").is_file():
+        return None
+    try:
+        metrics = json.loads((Path(run) / "metrics.json").read_text(encoding="utf-8"))
+    except ValueError:
+        return None
+    rule = (metrics.get("empty_queries") or {}).get(split)
+    return rule.get("text") if isinstance(rule, dict) else None
 
 
 def _read_segments(path: Path) -> pd.Series:

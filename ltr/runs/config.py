@@ -146,6 +146,9 @@ class SyntheticConfig(_Section):
     mean_docs: int = Field(30, ge=1, le=_MAX_INT, description="mean documents per query")
     max_docs: int = Field(100, ge=1, le=_MAX_INT, description="maximum documents per query")
     n_segments: int = Field(0, ge=0, le=_MAX_INT, description="number of row segments (0: none)")
+    n_categorical: int = Field(
+        0, ge=0, le=64, description="categorical columns c1..cK appended (see data.categorical)"
+    )
     clicks: SyntheticClicksConfig | None = Field(
         None, description="simulate a click log (positions, clicks, document ids) per set"
     )
@@ -252,6 +255,11 @@ class DataConfig(_Section):
         None,
         description="tabular: integer document id column (one query-document pair across the "
         "lists that show it), for evaluation.ips.propensity: em",
+    )
+    categorical: list[str] | None = Field(
+        None,
+        description="categorical feature columns (category ids): one coding fitted on the "
+        "training set, stored in the model, applied to valid/test and at predict",
     )
     split: SplitConfig = Field(default_factory=SplitConfig)
     objectives: dict[str, ObjectiveColumnConfig] | None = Field(

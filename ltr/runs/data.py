@@ -80,6 +80,8 @@ def frame_data(cfg: RunConfig, df: Any, path: str, key: str) -> RankingData:
 
     Used for tabular files, and for the held-out sets a distributed run collects.
     """
+    import pandas as pd
+
     from ltr.datasets import from_frame
 
     data = cfg.data
@@ -103,6 +105,15 @@ def frame_data(cfg: RunConfig, df: Any, path: str, key: str) -> RankingData:
     for f in data.features or []:
         if f not in df.columns:
             raise RunError(f"data.features: column {f!r} not found in {path} (columns: {shown})")
+    for c in data.categorical or []:
+        if c in df.columns and not (
+            pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])
+        ):
+            raise RunError(
+                f"data.categorical: column {c!r} of {path} holds {df[c].dtype} values; a run "
+                "needs category ids (numbers) in its files: map each category to an integer "
+                "first (LambdaMARTRanker takes text in pandas 'category' columns)"
+            )
     labels: dict[str, str] = {}
     used_raw: set[str] = set()
     if data.objectives:
@@ -243,6 +254,7 @@ def load_data(cfg: RunConfig, *, keys: Mapping[str, str] | None = None) -> dict[
             max_docs=s.max_docs,
             objectives=tuple(data.objectives) if data.objectives else None,
             n_segments=s.n_segments,
+            n_categorical=s.n_categorical,
             random_state=cfg.seed,
         )
         sets["train"] = full

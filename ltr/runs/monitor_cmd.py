@@ -55,12 +55,15 @@ class MonitorResult:
         Rule x window pairs computed by this call.
     files : dict of str to Path
         Files written.
+    empty : str
+        The empty-query rule and how many queries of the log it applied to.
     """
 
     values: pd.DataFrame
     alerts: pd.DataFrame
     n_windows_computed: int = 0
     files: dict[str, Path] = field(default_factory=dict)
+    empty: str = ""
 
     @property
     def alerted(self) -> bool:
@@ -72,6 +75,8 @@ class MonitorResult:
         counts = self.values["status"].value_counts().to_dict() if len(self.values) else {}
         lines = [f"{self.n_windows_computed} windows computed; "
                  + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))]
+        if self.empty:
+            lines.append(self.empty)
         for a in self.alerts.itertuples():
             seg = f" [{a.segment}]" if a.segment else ""
             lines.append(f"ALERT {a.window_start}{seg} {a.rule}: {a.metric} = {a.value:.4g} "
@@ -227,7 +232,9 @@ def monitor_log(
             frame = frame.iloc[np.argsort(ts.to_numpy(), kind="stable")]
     alerts = monitor.update(frame.iloc[done:], final=state is None, row_offset=done)
     result = MonitorResult(values=monitor.values, alerts=alerts,
-                           n_windows_computed=monitor.n_windows_computed)
+                           n_windows_computed=monitor.n_windows_computed,
+                           empty="" if monitor.empty_queries is None
+                           else monitor.empty_queries.describe())
     if state is not None:
         st = monitor.state_dict(include_buffer=False)
         st["log_rows_done"] = monitor.rows_seen - st["buffer_rows"]

@@ -147,6 +147,33 @@ def plot_propensity(
         plt.close(fig)
 
 
+def _empty_query_rows(
+    rules: Mapping[str, Mapping[str, Any]], final: Mapping[str, Mapping[str, Any]],
+    keys: Sequence[str],
+) -> list[list[str]]:
+    """Return the table of the empty-query rule per set.
+
+    With the nDCG means under the engines' rule (empty -> 1) and trec_eval's
+    (empty -> 0) when they differ by more than 0.001.
+    """
+    from ltr.metrics.empty_queries import EmptyQueryRule
+
+    ndcg_keys = [k for k in keys if k.startswith("ndcg")]
+    rows: list[list[Any]] = []
+    for name, info in rules.items():
+        rule = EmptyQueryRule(str(info.get("convention")), info.get("score"),
+                              int(info.get("n_empty", 0)), int(info.get("n_queries", 0)))
+        shifted = []
+        if rule.n_queries and rule.n_empty / rule.n_queries > 0.001:
+            for k in ndcg_keys:
+                mean = (final.get(name) or {}).get(k)
+                if isinstance(mean, (int, float)):
+                    shifted.append(f"{k}: {rule.shifted_mean(mean, 1.0):.4f} (engines, 1) / "
+                                   f"{rule.shifted_mean(mean, 0.0):.4f} (trec_eval, 0)")
+        rows.append([name, rule.describe(), "; ".join(shifted) or "same (< 0.001)"])
+    return _table(["set", "rule", "nDCG under the other rules"], rows) if rows else []
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
@@ -244,7 +271,7 @@ class RunReport:
                     importance.append({k: _maybe_float(v) for k, v in row.items()})
         images = {
             name: run_dir / f"{name}.png"
-            for name in ("curves", "importance", "propensity")
+            for name in ("curves", "importance", "shap", "propensity")
             if (run_dir / f"{name}.png").exists()
         }
         return cls(
@@ -292,6 +319,9 @@ class RunReport:
             keys = _metric_keys(final)
             rows = [[name] + [vals.get(k) for k in keys] for name, vals in final.items()]
             out.append(("Final metrics", "table", _table(["set"] + keys, rows)))
+            empty = _empty_query_rows(m.get("empty_queries") or {}, final, keys)
+            if empty:
+                out.append(("Queries with no relevant document", "table", empty))
 
         stages = m.get("stages") or []
         if stages:
@@ -349,9 +379,13 @@ class RunReport:
             header = list(self.importance[0])
             rows = [[r.get(h) for h in header] for r in self.importance[:30]]
             title = "Permutation importance (ΔnDCG)"
+            if "mean_abs_shap" in header:
+                title += " beside mean |TreeSHAP contribution|"
             out.append((title, "table", _table(header, rows)))
         if "importance" in self.images:
             out.append(("Importance plot", "image", self.images["importance"]))
+        if "shap" in self.images:
+            out.append(("TreeSHAP contributions (beeswarm)", "image", self.images["shap"]))
 
         search = m.get("search") or {}
         if search:

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ltr._io import to_jsonable, write_atomic
+from ltr._io import to_jsonable, write_atomic, write_png
+from ltr.metrics.empty_queries import empty_query_rule
 from ltr.metrics.names import format_metric_name
 from ltr.runs.config import RunConfig, RunError
 from ltr.runs.folder import data_summary
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
 
 __all__ = [
+    "categorical_summary",
     "compute_metrics",
     "importance_table",
     "per_query_values",
@@ -203,6 +205,13 @@ def compute_metrics(
         "final": {n: _means(per_query[n]) for n in scores},
         "stages": stage_metrics(model, run_dir),
     }
+    metrics["empty_queries"] = {
+        n: empty_query_rule(sets[n].y, sets[n].offsets, run_convention(cfg)).to_dict()
+        for n in scores
+    }
+    coding = getattr(model, "categorical", None)
+    if coding is not None:
+        metrics["categorical"] = categorical_summary(coding, sets)
     bias = position_bias_metrics(cfg, model, sets, scores, run_dir)
     if bias is not None:
         metrics["position_bias"] = bias
@@ -239,6 +248,22 @@ def compute_metrics(
             )
             metrics["segments"][n] = to_jsonable(table.to_dict(orient="records"))
     return to_jsonable(metrics)
+
+
+def categorical_summary(coding: Any, sets: Mapping[str, RankingData]) -> dict[str, Any]:
+    """Columns, categories and rows with an unseen category per set (logged too)."""
+    unseen: dict[str, int] = {}
+    for name, ds in sets.items():
+        if name == "train":
+            continue
+        _, count = coding.encode(ds.X, count_unseen=True)
+        unseen[name] = int(count)
+        log.info(
+            "categorical %s: %d of %d rows have a category unseen in training (scored as "
+            "missing)", name, count, ds.n_rows,
+        )
+    return {"columns": list(coding.names), "n_categories": coding.n_categories,
+            "unseen_rows": unseen}
 
 
 def write_curves(
@@ -330,6 +355,28 @@ def importance_features(cfg: RunConfig, ds: RankingData) -> dict[str, list[str]]
     return features
 
 
+def _with_shap(
+    frame: Any, model: Any, ds: RankingData, features: Mapping[str, list[str]] | None,
+    run_dir: Path,
+) -> Any:
+    """Add ``mean_abs_shap`` (mean |TreeSHAP contribution|) beside ΔnDCG; write ``shap.png``.
+
+    Groups get the mean absolute sum of their members' contributions.  The
+    beeswarm plot shows every row of the importance set.
+    """
+    from ltr.inspection import contributions, global_contributions, plot_beeswarm
+
+    contrib = contributions(model, ds.X)
+    contrib.columns = [*ds.feature_names, "bias"]
+    groups = {g: cols for g, cols in (features or {}).items() if [g] != list(cols)}
+    table = global_contributions(contrib, groups)["mean_abs"]
+    frame = frame.copy()
+    at = list(frame.columns).index("importance_std") + 1
+    frame.insert(at, "mean_abs_shap", [float(table.get(str(f), np.nan)) for f in frame["feature"]])
+    write_png(plot_beeswarm(contrib, ds.X, top=20), run_dir / "shap.png", dpi=100)
+    return frame
+
+
 def importance_table(
     cfg: RunConfig, model: Any, sets: Mapping[str, RankingData], run_dir: Path, progress: bool
 ) -> dict[str, Any]:
@@ -366,6 +413,7 @@ def importance_table(
         **_ndcg_options(cfg),
     )
     frame = result.to_frame()
+    frame = _with_shap(frame, model, ds, features, run_dir)
     write_atomic(run_dir / "importance.csv", frame.to_csv(index=False))
     result.plot(run_dir / "importance.png", top=20)
     top = frame.head(10)

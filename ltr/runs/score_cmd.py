@@ -10,6 +10,7 @@ qrels/run evaluation directly.  Both print nothing.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,15 +18,22 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ltr._validation import check_eval_at, check_int
+from ltr.metrics.empty_queries import EmptyQueryRule, empty_query_rule
 from ltr.runs.config import DataConfig, RunConfig, RunError, parse_config
 from ltr.runs.data import load_data
 from ltr.runs.folder import check_same_data, load_run_config, load_run_model, prepare_config
-from ltr.runs.run_metrics import set_metrics
+from ltr.runs.run_metrics import run_convention, set_metrics
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
 
-__all__ = ["DEFAULT_RANKING_METRICS", "evaluate_model", "evaluate_ranking", "predict_run"]
+__all__ = [
+    "DEFAULT_RANKING_METRICS",
+    "MetricsBySet",
+    "evaluate_model",
+    "evaluate_ranking",
+    "predict_run",
+]
 
 #: What ``ltr evaluate --qrels ... --ranking ...`` reports without ``--metrics``.
 DEFAULT_RANKING_METRICS = ("ndcg", "ndcg@10", "map", "mrr", "precision@10", "recall@100")
@@ -114,6 +122,16 @@ def _load_scored_file(
             f"--data: {str(p)!r} has {ds.n_features} features but the model expects "
             f"{n_model}; evaluate it on data with the model's features{hint}"
         )
+    coding = getattr(model, "categorical", None)
+    if coding is not None:
+        _, unseen = coding.encode(ds.X, count_unseen=True)
+        if unseen:
+            warnings.warn(
+                f"--data: {unseen} of {ds.n_rows} rows of {p.name} have a category unseen in "
+                "training; they are scored as missing",
+                UserWarning,
+                stacklevel=2,
+            )
     return cfg, ds
 
 
@@ -136,7 +154,7 @@ def evaluate_model(
     eval_at: Sequence[int] | None = None,
     convention: str | None = None,
     n_features: int | None = None,
-) -> dict[str, dict[str, float]]:
+) -> MetricsBySet:
     """nDCG@k of a saved model on a data file (or on a run's own valid/test sets).
 
     Parameters
@@ -162,8 +180,9 @@ def evaluate_model(
 
     Returns
     -------
-    dict
-        ``{set_name: {"ndcg@k": value}}``.
+    MetricsBySet
+        ``{set_name: {"ndcg@k": value}}`` (a dict), with ``.empty``: the
+        empty-query rule per set and how many queries it applied to.
     """
     model, run_dir, base = _model_and_base(model_path)
     updates: dict[str, Any] = {}
@@ -181,16 +200,31 @@ def evaluate_model(
             raise RunError("--data is required when --model is a model file (not a run folder)")
         sets = load_data(prepare_config(base))
         check_same_data(run_dir, sets)
-        return {
-            n: set_metrics(base, ds, np.asarray(model.predict(ds.X), dtype=np.float64))
+        out = MetricsBySet(
+            (n, set_metrics(base, ds, np.asarray(model.predict(ds.X), dtype=np.float64)))
             for n, ds in sets.items()
             if n != "train"
-        }
+        )
+        out.empty = {n: _empty_rule(base, sets[n]) for n in out}
+        return out
     cfg, ds = _load_scored_file(
         model, run_dir, base, data_path, fmt=fmt, label=label, qid=qid, n_features=n_features
     )
     scores = np.asarray(model.predict(ds.X), dtype=np.float64)
-    return {Path(data_path).name: set_metrics(cfg, ds, scores)}
+    name = Path(data_path).name
+    out = MetricsBySet({name: set_metrics(cfg, ds, scores)})
+    out.empty = {name: _empty_rule(cfg, ds)}
+    return out
+
+
+class MetricsBySet(dict):  # type: ignore[type-arg]
+    """``{set_name: {"ndcg@k": value}}`` plus :attr:`empty`, the empty-query rule per set."""
+
+    empty: dict[str, EmptyQueryRule]
+
+
+def _empty_rule(cfg: RunConfig, ds: RankingData) -> EmptyQueryRule:
+    return empty_query_rule(ds.y, ds.offsets, run_convention(cfg))
 
 
 def predict_run(

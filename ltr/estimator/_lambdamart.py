@@ -1,23 +1,4 @@
-"""scikit-learn ranker: :class:`LambdaMARTRanker`, and :class:`GroupedRanker` for peers.
-
-``LambdaMARTRanker`` trains LightGBM or XGBoost LambdaMART through
-:func:`ltr.engines.train` (native objective, our LambdaRank objective with
-top-k pair sampling, k schedules, composite multi-objective labels) behind the
-scikit-learn estimator contract, so ``GridSearchCV`` / ``cross_validate`` work
-with query-grouped data:
-
-* query ids travel as metadata (``fit(X, y, qid=...)``; with
-  ``sklearn.set_config(enable_metadata_routing=True)`` a search routes them; the
-  ranker requests ``qid`` for ``fit`` and ``score`` by default, like
-  ``GroupKFold`` requests ``groups``), or as a column of a pandas ``X`` named by
-  ``qid_column`` (XGBoost 2's convention), which is never used as a feature;
-* rows need not be sorted by query: ``fit`` sorts them internally; ``predict``
-  is row-wise and needs no query ids.
-
-``GroupedRanker(LGBMRanker())`` is a thin adapter that lets LightGBM's and
-XGBoost's own sklearn rankers take ``qid`` (metadata or column) and turns it into
-group sizes for each fold (LightGBM issues 1137, 3018, 5660).
-"""
+"""LambdaMARTRanker: ltr's training behind the scikit-learn estimator contract."""
 
 from __future__ import annotations
 
@@ -27,14 +8,13 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
-from sklearn.utils._param_validation import HasMethods, Hidden, Interval, StrOptions
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ltr._frames import check_qid_length, is_dataframe, is_multilabel, label_columns, take_column
+from ltr._frames import is_multilabel, label_columns, take_column
 from ltr._validation import (
     INT32_MAX,
-    check_1d_float,
     check_eval_at,
     check_no_inf,
     check_weights,
@@ -42,93 +22,19 @@ from ltr._validation import (
 )
 from ltr.build import OBJECTIVES, TrainSettings, build_training, validate_settings
 from ltr.engines import ENGINES
+from ltr.estimator._common import (
+    _check_qid_rows,
+    _encode_frame,
+    _fit_coding,
+    _get_qid,
+    _missing_qid_message,
+    _n_rows,
+    _numeric_labels,
+    _positions_in_order,
+)
 from ltr.groups import resolve_groups, take_rows
-from ltr.metrics.names import NAME_CONVENTIONS
 
-__all__ = ["GroupedRanker", "LambdaMARTRanker"]
-
-
-
-def _missing_qid_message(owner: str, qid_column: Any, X: Any) -> str:
-    if qid_column is None:
-        col = "qid_column is not set"
-    elif not is_dataframe(X):
-        col = f"qid_column={qid_column!r} is set but X is not a pandas DataFrame"
-    else:
-        col = f"X has no column {qid_column!r}"
-    return (
-        f"{owner} needs query ids and got none. Pass them either "
-        "(1) as metadata: fit(X, y, qid=qid) -- inside GridSearchCV/cross_validate enable "
-        "routing with sklearn.set_config(enable_metadata_routing=True) and pass qid=qid to the "
-        "search's fit (the ranker requests it; set_fit_request(qid=True) states it), or "
-        "(2) as a column: give X as a pandas DataFrame with a query-id column and set "
-        f"qid_column='<column name>' (it is not used as a feature); here {col}."
-    )
-
-
-def _get_qid(
-    owner: str, X: Any, qid: Any, qid_column: Any, *, required: bool = True
-) -> tuple[Any, Any]:
-    """Split ``(X, qid)`` from the argument or the ``qid_column`` of a DataFrame X."""
-    X, column_qid = take_column(X, qid_column, drop=True)
-    if qid is not None and column_qid is not None:
-        raise ValueError(
-            f"{owner} got qid twice: as the qid argument and as column {qid_column!r} of X; "
-            "pass only one"
-        )
-    if qid is None:
-        qid = column_qid
-    if qid is None and required:
-        raise ValueError(_missing_qid_message(owner, qid_column, X))
-    return X, qid
-
-
-def _n_rows(X: Any) -> int:
-    shape = getattr(X, "shape", None)
-    return int(shape[0]) if shape is not None else len(X)
-
-
-def _check_qid_rows(qid: Any, n_rows: int, name: str = "qid") -> np.ndarray:
-    arr = np.asarray(qid)
-    check_qid_length(arr, n_rows, name)
-    return arr
-
-
-def _numeric_labels(y: Any, name: str) -> np.ndarray:
-    """Text/object *y* as float64, or a ``ValueError`` naming *name* and the first non-number.
-
-    Numeric (and complex, refused later by ``validate_data``) arrays pass unchanged.
-    """
-    arr = np.asarray(y)
-    if arr.dtype.kind not in "OUS":  # numbers, or complex/other: validate_data's own errors
-        return arr
-    try:
-        return arr.astype(np.float64)
-    except (TypeError, ValueError):
-        flat = arr.ravel()
-        for i, value in enumerate(flat):
-            try:
-                float(value)
-            except (TypeError, ValueError):
-                where = f"{name}[{i}]" if arr.ndim == 1 else f"{name} (flat index {i})"
-                value = value.item() if isinstance(value, np.generic) else value
-                raise ValueError(
-                    f"{name} must hold numeric relevance labels (graded, e.g. 0..4); "
-                    f"{where} = {value!r} is not a number. Map words to grades first, "
-                    "e.g. {'bad': 0, 'fair': 1, 'good': 2}"
-                ) from None
-        raise  # pragma: no cover - astype failed but every element converts
-
-
-def _positions_in_order(position: Any, n_rows: int, order: np.ndarray | None) -> np.ndarray:
-    """Display ranks, one per row, re-ordered with the rows (*order*: the query sort)."""
-    position = check_1d_float(position, "position")
-    if len(position) != n_rows:
-        raise ValueError(
-            f"position has {len(position)} entries but X has {n_rows} rows; pass one display "
-            "rank per row"
-        )
-    return np.ascontiguousarray(take_rows(position, order))
+__all__ = ["LambdaMARTRanker"]
 
 
 class LambdaMARTRanker(BaseEstimator):
@@ -375,6 +281,10 @@ class LambdaMARTRanker(BaseEstimator):
         ----------
         X : array-like, sparse matrix or DataFrame of shape (n_rows, n_features)
             Features (plus the ``qid_column`` when set).  NaN allowed.
+            DataFrame columns of pandas ``category`` dtype are categorical
+            features: one coding (:class:`ltr.categorical.CategoricalCoding`)
+            is fitted here, stored in ``model_.categorical``, and applied to
+            ``eval_set`` and at ``predict`` (an unseen category is missing).
         y : array-like of shape (n_rows,) or (n_rows, n_objectives)
             Graded relevance labels (one column per objective with ``objectives``).
         qid : array-like of shape (n_rows,), optional
@@ -410,6 +320,8 @@ class LambdaMARTRanker(BaseEstimator):
         # so that bad data gets sklearn's usual messages.
         X_in = X
         X, qid = _get_qid(owner, X, qid, self.qid_column, required=False)
+        coding = _fit_coding(X)
+        X = _encode_frame(coding, X)
         y_main, labels = self._split_labels(y, weights)
         if labels is None:
             y_main = _numeric_labels(y_main, "y")
@@ -444,6 +356,7 @@ class LambdaMARTRanker(BaseEstimator):
         if position is not None:
             position = _positions_in_order(position, n, order)
 
+        self._coding = coding
         eval_sets = self._prepare_eval_sets(eval_set, eval_qid, weights)
         if settings.early_stopping_rounds is not None and not eval_sets:
             raise ValueError(
@@ -460,6 +373,7 @@ class LambdaMARTRanker(BaseEstimator):
             eval_at=tuple(eval_at),
             progress=False,
             labels=labels,
+            categorical=coding,
         )
         self.model_ = model
         self.booster_ = model.booster
@@ -494,6 +408,7 @@ class LambdaMARTRanker(BaseEstimator):
             Xe, ye = item
             qe = None if eval_qid is None else eval_qid[i]
             Xe, qe = _get_qid(f"{type(self).__name__}.fit eval_set[{i}]", Xe, qe, self.qid_column)
+            Xe = _encode_frame(self._coding, Xe)
             ye, le = self._split_labels(ye, weights, name=f"eval_set[{i}] y")
             Xe = validate_data(
                 self,
@@ -530,6 +445,7 @@ class LambdaMARTRanker(BaseEstimator):
     def _transform_X(self, X: Any) -> Any:
         check_is_fitted(self)
         X, _ = take_column(X, self.qid_column, drop=True)
+        X = _encode_frame(self.model_.categorical, X)
         X = validate_data(
             self,
             X,
@@ -554,7 +470,7 @@ class LambdaMARTRanker(BaseEstimator):
         ndarray of float64, shape (n_rows,)
         """
         X = self._transform_X(X)
-        return np.asarray(self.model_.predict(X), dtype=np.float64)
+        return np.asarray(self.model_.predict_codes(X), dtype=np.float64)
 
     def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
         """Mean nDCG@``eval_at[0]`` over the queries of ``(X, y)``, in the engine's convention.
@@ -612,163 +528,3 @@ class LambdaMARTRanker(BaseEstimator):
                 offsets=groups.offsets, k=k, convention=self.engine,
             )
         )
-
-
-def _engine_of(estimator: Any) -> str | None:
-    """``"lightgbm"`` / ``"xgboost"`` for those libraries' estimators, else ``None``."""
-    root = type(estimator).__module__.split(".")[0]
-    return root if root in ENGINES else None
-
-
-class GroupedRanker(BaseEstimator):
-    """Adapter: an engine's own sklearn ranker that takes ``qid`` per row.
-
-    ``lightgbm.LGBMRanker`` needs ``group`` sizes, which cannot follow
-    scikit-learn's row splits (LightGBM issues 1137, 3018, 5660).  This wrapper
-    takes ``qid`` as routed metadata or from ``qid_column``, sorts each fold's
-    rows by query and calls ``estimator.fit(X, y, group=sizes)``; ``predict``
-    delegates (dropping the qid column).  Works with ``xgboost.XGBRanker`` too.
-
-    Per-row inputs of ``fit`` (``y``, ``sample_weight``, ``position``) are
-    re-ordered with the rows.  ``position`` (display ranks for an unbiased
-    ranker) is passed only to an estimator whose ``fit`` takes it, and refused
-    otherwise (``LGBMRanker`` and ``XGBRanker`` take none); it is not requested
-    by default in metadata routing (so a search can route ``position`` to an
-    IPS scorer alone): ``set_fit_request(position=True)`` asks for it.
-
-    Parameters
-    ----------
-    estimator : estimator with fit(X, y, group=...) and predict(X)
-        E.g. ``LGBMRanker(n_estimators=20)``; its parameters are tunable as
-        ``estimator__num_leaves`` in a search.
-    qid_column : hashable, optional
-        Query-id column of a pandas ``X``; never passed to the estimator.
-    k : int, default=10
-        Cut-off of :meth:`score` (mean nDCG@k).
-    convention : {None, "lightgbm", "xgboost", "sklearn"}, default=None
-        nDCG convention of :meth:`score`; ``None``: the wrapped engine's own
-        (``"lightgbm"`` for ``LGBMRanker``, ``"xgboost"`` for ``XGBRanker``, as
-        :meth:`LambdaMARTRanker.score`), ltr's default for other estimators.
-
-    Attributes
-    ----------
-    estimator_ : estimator
-        The fitted clone.
-    n_features_in_ : int
-        Features seen in ``fit`` (without the qid column).
-    """
-
-    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True, "position": False}
-    __metadata_request__score: ClassVar[dict[str, bool]] = {"qid": True}
-
-    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
-        "estimator": [HasMethods(["fit", "predict"])],
-        "qid_column": [None, str, Integral, tuple],
-        "k": [Interval(Integral, 1, INT32_MAX, closed="both")],
-        "convention": [None, StrOptions(set(NAME_CONVENTIONS))],
-    }
-
-    def __init__(
-        self, estimator: Any, *, qid_column: Any = None, k: int = 10, convention: str | None = None
-    ) -> None:
-        self.estimator = estimator
-        self.qid_column = qid_column
-        self.k = k
-        self.convention = convention
-
-    def fit(
-        self,
-        X: Any,
-        y: Any,
-        *,
-        qid: Any = None,
-        sample_weight: Any = None,
-        position: Any = None,
-        **fit_params: Any,
-    ) -> GroupedRanker:
-        """Sort rows by query and fit a clone of ``estimator`` with ``group`` sizes.
-
-        Parameters
-        ----------
-        X : array-like or DataFrame of shape (n_rows, n_features)
-        y : array-like of shape (n_rows,)
-        qid : array-like of shape (n_rows,), optional
-            Query id per row, or use ``qid_column``.
-        sample_weight : array-like of shape (n_rows,), optional
-        position : array-like of shape (n_rows,), optional
-            Display rank per row (1 = top), re-ordered with the rows; only for
-            an estimator whose ``fit`` takes ``position``.
-        **fit_params
-            Passed to ``estimator.fit`` as given (not re-ordered: per-row
-            arrays belong in the arguments above).
-
-        Returns
-        -------
-        self
-        """
-        self._validate_params()
-        owner = f"{type(self).__name__}.fit"
-        if position is not None and not _takes(self.estimator.fit, "position"):
-            raise TypeError(
-                f"{owner} got position, but {type(self.estimator).__name__}.fit takes no "
-                "position argument (LightGBM's and XGBoost's sklearn rankers have none); "
-                "train an unbiased ranker with ltr.LambdaMARTRanker(unbiased=True).fit(X, y, "
-                "qid=qid, position=position), or do not pass position to this estimator "
-                "(in a search: set_fit_request(position=False), the default)"
-            )
-        X, qid = _get_qid(owner, X, qid, self.qid_column)
-        n = _n_rows(X)
-        qid = _check_qid_rows(qid, n)
-        groups = resolve_groups(n, qid=qid, sort=True)
-        X = take_rows(X, groups.order)
-        y = take_rows(np.asarray(y), groups.order)
-        if sample_weight is not None:
-            sample_weight = check_weights(sample_weight, "sample_weight", n)
-            fit_params["sample_weight"] = take_rows(sample_weight, groups.order)
-        if position is not None:
-            fit_params["position"] = _positions_in_order(position, n, groups.order)
-        self.estimator_ = clone(self.estimator).fit(X, y, group=groups.sizes, **fit_params)
-        if hasattr(self.estimator_, "n_features_in_"):
-            self.n_features_in_ = self.estimator_.n_features_in_
-        if hasattr(self.estimator_, "feature_names_in_"):
-            self.feature_names_in_ = self.estimator_.feature_names_in_
-        return self
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Scores of the fitted estimator (qid column dropped)."""
-        check_is_fitted(self)
-        X, _ = take_column(X, self.qid_column, drop=True)
-        return np.asarray(self.estimator_.predict(X), dtype=np.float64)
-
-    def score(self, X: Any, y: Any, *, qid: Any = None) -> float:
-        """Mean nDCG@``k`` over the queries of ``(X, y)`` (rows need not be sorted).
-
-        The convention is ``convention``, by default the wrapped engine's own.
-        """
-        from ltr.metrics import ndcg
-
-        check_is_fitted(self)
-        X, qid = _get_qid(f"{type(self).__name__}.score", X, qid, self.qid_column)
-        n = _n_rows(X)
-        qid = _check_qid_rows(qid, n)
-        groups = resolve_groups(n, qid=qid, sort=True)
-        scores = self.predict(X)
-        y = np.asarray(y, dtype=np.float64)
-        convention = self.convention if self.convention is not None else _engine_of(self.estimator)
-        return float(
-            ndcg(
-                take_rows(y, groups.order), take_rows(scores, groups.order),
-                offsets=groups.offsets, k=self.k, convention=convention,
-            )
-        )
-
-
-def _takes(method: Any, name: str) -> bool:
-    """Whether *method* accepts a keyword *name* (by name or through ``**kwargs``)."""
-    import inspect
-
-    try:
-        params = inspect.signature(method).parameters
-    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
-        return True
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
