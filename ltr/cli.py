@@ -8,6 +8,10 @@
     ltr tune CONFIG [--set ...] [--out DIR]
     ltr report RUN_DIR
     ltr validate CONFIG [--set ...]
+    ltr init [--out DIR] [--force]
+
+CONFIG is a YAML file, or the bare name of an example shipped with the package
+(``ltr train quickstart``); ``ltr init`` copies those examples into a folder.
 
 Every subcommand is a library function of :mod:`ltr.runs.commands` that
 returns a result and prints nothing; this module parses arguments, calls it
@@ -121,7 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(or --out DIR); --resume finishes an interrupted run.",
     )
     p.add_argument(
-        "config", nargs="?", metavar="CONFIG", help="YAML config (optional with --resume)"
+        "config",
+        nargs="?",
+        metavar="CONFIG",
+        help="YAML config, or the name of a shipped example such as quickstart "
+        "(optional with --resume)",
     )
     _add_set(p)
     p.add_argument("--out", metavar="DIR", help="run folder to create (must not exist or be empty)")
@@ -303,6 +311,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = sub.add_parser(
+        "init",
+        help="copy the example configs shipped with ltr into a folder",
+        description="Copy the example configs (quickstart, letor, progressive, ...) into DIR "
+        "(default ./configs), so that `ltr train configs/quickstart.yaml` runs without a clone. "
+        "A shipped config also runs by name: `ltr train quickstart`.",
+    )
+    p.add_argument("--out", metavar="DIR", default="configs",
+                   help="folder to copy into (default: configs)")
+    p.add_argument("--force", action="store_true", help="overwrite configs of the same names")
+    _add_common(p)
+
+    p = sub.add_parser(
         "report",
         help="re-render report.md/report.html of a finished run",
         description="Re-render report.md and the self-contained report.html of RUN_DIR.",
@@ -476,6 +496,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         for line in res.summary_lines():
             print(line)
         return EXIT_ALERT if res.alerted else EXIT_OK
+    if cmd == "init":
+        return _run_init(args)
     if cmd == "report":
         md, page = render_report(args.run_dir)
         print(f"wrote {md} and {page}")
@@ -500,7 +522,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     raise _UsageError(
         "a command is required: train, evaluate, predict, importance, tune, compare, monitor, "
-        "report or validate "
+        "init, report or validate "
         "(see: ltr --help)"
     )
 
@@ -533,6 +555,16 @@ def _evaluate_ranking(args: argparse.Namespace) -> int:
             how = "scored 0" if args.complete else "left out (--complete scores them 0)"
             print(f"{len(result.missing_queries)} judged queries not in the ranking, {how}: "
                   f"{shown}{', ...' if len(result.missing_queries) > 5 else ''}")
+    return EXIT_OK
+
+
+def _run_init(args: argparse.Namespace) -> int:
+    from ltr.runs.init_cmd import init_configs
+
+    res = init_configs(args.out, force=args.force)
+    print(f"copied {len(res.files)} example configs into {res.folder}: "
+          + ", ".join(p.stem for p in res.files))
+    print(f"next: ltr train {res.folder / 'quickstart.yaml'}")
     return EXIT_OK
 
 
