@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["digest_arrays", "to_jsonable", "write_atomic", "write_png"]
+__all__ = ["digest_arrays", "png_img_tag", "to_jsonable", "write_atomic", "write_png"]
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
@@ -81,6 +81,38 @@ def write_png(fig: Any, path: str | os.PathLike[str], *, dpi: int = 110) -> Path
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi)
     return write_atomic(path, buf.getvalue())
+
+
+def png_img_tag(path: str | os.PathLike[str], alt: str) -> str:
+    """Return an HTML ``<img>`` with the PNG file *path* embedded as a base64 data URI.
+
+    The one way a report embeds a plot, so every HTML report opens on its own
+    (mailed, attached, moved away from its folder).
+
+    Parameters
+    ----------
+    path : path-like
+        A PNG file.
+    alt : str
+        The image's text alternative (HTML-escaped here).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.png"
+    >>> _ = p.write_bytes(b"PNG")
+    >>> png_img_tag(p, "a < b")
+    '<img alt="a &lt; b" src="data:image/png;base64,UE5H">'
+    """
+    import base64
+    import html
+
+    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 
 
 def _named(exc: OSError, path: Path) -> OSError:

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ltr._compat import import_matplotlib_figure
-from ltr._io import to_jsonable, write_atomic, write_png
+from ltr._io import png_img_tag, to_jsonable, write_atomic, write_png
 from ltr._validation import check_int, check_real, short_repr
 
 __all__ = ["Comparison", "compare", "holm", "per_query_frame", "read_per_query"]
@@ -312,11 +312,17 @@ class Comparison:
         out.append(_markdown_table(self.table))
         return "\n".join(out) + "\n"
 
-    def to_html(self, *, plot: str | None = None) -> str:
-        """HTML report with the same content as :meth:`to_markdown`."""
+    def to_html(self, *, plot: str | os.PathLike[str] | None = None) -> str:
+        """Self-contained HTML report with the same content as :meth:`to_markdown`.
+
+        Parameters
+        ----------
+        plot : path-like, optional
+            A PNG file (the forest plot) embedded as a data URI, not linked.
+        """
         items = "".join(f"<li>{html.escape(x).replace('**', '')}</li>"
                         for x in self._summary_lines())
-        img = f'<p><img src="{html.escape(plot)}" alt="deltas per segment"></p>' if plot else ""
+        img = f"<p>{png_img_tag(plot, 'deltas per segment')}</p>" if plot is not None else ""
         table = _format(self.table).to_html(index=False, escape=True)
         return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Comparison</title>"
                 f"</head><body><h1>Comparison</h1><ul>{items}</ul>{img}{table}</body></html>\n")
@@ -373,7 +379,7 @@ class Comparison:
                  "html": d / "report.html", "csv": d / "comparison.csv"}
         self.plot(paths["plot"])
         write_atomic(paths["markdown"], self.to_markdown(plot="forest.png"))
-        write_atomic(paths["html"], self.to_html(plot="forest.png"))
+        write_atomic(paths["html"], self.to_html(plot=paths["plot"]))
         write_atomic(paths["csv"], self.table.to_csv(index=False))
         return paths
 

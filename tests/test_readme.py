@@ -42,7 +42,7 @@ SMALLER: dict[str, list[tuple[str, str]]] = {
     ],
 }
 
-_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+_BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _SKIP = re.compile(r"<!-- readme-test: skip: (.+?) -->\s*$")
 
 
@@ -99,7 +99,7 @@ def test_every_python_block_of_the_readme_runs(tmp_path):
         [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]))
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, check=False, timeout=600)
     last = [ln for ln in proc.stdout.splitlines() if ln.startswith("--- README line")]
     assert proc.returncode == 0, (
         f"the README example at {last[-1][4:] if last else 'the start'} failed:\n"

@@ -25,7 +25,7 @@ _SUFFIX = ".yaml"
 
 
 def shipped_configs() -> dict[str, Path]:
-    """The example configs carried by the package, by name (the file's stem).
+    """Return the example configs carried by the package, by name (the file's stem).
 
     Returns
     -------
@@ -70,12 +70,11 @@ def shipped_config(name: str | os.PathLike[str]) -> Path | None:
     text = os.fspath(name)
     if not text or os.sep in text or (os.altsep and os.altsep in text) or "/" in text:
         return None
-    stem = text[: -len(_SUFFIX)] if text.endswith(_SUFFIX) else text
-    return shipped_configs().get(stem)
+    return shipped_configs().get(text.removesuffix(_SUFFIX))
 
 
 def not_found_hint(name: str | os.PathLike[str]) -> str:
-    """What to add to a 'config file not found' message for a bare *name* (else ``""``)."""
+    """Return the hint for a 'config file not found' message about a bare *name* (else ``""``)."""
     text = os.fspath(name)
     if "/" in text or os.sep in text:
         return ""

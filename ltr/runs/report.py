@@ -12,7 +12,6 @@ reader never sees a half-written file.
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import os
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ltr._compat import import_matplotlib_pyplot, import_yaml
-from ltr._io import write_atomic, write_png
+from ltr._io import png_img_tag, write_atomic, write_png
 from ltr.metric_names import format_metric_name
 
 __all__ = [
@@ -407,10 +406,7 @@ class RunReport:
             if kind == "table":
                 body.append(_html_table(payload))
             elif kind == "image":
-                data = base64.b64encode(Path(payload).read_bytes()).decode("ascii")
-                body.append(
-                    f'<img alt="{html.escape(heading)}" src="data:image/png;base64,{data}">'
-                )
+                body.append(png_img_tag(payload, heading))
             else:
                 body.append(f"<p>{html.escape(str(payload))}</p>")
         if self.config:
