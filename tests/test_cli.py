@@ -14,6 +14,7 @@ import os
 # runtime has started yet in this test session.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+import html
 import json
 import signal
 import subprocess
@@ -610,6 +611,8 @@ def test_importance_config_and_rerun_on_a_finished_run(tmp_path, capsys):
     assert rc == 0, err
     first = pd.read_csv(tmp_path / "i" / "importance.csv")
     assert "first_three" in set(first["feature"])  # the configured group is one row
+    md = (tmp_path / "i" / "report.md").read_text()
+    assert "1 repeats, strategy global" in md and "differ from the config" not in md
     rc, _out, err = run(
         ["importance", tmp_path / "i", "--repeats", "2", "--strategy", "within_query"], capsys
     )
@@ -619,6 +622,13 @@ def test_importance_config_and_rerun_on_a_finished_run(tmp_path, capsys):
         metrics["importance"]["strategy"] == "within_query"
         and metrics["importance"]["n_repeats"] == 2
     )
+    # the report states the settings the table was computed with, not the training run's
+    for page in ((tmp_path / "i" / "report.md").read_text(),
+                 html.unescape((tmp_path / "i" / "report.html").read_text())):
+        line = next(ln for ln in page.splitlines() if "Computed with:" in ln)
+        assert "2 repeats, strategy within_query" in line and "on the test set" in line
+        assert "Computed by ltr importance (after training)" in line
+        assert "training run's: n_repeats 1, strategy global" in line
     rc, _, err = run(["importance", tmp_path / "i", "--set", "model.rounds=9"], capsys)
     assert rc == 1 and "with a finished run folder only importance.* can be changed" in err
 

@@ -448,7 +448,7 @@ def importance_run(
     with run_log(run_dir):
         summary = importance_table(cfg, model, sets, run_dir, progress_enabled(cfg, progress))
         metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-        metrics["importance"] = summary
+        metrics["importance"] = {**summary, "computed_by": "ltr importance (after training)"}
         write_atomic(run_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
         RunReport.from_run_dir(run_dir).save(run_dir)
     return RunResult.from_run_dir(run_dir)

@@ -374,6 +374,10 @@ def importance_table(
         "k": cfg.evaluation.k,
         "n_repeats": imp.n_repeats,
         "strategy": imp.strategy,
+        "max_queries": imp.max_queries,
+        "queries": int(ds.n_queries if imp.max_queries is None
+                       else min(ds.n_queries, imp.max_queries)),
+        "seed": cfg.seed,
         "convention": run_convention(cfg),
         "top": to_jsonable(dict(zip(top["feature"].astype(str), top["importance_mean"]))),
     }

@@ -348,6 +348,10 @@ class RunReport:
             header = list(self.importance[0])
             rows = [[r.get(h) for h in header] for r in self.importance[:30]]
             title = "Permutation importance (ΔnDCG)"
+            settings = _importance_settings(m.get("importance") or {}, self.config)
+            if settings:
+                out.append((title, "text", settings))
+                title = "Permutation importance table"
             out.append((title, "table", _table(header, rows)))
         if "importance" in self.images:
             out.append(("Importance plot", "image", self.images["importance"]))
@@ -432,6 +436,47 @@ class RunReport:
         md = write_atomic(run_dir / "report.md", self.to_markdown())
         page = write_atomic(run_dir / "report.html", self.to_html())
         return md, page
+
+
+def _importance_settings(summary: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """One line: the settings the importance table was computed with (``metrics.json``).
+
+    When ``ltr importance`` recomputed it with other settings than the run's
+    config (``--repeats``, ``--strategy``, ``--on``), the line says so, since
+    the Config section shows the training run's ``importance`` section.
+    """
+    if not summary:
+        return ""
+    k = summary.get("k", "")
+    parts = [
+        f"ΔnDCG@{k} on the {summary.get('set', '?')} set"
+        + (f" ({summary['queries']} queries)" if summary.get("queries") is not None else ""),
+        f"{summary.get('n_repeats', '?')} repeats",
+        f"strategy {summary.get('strategy', '?')}",
+    ]
+    if summary.get("seed") is not None:
+        parts.append(f"seed {summary['seed']}")
+    if summary.get("convention"):
+        parts.append(f"convention {summary['convention']}")
+    line = "Computed with: " + ", ".join(parts) + "; 95 % t intervals over the repeats."
+    if summary.get("computed_by"):
+        line += f" Computed by {summary['computed_by']}."
+    cfg = config.get("importance") or {}
+    differ = [
+        f"{key} {cfg[key]}"
+        for key, got in (
+            ("n_repeats", summary.get("n_repeats")),
+            ("strategy", summary.get("strategy")),
+            ("evaluate_on", summary.get("set")),
+        )
+        if key in cfg and got is not None and cfg[key] != got
+    ]
+    if differ:
+        line += (
+            " These differ from the config's importance section below (the training run's: "
+            + ", ".join(differ) + ")."
+        )
+    return line
 
 
 def _maybe_float(value: str | None) -> Any:
