@@ -569,9 +569,19 @@ def _run_init(args: argparse.Namespace) -> int:
 
 
 def _print_summary(result: RunResult) -> None:
+    m = result.metrics
+    composite = m.get("composite") or {}
+    # a composite run: say which label the nDCG line is on, and print the composite beside it
+    tag = f" (nDCG on label {m['final_label']!r})" if composite and m.get("final_label") else ""
     for name, vals in result.final.items():
         shown = ", ".join(f"{k} {v:.4f}" for k, v in vals.items() if v is not None)
-        print(f"{name}: {shown}")
+        print(f"{name}{tag}: {shown}")
+    if composite:
+        mix = " + ".join(f"{w:g} {o}" for o, w in (m.get("composite_weights") or {}).items())
+        trained = ", the training objective" if "composite" in str(m.get("objective")) else ""
+        shown = ", ".join(f"{n} {v['composite']:.4f}" for n, v in composite.items()
+                          if v.get("composite") is not None)
+        print(f"composite nDCG@{m.get('composite_k')} ({mix}{trained}): {shown}")
     print(f"run folder: {result.run_dir}")
 
 

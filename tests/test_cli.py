@@ -376,7 +376,7 @@ def test_lambdarank_configs_run_in_reduced_form(config, tmp_path, capsys):
 
 
 def test_multiobjective_config_reports_composite_and_smoothed_segments(tmp_path, capsys):
-    rc, _, err = run(
+    rc, out, err = run(
         [
             "train",
             CONFIGS / "multiobjective.yaml",
@@ -409,6 +409,17 @@ def test_multiobjective_config_reports_composite_and_smoothed_segments(tmp_path,
         assert [r["ndcg_smoothed"] for r in rows] == pytest.approx(expected)
     md = (tmp_path / "m" / "report.md").read_text()
     assert "## Composite nDCG@10" in md and "## Per segment nDCG@10 (test)" in md
+    # the console headline labels its numbers: nDCG on the first objective's grades (what
+    # synthetic data ranks by), and the composite the objective trains for, beside it
+    assert metrics["final_label"] == "watch"
+    lines = out.splitlines()
+    test_line = next(ln for ln in lines if ln.startswith("test"))
+    assert test_line.startswith("test (nDCG on label 'watch'): ")
+    assert f"ndcg@10 {metrics['final']['test']['ndcg@10']:.4f}" in test_line
+    assert metrics["final"]["test"]["ndcg@10"] == pytest.approx(metrics["composite"]["test"]["watch"])
+    comp = next(ln for ln in lines if ln.startswith("composite nDCG@10"))
+    assert "(0.6 watch + 0.25 share + 0.15 follow, the training objective)" in comp
+    assert f"test {metrics['composite']['test']['composite']:.4f}" in comp
 
 
 def test_letor_config_runs_on_real_letor_data(lambdarank_dir, tmp_path, capsys, monkeypatch):

@@ -211,6 +211,13 @@ def compute_metrics(
         weights = {name: oc.weight for name, oc in cfg.data.objectives.items()}
         metrics["composite_k"] = ev.k
         metrics["composite_weights"] = weights
+        # which label "final" is nDCG of: the objective whose grades are y, else data.label
+        first = next(iter(scores), None)
+        metrics["final_label"] = next(
+            (o for o in weights if first is not None
+             and np.array_equal(sets[first].y, sets[first].labels[o])),
+            cfg.data.label,
+        )
         metrics["composite"] = {}
         for n, s in scores.items():
             res = composite_ndcg(
