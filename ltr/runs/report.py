@@ -117,7 +117,7 @@ def plot_propensity(
     curves: Mapping[str, Any],
     path: str | os.PathLike[str],
     *,
-    counts: tuple[Sequence[int], Sequence[int]] | None = None,
+    counts: tuple[Any, Any] | None = None,
     min_clicks: int = 10,
 ) -> Path:
     """Plot propensity-like curves (learned t+/t-, IPS propensities) against position.
