@@ -633,6 +633,38 @@ def console_main() -> int:
     return main()
 
 
+_KERNEL_COMMANDS = ("train", "tune", "importance", "evaluate", "predict", "monitor")
+_compile_noticed = False
+
+
+@contextmanager
+def _phase_notices(command: str) -> Iterator[None]:
+    """Show the library's phase notices (ltr.runs.notices) on stderr, and a cold kernel cache."""
+    import logging
+
+    from ltr.runs.notices import NOTICE_LOGGER
+
+    global _compile_noticed
+    if command in _KERNEL_COMMANDS and not _compile_noticed:
+        from ltr.kernels._cache import kernels_cached
+
+        _compile_noticed = True
+        if kernels_cached() is False:
+            print("ltr: compiling numba kernels on first use (cached afterwards; "
+                  "up to a minute)...", file=sys.stderr, flush=True)
+    logger = logging.getLogger(NOTICE_LOGGER)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("ltr: %(message)s"))
+    old_level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+
+
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """Treat SIGTERM like Ctrl-C while ``main`` runs, so a stopped run says how to resume."""
@@ -659,7 +691,8 @@ def _main(parser: argparse.ArgumentParser, argv: list[str], debug: bool) -> int:
         if args.command is None:
             parser.print_help()
             return 2
-        return _dispatch(args)
+        with _phase_notices(args.command):
+            return _dispatch(args)
     except SystemExit as exc:  # --help / --version from argparse
         return int(exc.code) if isinstance(exc.code, int) else 0
     except _UsageError as exc:

@@ -61,6 +61,7 @@ from ltr.runs.folder import (
     run_log,
     write_run_config,
 )
+from ltr.runs.notices import SearchProgress, notice, search_size
 from ltr.runs.report import RunReport
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -527,16 +528,21 @@ def tune_run(
         labels_y = pd.DataFrame({o: tr.labels[o] for o in settings.objectives})
     cv = GroupKFold(n_splits=search_cfg.folds)
     search: Any
+    n_fits = search_cfg.folds * search_size(
+        search_cfg.method, distributions, search_cfg.n_iter, cfg.seed
+    )
+    in_process = search_cfg.n_jobs == 1  # a bar moves only when the fits run here
+    ticking = SearchProgress(scorer, n_fits, progress_enabled(cfg, progress) and in_process)
     if search_cfg.method == "grid":
         search = GridSearchCV(
-            estimator, distributions, scoring=scorer, cv=cv, n_jobs=search_cfg.n_jobs, refit=False
+            estimator, distributions, scoring=ticking, cv=cv, n_jobs=search_cfg.n_jobs, refit=False
         )
     else:
         search = RandomizedSearchCV(
             estimator,
             distributions,
             n_iter=search_cfg.n_iter,
-            scoring=scorer,
+            scoring=ticking,
             cv=cv,
             n_jobs=search_cfg.n_jobs,
             refit=False,
@@ -546,16 +552,21 @@ def tune_run(
     write_run_config(run_dir, cfg)
     try:
         with run_log(run_dir):
-            log.info(
-                "search %s over %s with %d GroupKFold folds on %d queries",
+            notice.info(
+                "search %s over %s: %d fits (%d GroupKFold folds on %d queries)%s",
                 search_cfg.method,
-                sorted(space),
+                ", ".join(sorted(space)),
+                n_fits,
                 search_cfg.folds,
                 tr.n_queries,
+                "" if in_process else f" on {search_cfg.n_jobs} processes, no per-fit progress",
             )
+            ticking.start()
             with sklearn.config_context(enable_metadata_routing=True):
                 search.fit(tr.X, labels_y, qid=tr.qid, groups=tr.qid)
+            ticking.close()
     except BaseException:
+        ticking.close()
         remove_run_dir(run_dir, keep_folder=out is not None)
         raise
     import pandas as pd

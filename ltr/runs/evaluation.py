@@ -21,6 +21,7 @@ from ltr._io import to_jsonable, write_atomic
 from ltr.metric_names import format_metric_name
 from ltr.runs.config import RunConfig, RunError
 from ltr.runs.folder import data_summary
+from ltr.runs.notices import notice
 from ltr.runs.position_bias import position_bias_metrics
 from ltr.runs.report import plot_curves
 
@@ -350,10 +351,11 @@ def importance_table(
     name = importance_set(cfg, sets)
     ds = sets[name]
     features = importance_features(cfg, ds)
-    log.info(
-        "permutation importance on %s (%d queries, %d repeats, %s)",
+    notice.info(
+        "permutation importance on %s (%d queries, %d features/groups x %d repeats, %s)",
         name,
         ds.n_queries,
+        len(features) if features is not None else ds.n_features,
         imp.n_repeats,
         imp.strategy,
     )
