@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -106,8 +107,15 @@ def test_init_into_a_file_is_an_error_naming_out(tmp_path, capsys):
 
 def test_the_wheel_carries_the_configs_and_project_urls(tmp_path):
     """Build the wheel as a user would (pip, isolated build) and read its contents."""
+    src = tmp_path / "src"  # a copy: the build leaves build/ and *.egg-info beside the sources
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        src.mkdir(exist_ok=True)
+        shutil.copy2(REPO / name, src / name)
+    for name in ("ltr", "configs"):  # ltr/configs stays a link to configs/
+        shutil.copytree(REPO / name, src / name, symlinks=True, ignore=skip)
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(REPO), "-w", str(tmp_path)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(src), "-w", str(tmp_path)],
         capture_output=True, text=True, check=False, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
