@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_file_set", "digest_arrays", "png_bytes", "to_jsonable", "write_atomic",
-           "write_file_set", "write_png"]
+__all__ = ["check_file_set", "digest_arrays", "png_bytes", "png_img_tag", "to_jsonable",
+           "write_atomic", "write_file_set", "write_png"]
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
@@ -178,6 +178,39 @@ def check_file_set(directory: str | os.PathLike[str]) -> dict[str, Path]:
                              f"{MANIFEST}; run the command again")
         out[name] = p
     return out
+
+
+def png_img_tag(path: str | os.PathLike[str] | bytes, alt: str) -> str:
+    """Return an HTML ``<img>`` with the PNG *path* (a file, or its bytes) embedded as a data URI.
+
+    The one way a report embeds a plot, so every HTML report opens on its own
+    (mailed, attached, moved away from its folder).
+
+    Parameters
+    ----------
+    path : path-like or bytes
+        A PNG file, or a PNG's bytes (a plot not yet written, see :func:`png_bytes`).
+    alt : str
+        The image's text alternative (HTML-escaped here).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "x.png"
+    >>> _ = p.write_bytes(b"PNG")
+    >>> png_img_tag(p, "a < b")
+    '<img alt="a &lt; b" src="data:image/png;base64,UE5H">'
+    """
+    import base64
+    import html
+
+    raw = path if isinstance(path, bytes) else Path(path).read_bytes()
+    data = base64.b64encode(raw).decode("ascii")
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
 
 
 def _named(exc: OSError, path: Path) -> OSError:

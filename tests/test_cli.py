@@ -14,6 +14,7 @@ import os
 # runtime has started yet in this test session.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
+import html
 import json
 import signal
 import subprocess
@@ -378,7 +379,7 @@ def test_lambdarank_configs_run_in_reduced_form(config, tmp_path, capsys):
 
 
 def test_multiobjective_config_reports_composite_and_smoothed_segments(tmp_path, capsys):
-    rc, _, err = run(
+    rc, out, err = run(
         [
             "train",
             CONFIGS / "multiobjective.yaml",
@@ -411,6 +412,17 @@ def test_multiobjective_config_reports_composite_and_smoothed_segments(tmp_path,
         assert [r["ndcg_smoothed"] for r in rows] == pytest.approx(expected)
     md = (tmp_path / "m" / "report.md").read_text()
     assert "## Composite nDCG@10" in md and "## Per segment nDCG@10 (test)" in md
+    # the console headline labels its numbers: nDCG on the first objective's grades (what
+    # synthetic data ranks by), and the composite the objective trains for, beside it
+    assert metrics["final_label"] == "watch"
+    lines = out.splitlines()
+    test_line = next(ln for ln in lines if ln.startswith("test"))
+    assert test_line.startswith("test (nDCG on label 'watch'): ")
+    assert f"ndcg@10 {metrics['final']['test']['ndcg@10']:.4f}" in test_line
+    assert metrics["final"]["test"]["ndcg@10"] == pytest.approx(metrics["composite"]["test"]["watch"])
+    comp = next(ln for ln in lines if ln.startswith("composite nDCG@10"))
+    assert "(0.6 watch + 0.25 share + 0.15 follow, the training objective)" in comp
+    assert f"test {metrics['composite']['test']['composite']:.4f}" in comp
 
 
 def test_letor_config_runs_on_real_letor_data(lambdarank_dir, tmp_path, capsys, monkeypatch):
@@ -617,6 +629,8 @@ def test_importance_config_and_rerun_on_a_finished_run(tmp_path, capsys):
     assert rc == 0, err
     first = pd.read_csv(tmp_path / "i" / "importance.csv")
     assert "first_three" in set(first["feature"])  # the configured group is one row
+    md = (tmp_path / "i" / "report.md").read_text()
+    assert "1 repeats, strategy global" in md and "differ from the config" not in md
     rc, _out, err = run(
         ["importance", tmp_path / "i", "--repeats", "2", "--strategy", "within_query"], capsys
     )
@@ -626,6 +640,13 @@ def test_importance_config_and_rerun_on_a_finished_run(tmp_path, capsys):
         metrics["importance"]["strategy"] == "within_query"
         and metrics["importance"]["n_repeats"] == 2
     )
+    # the report states the settings the table was computed with, not the training run's
+    for page in ((tmp_path / "i" / "report.md").read_text(),
+                 html.unescape((tmp_path / "i" / "report.html").read_text())):
+        line = next(ln for ln in page.splitlines() if "Computed with:" in ln)
+        assert "2 repeats, strategy within_query" in line and "on the test set" in line
+        assert "Computed by ltr importance (after training)" in line
+        assert "training run's: n_repeats 1, strategy global" in line
     rc, _, err = run(["importance", tmp_path / "i", "--set", "model.n_estimators=9"], capsys)
     assert rc == 1 and "with a finished run folder only importance.* can be changed" in err
 
@@ -771,11 +792,6 @@ def test_validate_accepts_every_shipped_config(capsys, monkeypatch):
     monkeypatch.chdir(REPO)
     for path in sorted(CONFIGS.glob("*.yaml")):
         if path.name == "monitor.yaml":  # a monitoring rule set: ltr monitor -c, not a run
-            continue
-        if (
-            path.name == "letor.yaml"
-            and not (REPO.parent / "shared" / "data" / "lightgbm-lambdarank").exists()
-        ):
             continue
         rc, out, err = run(["validate", path], capsys)
         assert rc == 0, err

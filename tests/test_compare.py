@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -163,6 +165,11 @@ def test_run_folders_and_report_files(tmp_path):
     for name in ("report.md", "report.html", "forest.png", "comparison.csv", "comparison.json"):
         assert (tmp_path / "cmp" / name).is_file()
     assert "| metric | segment |" in (tmp_path / "cmp" / "report.md").read_text()
+    # the HTML report embeds the forest plot (opens on its own), as run reports do
+    page = (tmp_path / "cmp" / "report.html").read_text()
+    forest = base64.b64encode((tmp_path / "cmp" / "forest.png").read_bytes()).decode()
+    assert f'src="data:image/png;base64,{forest}"' in page
+    assert re.findall(r'(?:src|href)="(?!data:)([^"]*)"', page) == []
     with pytest.raises(FileNotFoundError, match="per_query_valid.csv"):
         compare_runs(tmp_path / "ra", tmp_path / "rb", split="valid")
 

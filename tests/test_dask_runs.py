@@ -225,3 +225,6 @@ def test_cluster_example_config_validates_and_trains_reduced(tmp_path, capsys):
     assert [s["k"] for s in stages] == [3, 5]
     assert (result.run_dir / "importance.csv").exists()
     assert 0 < result.final["test"]["ndcg@10"] <= 1
+    # the shuffle before training is announced (ltr.notice: stderr on the CLI, and run.log)
+    assert "cluster: moving the training rows so that each query is whole in one partition" in (
+        result.run_dir / "run.log").read_text()

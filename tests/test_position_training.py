@@ -7,6 +7,8 @@ ltr's Unbiased LambdaMART for identical resume, and every refusal for its messag
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -408,3 +410,47 @@ def test_simulated_log_keeps_each_querys_sessions_in_one_set():
                 np.testing.assert_array_equal(np.sort(doc[rows]), first)
                 np.testing.assert_array_equal(np.sort(pos[rows]), np.arange(1, len(first) + 1))
     assert sum(ds.n_queries for ds in sets.values()) == 40 * sessions
+
+
+def test_propensity_outputs_count_clicks_per_position_and_grey_out_thin_ones(tmp_path, capsys):
+    """Counts per position equal a recount of the training log; thin positions are marked."""
+    from ltr.runs.config import load_config
+    from ltr.runs.data import load_data
+    from ltr.runs.position_bias import MIN_CLICKS
+
+    out = tmp_path / "run"
+    assert main(["train", str(CONFIGS / "position_bias.yaml"), *SMALL_CLICKS,
+                 "--out", str(out)]) == 0, capsys.readouterr().err
+    train = load_data(load_config(CONFIGS / "position_bias.yaml",
+                                  [s for s in SMALL_CLICKS if s != "--set"]))["train"]
+    pos, click = train.position, train.click
+    depth = int(pos.max())
+    impressions = [int(np.sum(pos == p)) for p in range(1, depth + 1)]
+    clicks = [int(np.sum(click[pos == p] > 0)) for p in range(1, depth + 1)]
+    counts = json.loads((out / "metrics.json").read_text())["position_bias"]["counts"]
+    assert counts == {"impressions": impressions, "clicks": clicks, "min_clicks": MIN_CLICKS}
+    rows = list(csv.DictReader(io.StringIO((out / "propensity.csv").read_text())))
+    assert [int(r["clicks"]) for r in rows[:depth]] == clicks
+    assert [int(r["enough_data"]) for r in rows[:depth]] == [int(c >= MIN_CLICKS) for c in clicks]
+    thin = [p for p, c in enumerate(clicks, 1) if c < MIN_CLICKS]
+    assert thin  # this small log leaves deep positions without enough clicks
+    md = (out / "report.md").read_text()
+    assert f"Positions with fewer than {MIN_CLICKS} clicks, greyed in the plot" in md
+    assert f"{sum(clicks)} training clicks over {depth} positions" in md
+
+
+def test_propensity_plot_draws_thin_positions_grey_not_as_measured(tmp_path, monkeypatch):
+    from ltr.runs import report
+
+    figures = []
+    monkeypatch.setattr(report, "_save_png", lambda fig, path: figures.append(fig) or path)
+    report.plot_propensity({"t+": [1.0, 0.5, 1.0, 0.3]}, tmp_path / "p.png",
+                           counts=([100, 90, 80, 70], [40, 20, 0, 12]), min_clicks=10)
+    (fig,) = figures
+    ax, bx = fig.axes
+    measured = ax.lines[0].get_ydata()
+    assert np.isnan(measured[2]) and not np.isnan(measured[[0, 1, 3]]).any()  # position 3 cut
+    greyed = ax.collections[0].get_offsets()
+    assert greyed.tolist() == [[3.0, 1.0]]  # and shown in grey instead
+    assert [b.get_height() for b in bx.patches] == [100, 90, 80, 70, 40, 20, 0, 12]
+    assert "fewer than 10 clicks" in ax.get_title()

@@ -7,6 +7,7 @@
     ltr importance RUN_DIR|CONFIG [--set ...] [--repeats N] [--strategy S] [--out DIR]
     ltr report RUN_DIR
     ltr validate CONFIG [--set ...] [--print] [--load-data]
+    ltr init [--out DIR]
     ltr evaluate --qrels FILE --run FILE [--metrics M ...] [--out FILE]
     ltr score RUN_DIR|MODEL [--data FILE] [--eval-at K ...]
     ltr predict RUN_DIR|MODEL --data FILE [--out FILE] [--trec-run FILE]
@@ -18,6 +19,9 @@ Each subcommand is one :class:`~ltr.cli._common.Command` (its arguments and a
 ``run`` function that calls a library function of :mod:`ltr.runs` and prints);
 :data:`COMMANDS` is the table the parser and the dispatch are built from.
 :func:`main` takes ``argv`` so it runs in-process in tests.
+
+CONFIG is a YAML file, or the bare name of an example shipped with the package
+(``ltr train quickstart``); ``ltr init`` copies those examples into a folder.
 
 Rules every command follows: the config is ``CONFIG`` (or ``-c/--config``), a
 model is the positional ``RUN_DIR|MODEL``, a folder written is ``--out DIR``
@@ -102,6 +106,40 @@ def _dispatch(args: argparse.Namespace) -> int:
     return _BY_NAME[args.command].run(args)
 
 
+#: Commands whose first run compiles numba kernels (a one-line notice when the cache is cold).
+_KERNEL_COMMANDS = ("train", "tune", "importance", "evaluate", "score", "predict", "monitor",
+                    "explain")
+_compile_noticed = False
+
+
+@contextmanager
+def _phase_notices(command: str) -> Iterator[None]:
+    """Show the library's phase notices (ltr.runs.notices) on stderr, and a cold kernel cache."""
+    import logging
+
+    from ltr.runs.notices import NOTICE_LOGGER
+
+    global _compile_noticed
+    if command in _KERNEL_COMMANDS and not _compile_noticed:
+        from ltr.kernels._cache import kernels_cached
+
+        _compile_noticed = True
+        if kernels_cached() is False:
+            print("ltr: compiling numba kernels on first use (cached afterwards; "
+                  "up to a minute)...", file=sys.stderr, flush=True)
+    logger = logging.getLogger(NOTICE_LOGGER)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("ltr: %(message)s"))
+    old_level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip()
     if isinstance(exc, KeyError) and len(exc.args) == 1:
@@ -176,7 +214,8 @@ def _main(parser: argparse.ArgumentParser, argv: list[str], debug: bool) -> int:
         if args.command is None:
             parser.print_help()
             return EXIT_USAGE
-        return _dispatch(args)
+        with _phase_notices(args.command):
+            return _dispatch(args)
     except SystemExit as exc:  # --help / --version from argparse
         return int(exc.code) if isinstance(exc.code, int) else 0
     except UsageError as exc:

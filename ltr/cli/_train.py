@@ -32,15 +32,28 @@ __all__ = ["COMMANDS", "print_summary"]
 
 
 def print_summary(result: RunResult) -> None:
-    """Print a run's final metrics per set and its folder."""
+    """Print a run's final metrics per set (a composite run: which label, and the composite)."""
+    m = result.metrics
+    composite = m.get("composite") or {}
+    # a composite run: say which label the nDCG line is on, and print the composite beside it
+    tag = f" (nDCG on label {m['final_label']!r})" if composite and m.get("final_label") else ""
     for name, vals in result.final.items():
         shown = ", ".join(f"{k} {v:.4f}" for k, v in vals.items() if v is not None)
-        print(f"{name}: {shown}")
+        print(f"{name}{tag}: {shown}")
+    if composite:
+        mix = " + ".join(f"{w:g} {o}" for o, w in (m.get("composite_weights") or {}).items())
+        trained = ", the training objective" if "composite" in str(m.get("objective")) else ""
+        shown = ", ".join(f"{n} {v['composite']:.4f}" for n, v in composite.items()
+                          if v.get("composite") is not None)
+        print(f"composite nDCG@{m.get('composite_k')} ({mix}{trained}): {shown}")
     print(f"run folder: {result.run_dir}")
 
 
+_CONFIG_HELP = "YAML config, or the name of a shipped example such as quickstart"
+
+
 def _configure_train(p: argparse.ArgumentParser) -> None:
-    add_config(p, required=False, what="YAML config (optional with --resume)")
+    add_config(p, required=False, what=f"{_CONFIG_HELP} (optional with --resume)")
     add_set(p)
     add_out_dir(p, "run folder to create")
     p.add_argument(
@@ -68,7 +81,7 @@ def _run_train(args: argparse.Namespace) -> int:
 
 
 def _configure_tune(p: argparse.ArgumentParser) -> None:
-    add_config(p)
+    add_config(p, what=_CONFIG_HELP)
     add_set(p)
     add_out_dir(p, "run folder to create (default <output.runs_dir>/<name>-<timestamp>/)")
     add_progress(p)
@@ -120,7 +133,7 @@ def _run_report(args: argparse.Namespace) -> int:
 
 
 def _configure_validate(p: argparse.ArgumentParser) -> None:
-    add_config(p)
+    add_config(p, what=_CONFIG_HELP)
     add_set(p)
     p.add_argument(
         "--print", dest="show", action="store_true", help="print the resolved config as YAML"
@@ -166,6 +179,22 @@ def _run_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _configure_init(p: argparse.ArgumentParser) -> None:
+    add_out_dir(p, "folder to copy the example configs into (default: ./configs)")
+
+
+def _run_init(args: argparse.Namespace) -> int:
+    from ltr.runs.init_cmd import init_configs
+
+    out = "configs" if args.out is None else args.out
+    check_out_dir(out)
+    res = init_configs(out)
+    print(f"copied {len(res.files)} example configs into {res.folder}: "
+          + ", ".join(p.stem for p in res.files))
+    print(f"next: ltr train {res.folder / 'quickstart.yaml'}")
+    return EXIT_OK
+
+
 COMMANDS: tuple[Command, ...] = (
     Command(
         "train",
@@ -207,5 +236,14 @@ COMMANDS: tuple[Command, ...] = (
         "the field path; prints the resolved config with --print.",
         _configure_validate,
         _run_validate,
+    ),
+    Command(
+        "init",
+        "copy the example configs shipped with ltr into a folder",
+        "Copy the example configs (quickstart, letor, progressive, ...) into DIR (default "
+        "./configs, a new or empty folder), so that `ltr train configs/quickstart.yaml` runs "
+        "without a clone.  A shipped config also runs by name: `ltr train quickstart`.",
+        _configure_init,
+        _run_init,
     ),
 )

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ltr._compat import import_matplotlib_figure
-from ltr._io import png_bytes, to_jsonable, write_file_set, write_png
+from ltr._io import png_bytes, png_img_tag, to_jsonable, write_file_set, write_png
 from ltr._validation import check_int, check_real, short_repr
 from ltr.metrics.names import EVALUATION_METRICS, METRICS, metric_info, parse_metric_name
 
@@ -320,11 +320,17 @@ class Comparison:
         out.append(_markdown_table(self.table))
         return "\n".join(out) + "\n"
 
-    def to_html(self, *, plot: str | None = None) -> str:
-        """HTML report with the same content as :meth:`to_markdown`."""
+    def to_html(self, *, plot: str | os.PathLike[str] | bytes | None = None) -> str:
+        """Self-contained HTML report with the same content as :meth:`to_markdown`.
+
+        Parameters
+        ----------
+        plot : path-like or bytes, optional
+            A PNG file or its bytes (the forest plot), embedded as a data URI, not linked.
+        """
         items = "".join(f"<li>{html.escape(x).replace('**', '')}</li>"
                         for x in self._summary_lines())
-        img = f'<p><img src="{html.escape(plot)}" alt="deltas per segment"></p>' if plot else ""
+        img = f"<p>{png_img_tag(plot, 'deltas per segment')}</p>" if plot is not None else ""
         table = _format(self.table).to_html(index=False, escape=True)
         return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Comparison</title>"
                 f"</head><body><h1>Comparison</h1><ul>{items}</ul>{img}{table}</body></html>\n")
@@ -382,10 +388,11 @@ class Comparison:
 
         names = {"plot": "forest.png", "markdown": "report.md", "html": "report.html",
                  "csv": "comparison.csv", "json": "comparison.json"}
+        png = png_bytes(self.plot())
         content: dict[str, str | bytes] = {
-            names["plot"]: png_bytes(self.plot()),
+            names["plot"]: png,
             names["markdown"]: self.to_markdown(plot="forest.png"),
-            names["html"]: self.to_html(plot="forest.png"),
+            names["html"]: self.to_html(plot=png),  # embedded: the page opens on its own
             names["csv"]: self.table.to_csv(index=False),
             names["json"]: json.dumps(self.to_dict(), indent=2) + "\n",
         }

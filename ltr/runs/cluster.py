@@ -36,6 +36,7 @@ import pandas as pd
 from ltr.build import TrainSettings, build_training
 from ltr.runs.config import RunConfig, RunError
 from ltr.runs.data import SETS, frame_data, load_data
+from ltr.runs.notices import notice
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
@@ -126,6 +127,8 @@ class ClusterRun:
         # the one builder; a composite objective reads its columns on the workers (labels=)
         kwargs = build_training(settings, {n: np.zeros(1) for n in names} if names else None)
         kwargs.pop("n_jobs", None)  # threads per worker come from the cluster
+        notice.info("cluster: moving the training rows so that each query is whole in one "
+                    "partition (a shuffle), then training on %s", self.connection.address)
         try:
             return ldask.train(
                 self.connection.client, self.train, label=self.label, qid=self.qid,

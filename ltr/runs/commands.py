@@ -51,6 +51,7 @@ from ltr.runs.folder import (
     run_log,
     write_run_config,
 )
+from ltr.runs.notices import SearchProgress, notice, search_size
 from ltr.runs.report import RunReport
 from ltr.runs.run_metrics import (
     compute_metrics,
@@ -467,7 +468,7 @@ def importance_run(
     with run_log(run_dir):
         summary = importance_table(cfg, model, sets, run_dir, progress_enabled(cfg, progress))
         metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-        metrics["importance"] = summary
+        metrics["importance"] = {**summary, "computed_by": "ltr importance (after training)"}
         write_atomic(run_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
         RunReport.from_run_dir(run_dir).save(run_dir)
     return RunResult.from_run_dir(run_dir)
@@ -587,16 +588,21 @@ def tune_run(
         labels_y = pd.DataFrame({o: tr.labels[o] for o in settings.objectives})
     cv = GroupKFold(n_splits=search_cfg.folds)
     search: Any
+    n_fits = search_cfg.folds * search_size(
+        search_cfg.method, distributions, search_cfg.n_iter, cfg.seed
+    )
+    in_process = search_cfg.n_jobs == 1  # a bar moves only when the fits run here
+    ticking = SearchProgress(scorer, n_fits, progress_enabled(cfg, progress) and in_process)
     if search_cfg.method == "grid":
         search = GridSearchCV(
-            estimator, distributions, scoring=scorer, cv=cv, n_jobs=search_cfg.n_jobs, refit=False
+            estimator, distributions, scoring=ticking, cv=cv, n_jobs=search_cfg.n_jobs, refit=False
         )
     else:
         search = RandomizedSearchCV(
             estimator,
             distributions,
             n_iter=search_cfg.n_iter,
-            scoring=scorer,
+            scoring=ticking,
             cv=cv,
             n_jobs=search_cfg.n_jobs,
             refit=False,
@@ -606,16 +612,21 @@ def tune_run(
     write_run_config(run_dir, cfg)
     try:
         with run_log(run_dir):
-            log.info(
-                "search %s over %s with %d GroupKFold folds on %d queries",
+            notice.info(
+                "search %s over %s: %d fits (%d GroupKFold folds on %d queries)%s",
                 search_cfg.method,
-                sorted(space),
+                ", ".join(sorted(space)),
+                n_fits,
                 search_cfg.folds,
                 tr.n_queries,
+                "" if in_process else f" on {search_cfg.n_jobs} processes, no per-fit progress",
             )
+            ticking.start()
             with sklearn.config_context(enable_metadata_routing=True):
                 search.fit(_search_X(cfg, tr), labels_y, qid=tr.qid, groups=tr.qid)
+            ticking.close()
     except BaseException:
+        ticking.close()
         remove_run_dir(run_dir, keep_folder=out is not None)
         raise
     import pandas as pd

@@ -573,15 +573,23 @@ def load_config(
     *migrate* reads the old layout of a run folder's ``config.yaml`` (see
     :func:`parse_config`).
 
+    A *path* that does not exist and has no folder part (``quickstart``) names
+    a config shipped with the package (:func:`ltr.runs.init_cmd.shipped_config`).
+
     Raises
     ------
     ConfigError
         When the file is missing, is not YAML, or fails validation.
     """
+    from ltr.runs.init_cmd import not_found_hint, shipped_config
+
     yaml = import_yaml()
     p = Path(path)
-    if not p.exists():
-        raise ConfigError(f"config file not found: {str(path)!r}")
+    if not p.exists():  # a bare name such as `quickstart` runs the shipped example
+        shipped = shipped_config(path)
+        if shipped is None:
+            raise ConfigError(f"config file not found: {str(path)!r}{not_found_hint(path)}")
+        p = path = shipped
     if not p.is_file():
         raise ConfigError(f"config path is not a file: {str(path)!r}")
     try:

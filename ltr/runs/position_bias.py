@@ -15,7 +15,12 @@ gets a ``position_bias`` block in ``metrics.json``:
   weight 1; lists without clicks left out, as in the IPS values) beside them.
 
 ``propensity.csv`` and ``propensity.png`` (the curve against position) go into
-the run folder; the report shows both.
+the run folder; the report shows both.  Beside the curves they give the
+training log's impressions and clicks per position (``counts`` in
+``metrics.json``): a position with fewer than :data:`MIN_CLICKS` clicks has no
+estimate worth reading (learned t+ stays at its start value 1, EM drifts to 0
+or anywhere), so the plot greys it out and the CSV marks it
+``enough_data = 0``.
 """
 
 from __future__ import annotations
@@ -37,7 +42,11 @@ from ltr.runs.report import plot_propensity
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
 
-__all__ = ["position_bias_metrics"]
+__all__ = ["MIN_CLICKS", "position_bias_metrics"]
+
+#: Fewest training clicks at a position for its propensity estimates to be drawn as measured
+#: (about a 30 % relative standard error of a click rate); fewer are greyed out in the plot.
+MIN_CLICKS = 10
 
 
 def _ips_propensity(
@@ -105,6 +114,10 @@ def position_bias_metrics(
         return None
     out: dict[str, Any] = {}
     curves: dict[str, np.ndarray] = {}
+    counts = _position_counts(sets["train"]) if "train" in sets else None
+    if counts is not None:
+        out["counts"] = {"impressions": counts[0].tolist(), "clicks": counts[1].tolist(),
+                         "min_clicks": MIN_CLICKS}
     if learned is not None:
         out["learned"] = learned
         curves["learned t+"] = np.asarray(learned["t_plus"], dtype=np.float64)
@@ -142,18 +155,42 @@ def position_bias_metrics(
             for k, v in naive.items():
                 block[format_metric_name("click_ndcg", k)] = float(v)
             out["ips"][name] = block
-    _write_curves(curves, run_dir)
+    _write_curves(curves, counts, run_dir)
     return out
 
 
-def _write_curves(curves: Mapping[str, np.ndarray], run_dir: Path) -> None:
+def _position_counts(train: RankingData) -> tuple[np.ndarray, np.ndarray] | None:
+    """Impressions and clicks per display position (index 0 = position 1) of the training log."""
+    if train.click is None or train.position is None:
+        return None
+    pos = np.asarray(train.position, dtype=np.int64)
+    click = np.asarray(train.click, dtype=np.float64)
+    if pos.size == 0 or pos.min() < 1:
+        return None
+    impressions = np.bincount(pos - 1)
+    clicks = np.bincount(pos - 1, weights=(click > 0).astype(np.float64)).astype(np.int64)
+    return impressions, clicks
+
+
+def _write_curves(
+    curves: Mapping[str, np.ndarray],
+    counts: tuple[np.ndarray, np.ndarray] | None,
+    run_dir: Path,
+) -> None:
     depth = max(len(v) for v in curves.values())
+    if counts is not None:
+        depth = max(depth, len(counts[0]))
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["position", *curves])
+    writer.writerow(["position", *curves, *(("impressions", "clicks", "enough_data")
+                                            if counts is not None else ())])
     for p in range(depth):
-        writer.writerow(
-            [p + 1, *(repr(float(v[p])) if p < len(v) else "" for v in curves.values())]
-        )
+        row: list[Any] = [p + 1]
+        row += [repr(float(v[p])) if p < len(v) else "" for v in curves.values()]
+        if counts is not None:
+            n_imp = int(counts[0][p]) if p < len(counts[0]) else 0
+            n_click = int(counts[1][p]) if p < len(counts[1]) else 0
+            row += [n_imp, n_click, int(n_click >= MIN_CLICKS)]
+        writer.writerow(row)
     write_atomic(run_dir / "propensity.csv", buf.getvalue())
-    plot_propensity(curves, run_dir / "propensity.png")
+    plot_propensity(curves, run_dir / "propensity.png", counts=counts, min_clicks=MIN_CLICKS)

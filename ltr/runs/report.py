@@ -12,7 +12,6 @@ reader never sees a half-written file.
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import os
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ltr._compat import import_matplotlib_pyplot, import_yaml
-from ltr._io import write_atomic, write_png
+from ltr._io import png_img_tag, write_atomic, write_png
 from ltr.metrics.names import format_metric_name
 
 __all__ = [
@@ -115,7 +114,11 @@ def plot_curves(
 
 
 def plot_propensity(
-    curves: Mapping[str, Any], path: str | os.PathLike[str]
+    curves: Mapping[str, Any],
+    path: str | os.PathLike[str],
+    *,
+    counts: tuple[Any, Any] | None = None,
+    min_clicks: int = 10,
 ) -> Path:
     """Plot propensity-like curves (learned t+/t-, IPS propensities) against position.
 
@@ -125,23 +128,66 @@ def plot_propensity(
         ``{label: value per position}`` (index 0 = position 1).
     path : path-like
         PNG file to write.
+    counts : (impressions, clicks), optional
+        Per position (index 0 = position 1) of the log the curves were
+        estimated from.  Drawn as bars under the curves; a position with fewer
+        than *min_clicks* clicks (none logged beyond the arrays' end) is drawn
+        in grey, not as a measured value.
+    min_clicks : int, default=10
+        The fewest clicks for a position's estimates to count as measured.
 
     Returns
     -------
     Path
         The written file.
     """
+    import numpy as np
+
     plt = import_matplotlib_pyplot()
-    fig, ax = plt.subplots(figsize=(7.0, 4.0), dpi=100)
+    depth = max(len(list(v)) for v in curves.values())
+    enough = np.ones(depth, dtype=bool)
+    if counts is not None:
+        clicks = np.zeros(depth, dtype=np.int64)
+        logged = np.asarray(counts[1], dtype=np.int64)[:depth]
+        clicks[: len(logged)] = logged
+        enough = clicks >= min_clicks
+        fig, (ax, bx) = plt.subplots(
+            2, 1, figsize=(7.0, 5.5), dpi=100, sharex=True, gridspec_kw={"height_ratios": [3, 1.4]}
+        )
+    else:
+        fig, ax = plt.subplots(figsize=(7.0, 4.0), dpi=100)
     try:
         for label, values in curves.items():
-            v = list(values)
-            ax.plot(range(1, len(v) + 1), v, marker="o", markersize=3, label=label)
-        ax.set_xlabel("display position")
+            v = np.asarray(list(values), dtype=np.float64)
+            x = np.arange(1, len(v) + 1)
+            ok = enough[: len(v)]
+            (line,) = ax.plot(x, np.where(ok, v, np.nan), marker="o", markersize=3, label=label)
+            if not ok.all():  # too few clicks: shown, but greyed (not a measurement)
+                ax.plot(x, v, color=line.get_color(), alpha=0.25, linewidth=1)
+                ax.scatter(x[~ok], v[~ok], s=10, color="lightgrey", edgecolors="grey",
+                           linewidths=0.5, zorder=3)
         ax.set_ylabel("relative to position 1")
-        ax.set_title("Position bias")
+        title = "Position bias"
+        if counts is not None and not enough.all():
+            title += f" (grey: fewer than {min_clicks} clicks at the position)"
+        ax.set_title(title, fontsize=10)
         ax.grid(True, alpha=0.3)
         ax.legend(loc="upper right", fontsize=8)
+        if counts is not None:
+            imp = np.asarray(counts[0], dtype=np.int64)
+            xs = np.arange(1, len(imp) + 1)
+            n_click = np.asarray(counts[1], dtype=np.int64)
+            bx.bar(xs, imp, color="#cfd8e3", label="impressions")
+            bx.bar(xs, n_click, color=np.where(n_click >= min_clicks, "#4C72B0", "#b0b0b0"),
+                   label="clicks")
+            bx.axhline(min_clicks, color="grey", linestyle="--", linewidth=0.8)
+            bx.set_yscale("symlog", linthresh=1)
+            bx.set_ylabel("count (training log)", fontsize=8)
+            bx.legend(loc="upper right", fontsize=7)
+            bx.grid(True, alpha=0.3)
+            bx.set_xlabel("display position")
+        else:
+            ax.set_xlabel("display position")
         return _save_png(fig, path)
     finally:
         plt.close(fig)
@@ -372,6 +418,9 @@ class RunReport:
         if bias.get("propensity"):
             out.append(("IPS propensities", "text", (f"source: {bias['propensity']['source']}, "
                         f"clipped at {bias['propensity']['clip']}")))
+        counts = bias.get("counts") or {}
+        if counts.get("clicks") is not None:
+            out.append(("Clicks per position", "text", _thin_positions(counts)))
         if "propensity" in self.images:
             out.append(("Position bias", "image", self.images["propensity"]))
 
@@ -381,6 +430,10 @@ class RunReport:
             title = "Permutation importance (ΔnDCG)"
             if "mean_abs_shap" in header:
                 title += " beside mean |TreeSHAP contribution|"
+            settings = _importance_settings(m.get("importance") or {}, self.config)
+            if settings:
+                out.append((title, "text", settings))
+                title = "Permutation importance table"
             out.append((title, "table", _table(header, rows)))
         if "importance" in self.images:
             out.append(("Importance plot", "image", self.images["importance"]))
@@ -441,10 +494,7 @@ class RunReport:
             if kind == "table":
                 body.append(_html_table(payload))
             elif kind == "image":
-                data = base64.b64encode(Path(payload).read_bytes()).decode("ascii")
-                body.append(
-                    f'<img alt="{html.escape(heading)}" src="data:image/png;base64,{data}">'
-                )
+                body.append(png_img_tag(payload, heading))
             else:
                 body.append(f"<p>{html.escape(str(payload))}</p>")
         if self.config:
@@ -470,6 +520,68 @@ class RunReport:
         md = write_atomic(run_dir / "report.md", self.to_markdown())
         page = write_atomic(run_dir / "report.html", self.to_html())
         return md, page
+
+
+def _thin_positions(counts: Mapping[str, Any]) -> str:
+    """One line: which positions had too few training clicks to estimate (greyed in the plot)."""
+    clicks = [int(c) for c in counts.get("clicks") or []]
+    least = int(counts.get("min_clicks", 0))
+    thin = [p for p, c in enumerate(clicks, start=1) if c < least]
+    spans: list[str] = []
+    for p in thin:
+        if spans and spans[-1].split("-")[-1] == str(p - 1):
+            spans[-1] = f"{spans[-1].split('-')[0]}-{p}"
+        else:
+            spans.append(str(p))
+    total = sum(clicks)
+    head = f"{total} training clicks over {len(clicks)} positions (propensity.csv lists each). "
+    if not thin:
+        return head + f"Every position has at least {least} clicks."
+    return head + (
+        f"Positions with fewer than {least} clicks, greyed in the plot (their estimates are "
+        f"not measurements): {', '.join(spans)}."
+    )
+
+
+def _importance_settings(summary: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """One line: the settings the importance table was computed with (``metrics.json``).
+
+    When ``ltr importance`` recomputed it with other settings than the run's
+    config (``--repeats``, ``--strategy``, ``--on``), the line says so, since
+    the Config section shows the training run's ``importance`` section.
+    """
+    if not summary:
+        return ""
+    k = summary.get("k", "")
+    parts = [
+        f"ΔnDCG@{k} on the {summary.get('set', '?')} set"
+        + (f" ({summary['queries']} queries)" if summary.get("queries") is not None else ""),
+        f"{summary.get('n_repeats', '?')} repeats",
+        f"strategy {summary.get('strategy', '?')}",
+    ]
+    if summary.get("seed") is not None:
+        parts.append(f"seed {summary['seed']}")
+    if summary.get("convention"):
+        parts.append(f"convention {summary['convention']}")
+    line = "Computed with: " + ", ".join(parts) + "; 95 % t intervals over the repeats."
+    if summary.get("computed_by"):
+        line += f" Computed by {summary['computed_by']}."
+    cfg = config.get("importance") or {}
+    differ = [
+        f"{key} {cfg[key]}"
+        for key, got in (
+            ("n_repeats", summary.get("n_repeats")),
+            ("strategy", summary.get("strategy")),
+            ("evaluate_on", summary.get("set")),
+        )
+        if key in cfg and got is not None and cfg[key] != got
+    ]
+    if differ:
+        line += (
+            " These differ from the config's importance section below (the training run's: "
+            + ", ".join(differ) + ")."
+        )
+    return line
 
 
 def _maybe_float(value: str | None) -> Any:

@@ -22,6 +22,7 @@ from ltr.metrics.empty_queries import empty_query_rule
 from ltr.metrics.names import format_metric_name
 from ltr.runs.config import RunConfig, RunError
 from ltr.runs.folder import data_summary
+from ltr.runs.notices import notice
 from ltr.runs.position_bias import position_bias_metrics
 from ltr.runs.report import plot_curves
 
@@ -219,6 +220,13 @@ def compute_metrics(
         weights = {name: oc.weight for name, oc in cfg.data.objectives.items()}
         metrics["composite_k"] = ev.k
         metrics["composite_weights"] = weights
+        # which label "final" is nDCG of: the objective whose grades are y, else data.label
+        first = next(iter(scores), None)
+        metrics["final_label"] = next(
+            (o for o in weights if first is not None
+             and np.array_equal(sets[first].y, sets[first].labels[o])),
+            cfg.data.label,
+        )
         metrics["composite"] = {}
         for n, s in scores.items():
             res = composite_ndcg(
@@ -390,10 +398,11 @@ def importance_table(
     name = importance_set(cfg, sets)
     ds = sets[name]
     features = importance_features(cfg, ds)
-    log.info(
-        "permutation importance on %s (%d queries, %d repeats, %s)",
+    notice.info(
+        "permutation importance on %s (%d queries, %d features/groups x %d repeats, %s)",
         name,
         ds.n_queries,
+        len(features) if features is not None else ds.n_features,
         imp.n_repeats,
         imp.strategy,
     )
@@ -422,6 +431,10 @@ def importance_table(
         "k": cfg.evaluation.k,
         "n_repeats": imp.n_repeats,
         "strategy": imp.strategy,
+        "max_queries": imp.max_queries,
+        "queries": int(ds.n_queries if imp.max_queries is None
+                       else min(ds.n_queries, imp.max_queries)),
+        "seed": cfg.seed,
         "convention": run_convention(cfg),
         "top": to_jsonable(dict(zip(top["feature"].astype(str), top["importance_mean"]))),
     }
