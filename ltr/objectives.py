@@ -297,11 +297,19 @@ class _LambdaRankBase:
 
     # -- state ---------------------------------------------------------------
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> _LambdaRankBase:
-        # ``lightgbm.train`` deep-copies its params (the objective included);
-        # returning the instance itself keeps ``iteration`` counting the rounds
-        # of that training on the object the caller holds.
-        return self
+    def __copy__(self) -> _LambdaRankBase:
+        # A shallow copy shares the settings and the (read-only) label columns and positions,
+        # but gets its own scratch: the buffers are written in place by every call, so a copy
+        # that shared them would corrupt the original's warm start.
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out._work = {}
+        out._prep = None
+        out._sorted_for = None
+        out._checked_data = None
+        if "_pos_cache" in out.__dict__:
+            out.__dict__["_pos_cache"] = None
+        return out
 
     def reset(self, iteration: int = 0) -> None:
         """Set the round counter (e.g. ``reset(n_done)`` before continuing training)."""
@@ -499,7 +507,10 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
     Attributes
     ----------
     iteration : int
-        Number of calls so far (= boosting rounds); see :meth:`reset`.
+        Round of the next ``__call__`` (for handing the objective to an
+        engine yourself); see :meth:`reset`.  :func:`ltr.engines.train`
+        leaves it alone: it trains a copy and passes the round explicitly
+        (:meth:`round_gradients`).
     t_plus_, t_minus_ : ndarray of shape (n_slots,) or None
         Position biases used by the next round (index 0 = position 1); the
         clipped propensities and ones with ``propensity``; ``None`` without
@@ -507,9 +518,15 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
 
     Notes
     -----
-    ``copy.deepcopy(obj)`` returns ``obj`` itself: ``lightgbm.train`` deep-copies
-    its params, and the round counter must advance on the caller's instance.
-    Call :meth:`reset` before reusing an instance for a new training.
+    Training with :func:`ltr.engines.train` (or the estimator, or
+    :func:`ltr.dask.train`) never changes this object: the training works on
+    a copy, and the round of every gradient call is the engine's round
+    (``schedule(round)`` gives ``k``).  When you hand the objective to
+    ``lightgbm.train`` yourself, LightGBM deep-copies its params and the copy
+    counts the rounds of that call (pass ``lambda preds, data: obj(preds,
+    data)`` instead, a function LightGBM does not copy, to keep the round and
+    the learned biases on your instance); ``xgboost.train`` calls your
+    instance, so call :meth:`reset` before reusing it for a new training.
 
     LightGBM recognises a ranking task by the objective's *name* only, so with
     this (or any) custom objective two of its ranking features are lost:
@@ -624,15 +641,47 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
             self._update_bias(costs)
         return grad, hess
 
-    def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`."""
+    def round_gradients(self, preds: Any, data: Any, iteration: int) -> tuple[np.ndarray, np.ndarray]:
+        """Gradients of boosting round *iteration* from the engine's data; :attr:`iteration` unchanged.
+
+        What :func:`ltr.engines.train` calls every round on its own copy of
+        the objective, with the round the engine's callback reports: ``k`` is
+        ``schedule(iteration)``, the pair-sampling seed is drawn from
+        *iteration*, and with ``unbiased=True`` the learned position biases
+        are re-estimated from this round's pairs.
+
+        Parameters
+        ----------
+        preds : array-like of shape (n_rows,)
+            Current scores, as the engine passes them.
+        data : lightgbm.Dataset or xgboost.DMatrix
+            The engine's training data (labels, query groups, weights).
+        iteration : int
+            The global boosting round (0-based).
+
+        Returns
+        -------
+        grad, hess : ndarray of shape (n_rows,)
+        """
         self._check_engine_data(data)
         scores, labels, offsets, w = _engine_inputs(preds, data)
         grad, hess, costs = self._compute(
             scores, [np.asarray(labels)], [self._gain_spec], ["labels"], np.ones(1), offsets,
-            self.iteration, w, self._debias(None),
+            iteration, w, self._debias(None),
         )
         self._update_bias(costs)
+        return grad, hess
+
+    def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`.
+
+        For handing the objective to ``lightgbm.train``/``xgboost.train``
+        yourself: round :attr:`iteration`, then one more.  ``lightgbm.train``
+        deep-copies its params, so it counts on its own copy; ``xgboost.train``
+        calls this object.  :func:`ltr.engines.train` never calls it (it
+        trains a copy through :meth:`round_gradients`).
+        """
+        grad, hess = self.round_gradients(preds, data, self.iteration)
         self.iteration += 1
         return grad, hess
 
@@ -770,13 +819,24 @@ class CompositeLambdaRankObjective(_LambdaRankBase):
             s, self._columns(labels), self._specs, names, self._weights, offsets, it, sample_weight
         )[:2]
 
-    def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`."""
+    def round_gradients(self, preds: Any, data: Any, iteration: int) -> tuple[np.ndarray, np.ndarray]:
+        """Composite gradients of round *iteration* from the engine's data (rows, groups, weights).
+
+        See :meth:`LambdaRankObjective.round_gradients`; :attr:`iteration` is unchanged.
+        """
         self._check_engine_data(data)
         scores, _, offsets, w = _engine_inputs(preds, data)
         names = [f"labels[{name!r}]" for name in self._names]
         grad, hess, _ = self._compute(
-            scores, self._cols, self._specs, names, self._weights, offsets, self.iteration, w
+            scores, self._cols, self._specs, names, self._weights, offsets, iteration, w
         )
+        return grad, hess
+
+    def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`.
+
+        See :meth:`LambdaRankObjective.__call__`.
+        """
+        grad, hess = self.round_gradients(preds, data, self.iteration)
         self.iteration += 1
         return grad, hess

@@ -69,19 +69,27 @@ def _qid(offsets):
 
 
 class _RecordingObjective(LambdaRankObjective):
-    """Our objective, recording the k used in every engine call."""
+    """Our objective, recording the global round and k of every gradient call.
+
+    Training works on a (shallow) copy of the objective, which shares the
+    ``seen`` list: the list is the test's recorder, the only thing changed.
+    """
 
     fail_at: int | None = None  # class attribute: the run's settings (fingerprint) stay the same
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.seen_k: list[int] = []
+        self.seen: list[tuple[int, int]] = []
 
-    def __call__(self, preds, data):
-        if self.fail_at is not None and self.iteration == self.fail_at:
+    @property
+    def seen_k(self) -> list[int]:
+        return [k for _, k in self.seen]
+
+    def round_gradients(self, preds, data, iteration):
+        if self.fail_at is not None and iteration == self.fail_at:
             raise KeyboardInterrupt("simulated crash")
-        self.seen_k.append(self.k_at(self.iteration))
-        return super().__call__(preds, data)
+        self.seen.append((iteration, self.k_at(iteration)))
+        return super().round_gradients(preds, data, iteration)
 
 
 # ----------------------------------------------------------------------------
@@ -171,7 +179,7 @@ def test_custom_objective_changes_k_every_round(data, engine):
     model = train(X, y, offsets, engine=engine, objective=obj, params=params, n_jobs=1)
     assert model.num_trees() == 6
     assert obj.seen_k == [5, 8, 11, 14, 17, 20]
-    assert obj.iteration == 6
+    assert obj.iteration == 0  # training used its own copy: the caller's object is unchanged
     assert [s["k"] for s in model.stages] == [5, 8, 11, 14, 17, 20]
 
 
@@ -357,7 +365,7 @@ def test_resume_after_a_crash_inside_a_stage_with_our_objective(data, tmp_path, 
     assert json.loads((tmp_path / "stages.json").read_text())["stages"][-1]["k"] == 10
     fresh = _RecordingObjective(random_state=0)
     resumed = train(X, y, offsets, objective=fresh, stage_dir=tmp_path, resume=True, **kw)
-    assert fresh.seen_k == [20, 20]  # only the last stage was trained
+    assert fresh.seen == [(6, 20), (7, 20)]  # only the last stage, at its global rounds
     np.testing.assert_array_equal(resumed.predict(Xv), reference.predict(Xv))
     assert resumed.num_trees() == reference.num_trees() == 8
 
