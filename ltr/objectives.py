@@ -641,8 +641,10 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
             self._update_bias(costs)
         return grad, hess
 
-    def round_gradients(self, preds: Any, data: Any, iteration: int) -> tuple[np.ndarray, np.ndarray]:
-        """Gradients of boosting round *iteration* from the engine's data; :attr:`iteration` unchanged.
+    def round_gradients(
+        self, preds: Any, data: Any, iteration: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Gradients of round *iteration* from the engine's data; :attr:`iteration` unchanged.
 
         What :func:`ltr.engines.train` calls every round on its own copy of
         the objective, with the round the engine's callback reports: ``k`` is
@@ -819,8 +821,10 @@ class CompositeLambdaRankObjective(_LambdaRankBase):
             s, self._columns(labels), self._specs, names, self._weights, offsets, it, sample_weight
         )[:2]
 
-    def round_gradients(self, preds: Any, data: Any, iteration: int) -> tuple[np.ndarray, np.ndarray]:
-        """Composite gradients of round *iteration* from the engine's data (rows, groups, weights).
+    def round_gradients(
+        self, preds: Any, data: Any, iteration: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Composite gradients of round *iteration* from the engine's data (groups, weights).
 
         See :meth:`LambdaRankObjective.round_gradients`; :attr:`iteration` is unchanged.
         """

@@ -184,8 +184,11 @@ def test_train_rejects_bad_input_with_informative_errors_before_training(client)
         ldask.train(client, ddf, label="y", qid="qid", early_stopping_rounds=2)
     with pytest.raises(ValueError, match="position-bias.*not supported on Dask.*single-machine"):
         ldask.train(client, ddf, label="y", qid="qid", position="f0")
-    with pytest.raises(ValueError, match="needs labels=.*objective: column"):
+    # the one composite rule of ltr.engines (no copy of it on the Dask path)
+    with pytest.raises(ValueError, match="labels is required.*labels=.objective: column"):
         ldask.train(client, ddf, label="y", qid="qid", objective={"a": 1.0, "b": 1.0})
+    with pytest.raises(ValueError, match="k must be <= 2147483647"):  # the one cap on k
+        ldask.train(client, ddf, label="y", qid="qid", k=2**31)
     # a native objective follows a schedule stage by stage (continued trainings)
     model = ldask.train(client, ddf, label="y", qid="qid", schedule=[(3, 2), (5, 2)],
                         engine="xgboost")
@@ -289,7 +292,7 @@ def test_bad_partitions_and_oversized_queries_are_refused_before_training(client
     with pytest.raises(ValueError, match="column 'w' must be finite and >= 0, got -2.0"):
         ldask.train(client, dd.from_pandas(bad, npartitions=2), label="y", qid="qid",
                     weight="w", num_boost_round=2)
-    import ltr.dask._train as T
+    import ltr.dask._placement as T
 
     workers = T._workers(client)
     # networking: XGBoost's tracker binds the scheduler's host, LightGBM's machines are the

@@ -146,5 +146,5 @@ class Placement(Executor, Protocol):
         ...
 
     def describe(self) -> dict[str, Any]:
-        """What the training actually ran on (stored in ``RankingModel.params``)."""
+        """Return what the training actually ran on (stored in ``RankingModel.params``)."""
         ...

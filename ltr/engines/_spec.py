@@ -275,7 +275,7 @@ def check_engine(engine: Any) -> str:
 
 
 def check_k(k: Any) -> int:
-    """The one rule for a truncation level: an integer in ``1 .. 2**31 - 1``.
+    """Apply the one rule for a truncation level: an integer in ``1 .. 2**31 - 1``.
 
     The engines take it as a C ``int`` (LightGBM ``lambdarank_truncation_level``,
     XGBoost ``lambdarank_num_pair_per_sample``), so every path caps it here.

@@ -23,12 +23,15 @@ import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import lightgbm as lgb
 import numpy as np
 
+from ltr._compat import passive_omp_wait
 from ltr._io import write_atomic
 from ltr.engines._recorder import Recorder
 from ltr.engines._spec import TrainSpec, merge_engine_params
+
+with passive_omp_wait():  # GNU OpenMP reads its wait policy when LightGBM's library loads
+    import lightgbm as lgb
 
 __all__ = ["DEFAULT_PARAMS", "LightGBMAdapter", "record_callback", "record_feval",
            "round_callback"]
