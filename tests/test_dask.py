@@ -408,3 +408,38 @@ def test_quantile_edges_and_apply_edges_refuse_bad_input(client):
         ldask.apply_edges(np.ones((3, 1)), edges)
     with pytest.raises(TypeError, match="edges must be a non-empty mapping"):
         ldask.apply_edges(df, {})
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_the_same_spec_on_a_cluster_stores_the_local_params_and_stage_records(client, engine):
+    # One spec builder and one stage loop: the same arguments give the same model params and
+    # stage records locally and on the cluster; only the placement adds "distributed".
+    df = _frame(40, levels=16, seed=4)
+    frame, _ = ldask.shuffle_by_query(_split_queries(df, 2), "qid", npartitions=2, client=client)
+    pdf, offsets = _collect(frame)
+    vdf = _frame(15, levels=16, seed=5)
+    _, v_off = _collect(dd.from_pandas(vdf, npartitions=1))
+    feats = [f"f{j}" for j in range(5)]
+    valid = ("valid", vdf[feats].to_numpy(), vdf["y"].to_numpy(), v_off)
+    kw = {"engine": engine, "schedule": [(3, 2), (5, 2)], "eval_sets": [valid],
+          "eval_at": (3, 5), "early_stopping_rounds": 50, "random_state": 7,
+          "params": {"num_leaves": 7, "min_data_in_leaf": 5} if engine == "lightgbm"
+          else {"max_depth": 3}}
+    if engine == "xgboost":
+        kw["objective"] = LambdaRankObjective(k=10)
+    dist = ldask.train(client, frame, label="y", qid="qid", features=feats, npartitions=2, **kw)
+    local = local_train(pdf[feats].to_numpy(), pdf["y"].to_numpy(), offsets, **kw)
+    info = dist.params.pop("distributed")
+    assert dist.params == local.params
+    # every worker holding rows trained every stage, and the record says so
+    assert info["stage_workers"] == [info["shuffled_to_workers"]] * 2
+    assert info["workers"] == info["shuffled_to_workers"] >= 1
+    assert info["rows"] == len(df) and info["queries"] == df["qid"].nunique()
+    assert len(dist.stages) == len(local.stages) == 2
+    for d, loc in zip(dist.stages, local.stages):
+        assert {k: v for k, v in d.items() if k != "metrics"} == {
+            k: v for k, v in loc.items() if k != "metrics"}
+        assert d["metrics"].keys() == loc["metrics"].keys()
+        if engine == "xgboost":  # XGBoost's allreduce reproduces single-machine training
+            for name in d["metrics"]:
+                assert d["metrics"][name] == pytest.approx(loc["metrics"][name], abs=1e-6)

@@ -794,3 +794,68 @@ def test_loading_an_engines_own_model_file_says_what_it_is(data, tmp_path, engin
     native = model.save_native(tmp_path / ("m.txt" if engine == "lightgbm" else "m.json"))
     with pytest.raises(ValueError, match=r"is an engine's own model file"):
         RankingModel.load(native)
+
+
+# ----------------------------------------------------------------------------
+# nothing the caller passes in is changed; k is a pure function of the global round
+# ----------------------------------------------------------------------------
+
+
+def _positions(offsets: np.ndarray, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.permutation(b - a) + 1 for a, b in zip(offsets[:-1], offsets[1:])])
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("with_position", [False, True])
+def test_training_leaves_the_callers_objective_unchanged(data, engine, with_position):
+    X, y, offsets, Xv, *_ = data
+    kw = {"engine": engine, "params": LGB_BASE if engine == "lightgbm" else XGB_BASE,
+          "n_jobs": 1, "schedule": Steps([(3, 2), (6, 2)])}
+    if with_position:
+        kw["position"] = _positions(offsets)
+
+    def objective():
+        return LambdaRankObjective(k=5, unbiased=with_position, random_state=0)
+
+    used = objective()
+    # state from earlier use: a later round and (unbiased) learned tables
+    used.gradients(np.zeros(len(y)), y, offsets, update_bias=with_position,
+                   position=kw.get("position"))
+    used.reset(5)
+    before = pickle.dumps(used)
+    model = train(X, y, offsets, objective=used, **kw)
+    assert pickle.dumps(used) == before  # every attribute, buffers included
+    assert used.iteration == 5 and used.position is None
+    # the training started from round 0 with fresh biases: as with an unused objective
+    fresh = train(X, y, offsets, objective=objective(), **kw)
+    np.testing.assert_array_equal(model.predict(Xv), fresh.predict(Xv))
+    if with_position:
+        assert model.position_bias == fresh.position_bias
+        assert model.position_bias["rounds"] == 4
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("mode", ["one_call", "stages", "early_stopping"])
+def test_k_of_every_round_is_the_schedule_at_the_global_round(data, engine, mode, tmp_path):
+    X, y, offsets, Xv, yv, ov = data
+    schedule = Steps([(3, 2), (5, 3), (8, 2)])
+    kw: dict = {"engine": engine, "params": LGB_BASE if engine == "lightgbm" else XGB_BASE,
+                "n_jobs": 1, "schedule": schedule}
+    if mode == "stages":
+        kw["stage_dir"] = tmp_path
+    if mode == "early_stopping":  # every stage is its own engine call, whatever it keeps
+        kw.update(eval_sets=[("valid", Xv, yv, ov)], early_stopping_rounds=1)
+    obj = _RecordingObjective(random_state=0)
+    model = train(X, y, offsets, objective=obj, **kw)
+    rounds = [r for r, _ in obj.seen]
+    if mode == "early_stopping":
+        # a stage may stop early, but the next one starts at its first round in the schedule
+        firsts = [s["first_round"] for s in model.stages]
+        assert firsts == [0, 2, 5]
+        assert rounds == [r for st in model.stages
+                          for r in range(st["first_round"], st["first_round"] + st["rounds_run"])]
+    else:
+        assert rounds == list(range(7))
+    assert obj.seen == [(r, schedule(r)) for r in rounds]
+    assert obj.iteration == 0
