@@ -129,6 +129,12 @@ def _scheduler_host(client: Any) -> str:
     return host if host else "127.0.0.1"
 
 
+def _first_line(exc: BaseException) -> str:
+    """First line of *exc*'s message (engines add C++ stack traces below it)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
 def _lost(exc: BaseException, before: set[str], client: Any) -> bool:
     """Whether *exc* comes from the cluster or an engine's network layer, not from ltr.
 
@@ -288,7 +294,7 @@ class DaskPlacement:
             raise DistributedTrainingError(
                 f"training stage {stage_index} (k={k}) failed on the cluster: a worker or the "
                 f"scheduler was lost, or the workers lost their connection: "
-                f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
+                f"{type(exc).__name__}: {_first_line(exc)}"
             ) from exc
         trained = sorted(a for a, r in recorders.items() if r is not None)
         remote = next((recorders[a] for a in trained), None)

@@ -33,6 +33,9 @@ from ltr.dask._placement import (
     MEMORY_FACTOR,
     DaskPlacement,
     DistributedTrainingError,
+    _first_line,
+    _lost,
+    _workers,
 )
 from ltr.engines._loop import run_training
 from ltr.engines._model import RankingModel
@@ -289,6 +292,18 @@ def _train(
             "gradients per row), or engine='lightgbm'"
         )
     get_adapter(spec.engine)  # a missing engine fails here, naming the extra
-    # 4. the rows to the workers, then the one stage loop
-    spec = dataclasses.replace(spec, label_max=placement.place(spec))
-    return run_training(spec)
+    # 4. the rows to the workers, then the one stage loop; a cluster fault anywhere (the
+    # shuffle, the engine data, a stage) ends in DistributedTrainingError
+    before = set(_workers(client))
+    try:
+        spec = dataclasses.replace(spec, label_max=placement.place(spec))
+        return run_training(spec)
+    except (KeyboardInterrupt, DistributedTrainingError):
+        raise
+    except Exception as exc:
+        if not _lost(exc, before, client):
+            raise
+        raise DistributedTrainingError(
+            f"training failed on the cluster: a worker or the scheduler was lost, or the "
+            f"workers lost their connection: {type(exc).__name__}: {_first_line(exc)}"
+        ) from exc
