@@ -443,3 +443,26 @@ def test_the_same_spec_on_a_cluster_stores_the_local_params_and_stage_records(cl
         if engine == "xgboost":  # XGBoost's allreduce reproduces single-machine training
             for name in d["metrics"]:
                 assert d["metrics"][name] == pytest.approx(loc["metrics"][name], abs=1e-6)
+
+
+def _score_on_a_worker(part: pd.DataFrame) -> pd.Series:
+    from distributed import get_worker
+
+    get_worker()  # ValueError outside a Dask worker: the scores must be computed on the cluster
+    return part["f0"].rename("score")
+
+
+def test_evaluate_computes_the_lazy_scores_on_the_given_cluster(client):
+    df = _frame(30, seed=6)
+    ddf = dd.from_pandas(df, npartitions=2)
+    scored = ddf.assign(score=ddf.map_partitions(_score_on_a_worker,
+                                                 meta=pd.Series(dtype=np.float64, name="score")))
+    with dask.config.set(scheduler="sync"):  # a bare compute() would run here, and fail
+        with pytest.raises(ValueError, match="No worker found"):
+            scored["score"].compute()
+    result = ldask.evaluate(scored, ["ndcg@5"], label="y", score="score", qid="qid",
+                            client=client)
+    q = df["qid"].to_numpy()
+    offsets = np.r_[np.flatnonzero(np.r_[True, q[1:] != q[:-1]]), len(q)]
+    assert result.mean["ndcg@5"] == pytest.approx(
+        float(ndcg(df["y"], df["f0"], offsets=offsets, k=5)), abs=1e-12)

@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 from ltr._compat import import_distributed
 from ltr._validation import check_int, check_real, short_repr
 
-__all__ = ["Connection", "connect"]
+__all__ = ["Connection", "connect", "connected_client", "probe_scheduler"]
 
 _ADDRESS = re.compile(r"^(tcp|tls|ucx|ws|wss)://[^\s/:]+(:\d+)?/?$")
 #: a Dask server's greeting is a few hundred bytes; anything longer is not one
@@ -129,6 +129,8 @@ class Connection:
 
     def close(self) -> None:
         """Close the client, and the local cluster if this connection started it."""
+        if self in _OPEN:
+            _OPEN.remove(self)
         try:
             self.client.close()
         finally:
@@ -140,6 +142,24 @@ class Connection:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+#: connections made by connect() and not closed yet, newest last
+_OPEN: list[Connection] = []
+
+
+def connected_client() -> Any:
+    """Return the client of the newest open :func:`connect` connection, else Dask's default.
+
+    ``None`` when there is neither: Dask then computes in this process.
+    """
+    if _OPEN:
+        return _OPEN[-1].client
+    distributed = import_distributed()
+    try:
+        return distributed.default_client()
+    except ValueError:
+        return None
 
 
 def connect(
@@ -200,7 +220,9 @@ def connect(
                 f"no Dask scheduler answered at {address!r} within {timeout:g} s ({exc}); start "
                 "one there (dask scheduler) or fix the address"
             ) from None
-        return Connection(client, None, address)
+        conn = Connection(client, None, address)
+        _OPEN.append(conn)
+        return conn
     n_workers = check_int(n_workers, "n_workers", minimum=1)
     threads_per_worker = check_int(threads_per_worker, "threads_per_worker", minimum=1)
     kwargs: dict[str, Any] = {}
@@ -217,4 +239,6 @@ def connect(
     except BaseException:
         cluster.close()
         raise
-    return Connection(client, cluster, str(cluster.scheduler_address))
+    conn = Connection(client, cluster, str(cluster.scheduler_address))
+    _OPEN.append(conn)
+    return conn
