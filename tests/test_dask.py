@@ -466,3 +466,12 @@ def test_evaluate_computes_the_lazy_scores_on_the_given_cluster(client):
     offsets = np.r_[np.flatnonzero(np.r_[True, q[1:] != q[:-1]]), len(q)]
     assert result.mean["ndcg@5"] == pytest.approx(
         float(ndcg(df["y"], df["f0"], offsets=offsets, k=5)), abs=1e-12)
+
+
+def test_workers_without_the_package_are_refused_before_any_work(client):
+    from ltr.dask._placement import check_worker_packages
+
+    check_worker_packages(client, "xgboost")  # this cluster has everything
+    with pytest.raises(ValueError, match=r"2 worker\(s\) of the cluster cannot import "
+                                         r"'no-such-engine'.*pip install 'ltr-rank\[no-such"):
+        check_worker_packages(client, "no-such-engine")

@@ -29,7 +29,7 @@ from ltr.engines._registry import get_adapter
 from ltr.engines._spec import TrainSpec
 
 __all__ = ["LIGHTGBM_MAX_QUERY_ROWS", "MEMORY_FACTOR", "TRACKER_TIMEOUT", "DaskPlacement",
-           "DistributedTrainingError"]
+           "DistributedTrainingError", "check_worker_packages"]
 
 #: LightGBM's native ``lambdarank`` refuses longer queries (a C++ check).
 LIGHTGBM_MAX_QUERY_ROWS = 10_000
@@ -129,6 +129,52 @@ def _scheduler_host(client: Any) -> str:
     return host if host else "127.0.0.1"
 
 
+def _versions(client: Any, dist: str) -> dict[str, Any]:
+    """``worker -> version of distribution *dist*`` (an exception where it is missing)."""
+    import importlib.metadata
+
+    # a stdlib function, pickled by reference: it runs on a worker without ltr too
+    return dict(client.run(importlib.metadata.version, dist, on_error="return"))
+
+
+def check_worker_packages(client: Any, engine: str) -> None:
+    """Refuse, before any work, workers that lack ``ltr-rank`` or the engine; warn on versions.
+
+    The objective, callbacks and recorder run on the workers: a worker
+    without them would die with ``ModuleNotFoundError`` in the middle of
+    training.
+    """
+    import importlib.metadata
+
+    need = {"ltr-rank": "ltr-rank[dask]", engine: f"ltr-rank[{engine}]"}
+    for dist, extra in need.items():
+        found = _versions(client, dist)
+        if dist == "xgboost":  # the CPU build installs the same module under another name
+            cpu = _versions(client, "xgboost-cpu")
+            found = {w: v if isinstance(v, str) else cpu.get(w, v) for w, v in found.items()}
+        missing = sorted(w for w, v in found.items() if not isinstance(v, str))
+        if missing:
+            raise ValueError(
+                f"{len(missing)} worker(s) of the cluster cannot import {dist!r} ({missing[:3]}"
+                f"{' ...' if len(missing) > 3 else ''}): install the same environment on every "
+                f"worker (pip install '{extra}', the versions of this machine)"
+            )
+        try:
+            here = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            try:
+                here = importlib.metadata.version(f"{dist}-cpu")
+            except importlib.metadata.PackageNotFoundError:
+                continue
+        other = sorted({v for v in found.values() if v != here})
+        if other:
+            warnings.warn(
+                f"the workers run {dist} {other} but this machine {here}: install one version "
+                "everywhere (models and objectives are pickled between them)",
+                RuntimeWarning, stacklevel=3,
+            )
+
+
 def _first_line(exc: BaseException) -> str:
     """First line of *exc*'s message (engines add C++ stack traces below it)."""
     text = str(exc).strip()
@@ -202,6 +248,7 @@ class DaskPlacement:
         composite grades.
         """
         client = self.client
+        check_worker_packages(client, spec.engine)
         n_workers = len(_workers(client))
         n_parts = (max(self.data.npartitions, n_workers) if self.npartitions is None
                    else self.npartitions)
