@@ -24,6 +24,7 @@ pytest.importorskip("distributed")
 pytest.importorskip("xgboost")
 
 import dask.dataframe as dd
+import psutil
 
 import ltr.dask as ldask
 from ltr.dask import _placement as placement_module
@@ -47,7 +48,7 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             p.terminate()
     for p in procs:
         try:
-            p.wait(timeout=10)
+            p.wait(timeout=5)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait(timeout=10)
@@ -194,10 +195,13 @@ def test_a_worker_lost_during_xgboost_training_is_a_distributed_training_error(
         return [*out, KillW1()] if kw["stage_k"] == 5 else out
 
     monkeypatch.setattr(dask_workers, "xgboost_callbacks", with_killer)
+    monkeypatch.setattr(placement_module, "TRACKER_TIMEOUT", 20)  # short, yet time to form
+    scheduler = psutil.Process(real_cluster.procs[0].pid)
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     try:
         with ldask.connect(real_cluster.address, timeout=30) as conn:
             conn.client.wait_for_workers(2, timeout=START_TIMEOUT)
+            listening = _listening(scheduler)
             with pytest.raises(ldask.DistributedTrainingError,
                                match=r"stage 1 \(k=5\) failed on the cluster.*XGBoostError"):
                 _guarded(lambda: ldask.train(
@@ -208,6 +212,15 @@ def test_a_worker_lost_during_xgboost_training_is_a_distributed_training_error(
         cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
     stages = json.loads((tmp_path / "stages" / "stages.json").read_text())["stages"]
     assert [s["k"] for s in stages] == [3]  # the finished stage is kept for resume
+    # the failed training's XGBoost tracker gives its port back (TRACKER_TIMEOUT s)
+    deadline = time.monotonic() + START_TIMEOUT
+    while _listening(scheduler) != listening:
+        assert time.monotonic() < deadline, (listening, _listening(scheduler))
+        time.sleep(0.5)
+
+
+def _listening(proc) -> set[int]:
+    return {c.laddr.port for c in proc.net_connections("tcp") if c.status == "LISTEN"}
 
 
 def test_a_worker_lost_after_the_shuffle_is_not_absorbed_silently(real_cluster, monkeypatch):
