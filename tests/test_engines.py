@@ -859,3 +859,34 @@ def test_k_of_every_round_is_the_schedule_at_the_global_round(data, engine, mode
         assert rounds == list(range(7))
     assert obj.seen == [(r, schedule(r)) for r in rounds]
     assert obj.iteration == 0
+
+
+class _PolicyObjective(LambdaRankObjective):
+    """Records the OpenMP wait policy the process has while the engine trains."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.policies: list[str | None] = []
+
+    def round_gradients(self, preds, data, iteration):
+        import os
+
+        self.policies.append(os.environ.get("OMP_WAIT_POLICY"))
+        return super().round_gradients(preds, data, iteration)
+
+
+@pytest.mark.parametrize("user", [None, "ACTIVE"])
+def test_training_waits_passively_unless_the_user_chose_and_restores_the_environment(
+    data, monkeypatch, user
+):
+    import os
+
+    X, y, offsets, *_ = data
+    if user is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", user)
+    obj = _PolicyObjective(k=5)
+    train(X, y, offsets, objective=obj, num_boost_round=2, params=LGB_BASE, n_jobs=1)
+    assert obj.policies == [user or "PASSIVE"] * 2
+    assert os.environ.get("OMP_WAIT_POLICY") == user  # as it was before the call
