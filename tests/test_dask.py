@@ -457,9 +457,9 @@ def test_evaluate_computes_the_lazy_scores_on_the_given_cluster(client):
     ddf = dd.from_pandas(df, npartitions=2)
     scored = ddf.assign(score=ddf.map_partitions(_score_on_a_worker,
                                                  meta=pd.Series(dtype=np.float64, name="score")))
-    with dask.config.set(scheduler="sync"):  # a bare compute() would run here, and fail
-        with pytest.raises(ValueError, match="No worker found"):
-            scored["score"].compute()
+    # a bare compute() would run here, and fail
+    with dask.config.set(scheduler="sync"), pytest.raises(ValueError, match="No worker found"):
+        scored["score"].compute()
     result = ldask.evaluate(scored, ["ndcg@5"], label="y", score="score", qid="qid",
                             client=client)
     q = df["qid"].to_numpy()

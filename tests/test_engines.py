@@ -803,7 +803,8 @@ def test_loading_an_engines_own_model_file_says_what_it_is(data, tmp_path, engin
 
 def _positions(offsets: np.ndarray, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
-    return np.concatenate([rng.permutation(b - a) + 1 for a, b in zip(offsets[:-1], offsets[1:])])
+    sizes = np.diff(offsets)
+    return np.concatenate([rng.permutation(int(n)) + 1 for n in sizes])
 
 
 @pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])

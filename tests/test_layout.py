@@ -42,6 +42,7 @@ LAYERS: dict[str, int] = {
     "ltr.metrics": 2,
     "ltr.composite": 2,
     "ltr.objectives": 2,
+    "ltr._engine_data": 2,
     "ltr._unbiased": 2,
     "ltr.sampling": 2,
     "ltr.schedules": 2,
