@@ -327,8 +327,6 @@ convention, random_state, n_jobs, progress, labels, feature_names, position
     ValueError, TypeError
         For any invalid argument, naming it and quoting the value.
     """
-    check_engine(engine)
-    k = check_k(k)
     native = isinstance(objective, str) and objective == "native"
     rows = check_rows(
         X, y, offsets, native=native, sample_weight=sample_weight, labels=labels,
