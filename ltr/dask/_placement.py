@@ -49,6 +49,14 @@ _NETWORK_WORDS = ("allgather", "allreduce", "broadcast", "socket", "connect", "t
 TRACKER_TIMEOUT = 300
 
 
+#: engine -> (method building its distributed data, method running one distributed stage): how
+#: the workers of each engine meet; everything else comes from the engine's adapter
+_DISTRIBUTED: dict[str, tuple[str, str]] = {
+    "lightgbm": ("_groups", "_lightgbm"),
+    "xgboost": ("_dmatrix", "_xgboost"),
+}
+
+
 class DistributedTrainingError(RuntimeError):
     """Training failed on the cluster (a worker, the scheduler or the network between them lost).
 
@@ -309,8 +317,9 @@ class DaskPlacement:
 
     def prepare(self, spec: TrainSpec, params: dict[str, Any]) -> Any:
         """Build the engine's distributed data: LightGBM group sizes or XGBoost's DMatrix."""
-        if spec.engine == "xgboost":
-            return self._dmatrix()
+        return getattr(self, _DISTRIBUTED[spec.engine][0])()
+
+    def _groups(self) -> Any:
         return self.frame.map_partitions(_group_part, self.qid,
                                          meta=pd.Series(dtype=np.int64, name="group"))
 
@@ -326,12 +335,9 @@ class DaskPlacement:
         trees = 0 if init_booster is None else adapter.num_rounds(init_booster)
         before = set(_workers(self.client))
         try:
-            if spec.engine == "lightgbm":
-                booster = self._lightgbm(adapter, spec, shipped, data, params, stage_index, k,
-                                         n_rounds, init_booster, objective, token, first)
-            else:
-                booster = self._xgboost(adapter, spec, shipped, data, params, stage_index, k,
-                                        n_rounds, init_booster, objective, token, first, trees)
+            fit = getattr(self, _DISTRIBUTED[spec.engine][1])
+            booster = fit(adapter, spec, shipped, data, params, stage_index, k, n_rounds,
+                          init_booster, objective, token, first, trees)
             recorders = self.client.run(W.pop_state, token)
         except KeyboardInterrupt:
             raise
@@ -372,7 +378,7 @@ class DaskPlacement:
 
     def _lightgbm(self, adapter: Any, spec: TrainSpec, shipped: TrainSpec, group: Any,
                   params: dict[str, Any], stage_index: int, k: int, n_rounds: int, init: Any,
-                  objective: Any, token: str, first: int) -> Any:
+                  objective: Any, token: str, first: int, trees: int) -> Any:
         lgb_dask = optional_import("lightgbm.dask", purpose="distributed LightGBM training")
         wrapper = (None if objective is None
                    else W.lightgbm_objective(objective.objective, token, self.packed))

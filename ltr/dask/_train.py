@@ -29,6 +29,7 @@ from ltr._compat import import_dask, import_distributed, passive_omp_wait
 from ltr._validation import check_int, short_repr
 from ltr.dask._frame import check_frame
 from ltr.dask._placement import (
+    _DISTRIBUTED,
     LIGHTGBM_MAX_QUERY_ROWS,
     MEMORY_FACTOR,
     DaskPlacement,
@@ -199,7 +200,11 @@ def train(
     Returns
     -------
     RankingModel
-        The same class as single-machine training; its booster is local.
+        The same class as single-machine training; its booster is local; its
+        ``params`` and ``stages`` are those of :func:`ltr.engines.train` with
+        the same settings, plus ``params["distributed"]``: the workers that
+        trained each stage (``stage_workers``; ``workers`` their minimum),
+        the workers the rows were shuffled to, partitions, rows, queries.
 
     Raises
     ------
@@ -208,9 +213,14 @@ def train(
         that differs between partitions, NaN or negative labels, a query over
         10,000 rows with LightGBM's native objective, a query too large for
         one worker's memory), before training starts.
+    ValueError
+        Also when a worker cannot import ``ltr-rank`` or the engine (checked
+        before any work).
     DistributedTrainingError
-        When a worker is lost (or the workers' network fails) during
-        training; the stages finished before are kept in *stage_dir*.
+        When a worker or the scheduler is lost, or the workers' network
+        fails, during the shuffle or training; the stages finished before are
+        kept in *stage_dir*.  A worker lost after the shuffle may instead
+        leave the stage to the other workers: a ``RuntimeWarning`` says so.
     ImportError
         When dask/distributed (extra ``ltr-rank[dask]``) or xgboost is missing.
     """
@@ -291,6 +301,9 @@ def _train(
             "objective=LambdaRankObjective() with engine='xgboost' on Dask (ltr weights the "
             "gradients per row), or engine='lightgbm'"
         )
+    if spec.engine not in _DISTRIBUTED:  # pragma: no cover - every registered engine has one
+        raise ValueError(f"engine {spec.engine!r} has no Dask executor; use one of "
+                         f"{sorted(_DISTRIBUTED)}")
     get_adapter(spec.engine)  # a missing engine fails here, naming the extra
     # 4. the rows to the workers, then the one stage loop; a cluster fault anywhere (the
     # shuffle, the engine data, a stage) ends in DistributedTrainingError
