@@ -475,3 +475,12 @@ def test_workers_without_the_package_are_refused_before_any_work(client):
     with pytest.raises(ValueError, match=r"2 worker\(s\) of the cluster cannot import "
                                          r"'no-such-engine'.*pip install 'ltr-rank\[no-such"):
         check_worker_packages(client, "no-such-engine")
+
+
+def test_a_bad_engine_parameter_is_not_reported_as_a_lost_worker(client):
+    import lightgbm as lgb
+
+    ddf = dd.from_pandas(_frame(20, seed=8), npartitions=2)
+    with pytest.raises(lgb.basic.LightGBMError, match="num_leaves"):
+        ldask.train(client, ddf, label="y", qid="qid", num_boost_round=2,
+                    params={"num_leaves": -3})

@@ -193,14 +193,14 @@ def _lost(exc: BaseException, before: set[str], client: Any) -> bool:
     """Whether *exc* comes from the cluster or an engine's network layer, not from ltr.
 
     A worker that left during the stage, a comm or timeout error, any error
-    of ``distributed`` itself, LightGBM's network errors and XGBoost errors
-    naming its collective (``Ring allgather failed``, a tracker socket) are
-    the cluster's; anything else (a bad parameter, a bug) is re-raised as is.
+    of ``distributed`` itself, and LightGBM or XGBoost errors naming their
+    network layer (a socket, ``Ring allgather failed``, the tracker) are the
+    cluster's; anything else (a bad engine parameter, a bug) is re-raised as is.
     """
     if isinstance(exc, (OSError, TimeoutError, CancelledError)):
         return True
     module = (type(exc).__module__ or "").split(".")[0]
-    if module in ("distributed", "tornado", "lightgbm"):
+    if module in ("distributed", "tornado"):
         return True
     try:
         if before - set(_workers(client)):
@@ -208,7 +208,7 @@ def _lost(exc: BaseException, before: set[str], client: Any) -> bool:
     except Exception:  # noqa: BLE001 - the scheduler itself is unreachable
         return True
     text = str(exc).lower()
-    return module == "xgboost" and any(word in text for word in _NETWORK_WORDS)
+    return module in ("lightgbm", "xgboost") and any(word in text for word in _NETWORK_WORDS)
 
 
 # ----------------------------------------------------------------------------
