@@ -10,12 +10,15 @@ disk and returns a :class:`RankingModel`.
 Modules, one concept each (data flows top to bottom):
 
 * ``_registry``: :data:`ENGINES` and :func:`get_adapter`, the one registry;
-* ``_protocol``: the :class:`EngineAdapter` protocol the adapters implement;
-* ``_spec``: argument validation into a :class:`TrainSpec`;
+* ``_protocol``: the :class:`EngineAdapter` protocol the adapters implement, and
+  the ``Executor``/``Placement`` protocols of where stages run (the adapter in
+  one process, :mod:`ltr.dask`'s placement on a cluster);
+* ``_spec``: argument validation, once, into a frozen :class:`TrainSpec`
+  (``spec_from_rows`` is the one builder, for local and distributed rows);
 * ``_objective``: objective resolution (native, instance, composite weights);
 * ``_recorder``: per-round metrics and early stopping;
 * ``_checkpoint``: fingerprint, ``stages.json``, completed stages;
-* ``_loop``: the stage loop;
+* ``_loop``: the stage loop (one loop for one process and for Dask);
 * ``_model``: :class:`RankingModel`;
 * ``lightgbm``/``xgboost``: the adapters (all engine knowledge);
 * ``_trees``: the engines' tree structures for permutation importance.
