@@ -190,8 +190,11 @@ def test_train_rejects_bad_input_with_informative_errors_before_training(client)
         ldask.train(client, ddf, label="y", qid="qid", early_stopping_rounds=2)
     with pytest.raises(ValueError, match="position-bias.*not supported on Dask.*single-machine"):
         ldask.train(client, ddf, label="y", qid="qid", position="f0")
-    with pytest.raises(ValueError, match="needs labels=.*objective: column"):
+    # the one composite rule of ltr.engines (no copy of it on the Dask path)
+    with pytest.raises(ValueError, match="labels is required.*labels=.objective: column"):
         ldask.train(client, ddf, label="y", qid="qid", objective={"a": 1.0, "b": 1.0})
+    with pytest.raises(ValueError, match="k must be <= 2147483647"):  # the one cap on k
+        ldask.train(client, ddf, label="y", qid="qid", k=2**31)
     # a native objective follows a schedule stage by stage (continued trainings)
     model = ldask.train(client, ddf, label="y", qid="qid", schedule=[(3, 2), (5, 2)],
                         engine="xgboost")
@@ -295,7 +298,7 @@ def test_bad_partitions_and_oversized_queries_are_refused_before_training(client
     with pytest.raises(ValueError, match="column 'w' must be finite and >= 0, got -2.0"):
         ldask.train(client, dd.from_pandas(bad, npartitions=2), label="y", qid="qid",
                     weight="w", num_boost_round=2)
-    import ltr.dask._train as T
+    import ltr.dask._placement as T
 
     workers = T._workers(client)
     # networking: XGBoost's tracker binds the scheduler's host, LightGBM's machines are the
@@ -411,3 +414,79 @@ def test_quantile_edges_and_apply_edges_refuse_bad_input(client):
         ldask.apply_edges(np.ones((3, 1)), edges)
     with pytest.raises(TypeError, match="edges must be a non-empty mapping"):
         ldask.apply_edges(df, {})
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_the_same_spec_on_a_cluster_stores_the_local_params_and_stage_records(client, engine):
+    # One spec builder and one stage loop: the same arguments give the same model params and
+    # stage records locally and on the cluster; only the placement adds "distributed".
+    df = _frame(40, levels=16, seed=4)
+    frame, _ = ldask.shuffle_by_query(_split_queries(df, 2), "qid", npartitions=2, client=client)
+    pdf, offsets = _collect(frame)
+    vdf = _frame(15, levels=16, seed=5)
+    _, v_off = _collect(dd.from_pandas(vdf, npartitions=1))
+    feats = [f"f{j}" for j in range(5)]
+    valid = ("valid", vdf[feats].to_numpy(), vdf["y"].to_numpy(), v_off)
+    kw = {"engine": engine, "schedule": [(3, 2), (5, 2)], "eval_sets": [valid],
+          "eval_at": (3, 5), "random_state": 7,
+          "params": {"num_leaves": 7, "min_data_in_leaf": 5} if engine == "lightgbm"
+          else {"max_depth": 3}}
+    if engine == "xgboost":  # exact on a cluster: early stopping picks the same rounds
+        kw.update(objective=LambdaRankObjective(k=10), early_stopping_rounds=50)
+    dist = ldask.train(client, frame, label="y", qid="qid", features=feats, npartitions=2, **kw)
+    local = local_train(pdf[feats].to_numpy(), pdf["y"].to_numpy(), offsets, **kw)
+    info = dist.params.pop("distributed")
+    assert dist.params == local.params
+    # every worker holding rows trained every stage, and the record says so
+    assert info["stage_workers"] == [info["shuffled_to_workers"]] * 2
+    assert info["workers"] == info["shuffled_to_workers"] >= 1
+    assert info["rows"] == len(df) and info["queries"] == df["qid"].nunique()
+    assert len(dist.stages) == len(local.stages) == 2
+    for d, loc in zip(dist.stages, local.stages):
+        assert {k: v for k, v in d.items() if k != "metrics"} == {
+            k: v for k, v in loc.items() if k != "metrics"}
+        assert d["metrics"].keys() == loc["metrics"].keys()
+        if engine == "xgboost":  # XGBoost's allreduce reproduces single-machine training
+            for name in d["metrics"]:
+                assert d["metrics"][name] == pytest.approx(loc["metrics"][name], abs=1e-6)
+
+
+def _score_on_a_worker(part: pd.DataFrame) -> pd.Series:
+    from distributed import get_worker
+
+    get_worker()  # ValueError outside a Dask worker: the scores must be computed on the cluster
+    return part["f0"].rename("score")
+
+
+def test_evaluate_computes_the_lazy_scores_on_the_given_cluster(client):
+    df = _frame(30, seed=6)
+    ddf = dd.from_pandas(df, npartitions=2)
+    scored = ddf.assign(score=ddf.map_partitions(_score_on_a_worker,
+                                                 meta=pd.Series(dtype=np.float64, name="score")))
+    # a bare compute() would run here, and fail
+    with dask.config.set(scheduler="sync"), pytest.raises(ValueError, match="No worker found"):
+        scored["score"].compute()
+    result = ldask.evaluate(scored, ["ndcg@5"], label="y", score="score", qid="qid",
+                            client=client)
+    q = df["qid"].to_numpy()
+    offsets = np.r_[np.flatnonzero(np.r_[True, q[1:] != q[:-1]]), len(q)]
+    assert result.mean["ndcg@5"] == pytest.approx(
+        float(ndcg(df["y"], df["f0"], offsets=offsets, k=5)), abs=1e-12)
+
+
+def test_workers_without_the_package_are_refused_before_any_work(client):
+    from ltr.dask._placement import check_worker_packages
+
+    check_worker_packages(client, "xgboost")  # this cluster has everything
+    with pytest.raises(ValueError, match=r"2 worker\(s\) of the cluster cannot import "
+                                         r"'no-such-engine'.*pip install 'ltr-rank\[no-such"):
+        check_worker_packages(client, "no-such-engine")
+
+
+def test_a_bad_engine_parameter_is_not_reported_as_a_lost_worker(client):
+    import lightgbm as lgb
+
+    ddf = dd.from_pandas(_frame(20, seed=8), npartitions=2)
+    with pytest.raises(lgb.basic.LightGBMError, match="num_leaves"):
+        ldask.train(client, ddf, label="y", qid="qid", num_boost_round=2,
+                    params={"num_leaves": -3})

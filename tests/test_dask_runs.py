@@ -228,3 +228,27 @@ def test_cluster_example_config_validates_and_trains_reduced(tmp_path, capsys):
     # the shuffle before training is announced (ltr.notice: stderr on the CLI, and run.log)
     assert "cluster: moving the training rows so that each query is whole in one partition" in (
         result.run_dir / "run.log").read_text()
+
+
+@pytest.mark.parametrize("fault", ["interrupt", "lost"])
+def test_a_cluster_run_stopped_before_its_first_stage_leaves_no_folder(cluster, tmp_path,
+                                                                       monkeypatch, fault):
+    from ltr.dask import DistributedTrainingError
+    from ltr.dask._placement import DaskPlacement
+    from ltr.runs.errors import RunInterrupted
+
+    _, client = cluster
+    cfg = _config(tmp_path, _parquet(tmp_path / "data", n_queries=30, n_files=2),
+                  cluster={"address": client.scheduler.address})
+
+    def stop(self, *args, **kwargs):  # after the shuffle, in the first stage
+        if fault == "interrupt":
+            raise KeyboardInterrupt
+        raise DistributedTrainingError("training stage 0 (k=3) failed on the cluster: lost")
+
+    monkeypatch.setattr(DaskPlacement, "train_stage", stop)
+    expected = RunInterrupted if fault == "interrupt" else RunError
+    with pytest.raises(expected, match="nothing kept|no stage had finished"):
+        train_run(cfg)
+    runs = tmp_path / "runs"
+    assert not runs.exists() or list(runs.iterdir()) == []

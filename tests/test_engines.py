@@ -69,19 +69,27 @@ def _qid(offsets):
 
 
 class _RecordingObjective(LambdaRankObjective):
-    """Our objective, recording the k used in every engine call."""
+    """Our objective, recording the global round and k of every gradient call.
+
+    Training works on a (shallow) copy of the objective, which shares the
+    ``seen`` list: the list is the test's recorder, the only thing changed.
+    """
 
     fail_at: int | None = None  # class attribute: the run's settings (fingerprint) stay the same
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.seen_k: list[int] = []
+        self.seen: list[tuple[int, int]] = []
 
-    def __call__(self, preds, data):
-        if self.fail_at is not None and self.iteration == self.fail_at:
+    @property
+    def seen_k(self) -> list[int]:
+        return [k for _, k in self.seen]
+
+    def round_gradients(self, preds, data, iteration):
+        if self.fail_at is not None and iteration == self.fail_at:
             raise KeyboardInterrupt("simulated crash")
-        self.seen_k.append(self.k_at(self.iteration))
-        return super().__call__(preds, data)
+        self.seen.append((iteration, self.k_at(iteration)))
+        return super().round_gradients(preds, data, iteration)
 
 
 # ----------------------------------------------------------------------------
@@ -171,7 +179,7 @@ def test_custom_objective_changes_k_every_round(data, engine):
     model = train(X, y, offsets, engine=engine, objective=obj, params=params, n_jobs=1)
     assert model.num_trees() == 6
     assert obj.seen_k == [5, 8, 11, 14, 17, 20]
-    assert obj.iteration == 6
+    assert obj.iteration == 0  # training used its own copy: the caller's object is unchanged
     assert [s["k"] for s in model.stages] == [5, 8, 11, 14, 17, 20]
 
 
@@ -357,7 +365,7 @@ def test_resume_after_a_crash_inside_a_stage_with_our_objective(data, tmp_path, 
     assert json.loads((tmp_path / "stages.json").read_text())["stages"][-1]["k"] == 10
     fresh = _RecordingObjective(random_state=0)
     resumed = train(X, y, offsets, objective=fresh, stage_dir=tmp_path, resume=True, **kw)
-    assert fresh.seen_k == [20, 20]  # only the last stage was trained
+    assert fresh.seen == [(6, 20), (7, 20)]  # only the last stage, at its global rounds
     np.testing.assert_array_equal(resumed.predict(Xv), reference.predict(Xv))
     assert resumed.num_trees() == reference.num_trees() == 8
 
@@ -786,3 +794,100 @@ def test_loading_an_engines_own_model_file_says_what_it_is(data, tmp_path, engin
     native = model.save_native(tmp_path / ("m.txt" if engine == "lightgbm" else "m.json"))
     with pytest.raises(ValueError, match=r"is an engine's own model file"):
         RankingModel.load(native)
+
+
+# ----------------------------------------------------------------------------
+# nothing the caller passes in is changed; k is a pure function of the global round
+# ----------------------------------------------------------------------------
+
+
+def _positions(offsets: np.ndarray, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    sizes = np.diff(offsets)
+    return np.concatenate([rng.permutation(int(n)) + 1 for n in sizes])
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("with_position", [False, True])
+def test_training_leaves_the_callers_objective_unchanged(data, engine, with_position):
+    X, y, offsets, Xv, *_ = data
+    kw = {"engine": engine, "params": LGB_BASE if engine == "lightgbm" else XGB_BASE,
+          "n_jobs": 1, "schedule": Steps([(3, 2), (6, 2)])}
+    if with_position:
+        kw["position"] = _positions(offsets)
+
+    def objective():
+        return LambdaRankObjective(k=5, unbiased=with_position, random_state=0)
+
+    used = objective()
+    # state from earlier use: a later round and (unbiased) learned tables
+    used.gradients(np.zeros(len(y)), y, offsets, update_bias=with_position,
+                   position=kw.get("position"))
+    used.reset(5)
+    before = pickle.dumps(used)
+    model = train(X, y, offsets, objective=used, **kw)
+    assert pickle.dumps(used) == before  # every attribute, buffers included
+    assert used.iteration == 5 and used.position is None
+    # the training started from round 0 with fresh biases: as with an unused objective
+    fresh = train(X, y, offsets, objective=objective(), **kw)
+    np.testing.assert_array_equal(model.predict(Xv), fresh.predict(Xv))
+    if with_position:
+        assert model.position_bias == fresh.position_bias
+        assert model.position_bias["rounds"] == 4
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("mode", ["one_call", "stages", "early_stopping"])
+def test_k_of_every_round_is_the_schedule_at_the_global_round(data, engine, mode, tmp_path):
+    X, y, offsets, Xv, yv, ov = data
+    schedule = Steps([(3, 2), (5, 3), (8, 2)])
+    kw: dict = {"engine": engine, "params": LGB_BASE if engine == "lightgbm" else XGB_BASE,
+                "n_jobs": 1, "schedule": schedule}
+    if mode == "stages":
+        kw["stage_dir"] = tmp_path
+    if mode == "early_stopping":  # every stage is its own engine call, whatever it keeps
+        kw.update(eval_sets=[("valid", Xv, yv, ov)], early_stopping_rounds=1)
+    obj = _RecordingObjective(random_state=0)
+    model = train(X, y, offsets, objective=obj, **kw)
+    rounds = [r for r, _ in obj.seen]
+    if mode == "early_stopping":
+        # a stage may stop early, but the next one starts at its first round in the schedule
+        firsts = [s["first_round"] for s in model.stages]
+        assert firsts == [0, 2, 5]
+        assert rounds == [r for st in model.stages
+                          for r in range(st["first_round"], st["first_round"] + st["rounds_run"])]
+    else:
+        assert rounds == list(range(7))
+    assert obj.seen == [(r, schedule(r)) for r in rounds]
+    assert obj.iteration == 0
+
+
+class _PolicyObjective(LambdaRankObjective):
+    """Records the OpenMP wait policy the process has while the engine trains."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.policies: list[str | None] = []
+
+    def round_gradients(self, preds, data, iteration):
+        import os
+
+        self.policies.append(os.environ.get("OMP_WAIT_POLICY"))
+        return super().round_gradients(preds, data, iteration)
+
+
+@pytest.mark.parametrize("user", [None, "ACTIVE"])
+def test_training_waits_passively_unless_the_user_chose_and_restores_the_environment(
+    data, monkeypatch, user
+):
+    import os
+
+    X, y, offsets, *_ = data
+    if user is None:
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    else:
+        monkeypatch.setenv("OMP_WAIT_POLICY", user)
+    obj = _PolicyObjective(k=5)
+    train(X, y, offsets, objective=obj, num_boost_round=2, params=LGB_BASE, n_jobs=1)
+    assert obj.policies == [user or "PASSIVE"] * 2
+    assert os.environ.get("OMP_WAIT_POLICY") == user  # as it was before the call

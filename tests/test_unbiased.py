@@ -216,7 +216,9 @@ def test_training_on_clicks_learns_bias_that_falls_like_the_examination(engine, 
     obj = LambdaRankObjective(k=10, unbiased=True, position=position, max_position=10)
     if engine == "lightgbm":
         params = {"num_leaves": 15, "learning_rate": 0.1, "min_data_in_leaf": 20,
-                  "verbose": -1, "num_threads": 2, "objective": obj}
+                  "verbose": -1, "num_threads": 2,
+                  # a function: lightgbm.train does not deep-copy it, so obj learns the biases
+                  "objective": lambda preds, data: obj(preds, data)}
         booster = lgb.train(params, lgb.Dataset(X, clicks, group=sizes), num_boost_round=30)
         pred = booster.predict(test.X)
     else:
@@ -260,8 +262,9 @@ def test_resume_from_bias_state_gives_the_identical_model(engine, pbm):
 
         def train(obj, rounds, init=None):
             ds = lgb.Dataset(X, clicks, group=sizes, free_raw_data=False)
-            return lgb.train(dict(params, objective=obj), ds, num_boost_round=rounds,
-                             init_model=init)
+            # a function: lightgbm.train does not deep-copy it, so obj holds the state
+            return lgb.train(dict(params, objective=lambda p, d: obj(p, d)), ds,
+                             num_boost_round=rounds, init_model=init)
 
         def predict(model):
             return model.predict(X, raw_score=True)

@@ -51,15 +51,30 @@ Exactness
   same reason a resumed LightGBM run may differ slightly from an
   uninterrupted one when rows land on other workers.
 
+One loop
+--------
+:func:`train` builds the same validated spec as :func:`ltr.engines.train`
+and runs the same stage loop; a :class:`~ltr.dask._placement.DaskPlacement`
+executes each stage with ``lightgbm.dask``/``xgboost.dask`` (as
+``xgboost.dask`` calls the core ``train`` on each worker).  The model's params
+and stage records equal a one-process run of the same settings, plus
+``params["distributed"]`` (the workers that trained each stage).
+
 Networking
 ----------
 XGBoost's tracker is bound to the scheduler's host (``127.0.0.1`` on a local
-cluster), passed explicitly.  LightGBM's distributed training opens one
+cluster), passed explicitly, and gives its port back at most
+``TRACKER_TIMEOUT`` seconds after a failed training; XGBoost's workers listen
+on every interface while training.  LightGBM's distributed training opens one
 listening socket per worker on a fresh free port per fit (``lightgbm.dask``
 opens the ports on the workers and keeps them until training starts, see
-LightGBM issues #3753 and #4960) and builds ``machines`` from the workers'
-addresses; its sockets listen on **every interface** and its traffic is
-neither authenticated nor encrypted, so run it only on a private network.
+LightGBM issues #3753 and #4960; ``local_listen_port`` in ``params`` fixes
+it) and builds ``machines`` from the workers' addresses; its sockets listen
+on **every interface**.  Neither engine's traffic is authenticated or
+encrypted, so run them only on a private network.  :func:`connect` probes a
+``tcp://`` address for a Dask handshake within its timeout before creating
+the client, so a wrong port fails in time.  Every worker needs ``ltr-rank``
+and the engine installed (checked before any work).
 
 Limits
 ------

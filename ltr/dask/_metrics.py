@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ltr._validation import short_repr
+from ltr.dask._cluster import connected_client
 from ltr.dask._frame import check_frame, shuffle_by_query
-from ltr.engines._model import RankingModel
+from ltr.engines import RankingModel
 
 __all__ = ["evaluate", "predict"]
 
@@ -36,7 +38,10 @@ def predict(model: RankingModel, data: Any, *, features: Sequence[str] | None = 
     Returns
     -------
     dask.dataframe.Series
-        ``float64`` scores named ``"score"``, with the partitions and index of *data*.
+        ``float64`` scores named ``"score"``, with the partitions and index of *data*:
+        lazy; it is computed where it is used (:func:`evaluate` on the cluster, or
+        ``client.compute(scores)``; a bare ``.compute()`` uses Dask's default
+        client, and without one, this process).
     """
     if not isinstance(model, RankingModel):
         raise TypeError(f"model must be a RankingModel, got {short_repr(model)}")
@@ -81,6 +86,7 @@ def evaluate(
     score: str,
     qid: str,
     convention: str | None = None,
+    client: Any = None,
 ) -> Any:
     """Per-query metrics computed where the rows live, then one reduction.
 
@@ -104,6 +110,10 @@ def evaluate(
         Column names.
     convention : str, optional
         nDCG convention of :mod:`ltr.metrics` for names without their own.
+    client : distributed.Client, optional
+        The cluster that computes (the lazy *data*, e.g. :func:`predict`'s
+        scores, included).  Default: the newest open :func:`connect`
+        connection, else Dask's default client, else this process.
 
     Returns
     -------
@@ -123,11 +133,14 @@ def evaluate(
         conv = parsed.convention if parsed.convention is not None else convention
         specs.append((name, parsed.metric, parsed.k, conv))
     check_frame(data, {"label": label, "score": score, "qid": qid})
-    frame, layout = shuffle_by_query(data[[qid, label, score]], qid, label=label)
-    top = layout.column_max.get(label)
-    meta = _metric_part(frame._meta, label, score, qid, specs, top)
-    per_query = frame.map_partitions(_metric_part, label, score, qid, specs, top,
-                                     meta=meta).compute()
+    if client is None:
+        client = connected_client()
+    with client.as_current() if client is not None else nullcontext():
+        frame, layout = shuffle_by_query(data[[qid, label, score]], qid, label=label)
+        top = layout.column_max.get(label)
+        meta = _metric_part(frame._meta, label, score, qid, specs, top)
+        per_query = frame.map_partitions(_metric_part, label, score, qid, specs, top,
+                                         meta=meta).compute()
     return EvaluationResult(
         per_query=per_query, metrics=names,
         convention=convention if convention is not None else "default",

@@ -2,7 +2,11 @@
 
 Every worker trains on its own whole queries.  The engine's round number
 reaches the objective through a callback that runs before each round (never
-a per-worker call count), so all workers use the same ``k``.  Eval sets
+a per-worker call count): the global round is the stage's first round plus
+the engine's index in this call (LightGBM ``env.iteration -
+env.begin_iteration``, XGBoost ``before_iteration``'s ``epoch``), the same
+rule as :class:`ltr.engines._objective.ObjectiveCall` in one process, so all
+workers use the same ``k`` in the same round.  Eval sets
 travel whole to every worker inside the eval callback; since every worker
 holds the same model after each round (data-parallel training), every worker
 computes the same metrics and takes the same early-stopping decision, so
@@ -20,14 +24,17 @@ per-row AFT lower-bound field (read back here, used by no ranking objective).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from ltr._compat import import_xgboost
 
-__all__ = ["EvalSpec", "PackedLabels", "lightgbm_callbacks", "lightgbm_objective",
+if TYPE_CHECKING:
+    from ltr.engines import TrainSpec
+
+__all__ = ["PackedLabels", "lightgbm_callbacks", "lightgbm_objective",
            "pop_state", "xgboost_callbacks", "xgboost_objective"]
 
 #: token of one training stage -> its state in this worker process (round, recorder, margins).
@@ -57,18 +64,6 @@ def pop_state(token: str) -> Any:
     """
     state = _STATE.pop(token, None)
     return None if state is None else state.get("recorder")
-
-
-@dataclass(frozen=True)
-class EvalSpec:
-    """What :class:`~ltr.engines._recorder.Recorder` reads (eval sets and their options)."""
-
-    eval_sets: list[Any]
-    eval_at: tuple[int, ...]
-    early_stopping_rounds: int | None
-    convention: str | None
-    composite_weights: dict[str, float] | None = None
-    composite_gains: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -133,29 +128,30 @@ class _LightGBMObjective:
 
 
 class _LightGBMRound:
-    """LightGBM callback (before each round): record the schedule's round number.
+    """LightGBM callback (before each round): record the global round number.
 
-    LightGBM counts rounds from the trees of the model it continues; after an
-    early-stopped stage the schedule's round is ``shift`` more.
+    ``first`` is the stage's first round in the schedule; LightGBM's
+    ``env.iteration - env.begin_iteration`` is the round within this call.
     """
 
     order = 0
     before_iteration = True
 
-    def __init__(self, token: str, shift: int) -> None:
+    def __init__(self, token: str, first: int) -> None:
         self.token = token
-        self.shift = shift
+        self.first = first
 
     def __call__(self, env: Any) -> None:
-        _state(self.token)["round"] = int(env.iteration) + self.shift
+        local = int(env.iteration) - int(env.begin_iteration)
+        _state(self.token)["round"] = self.first + local
 
 
-def _recorder(token: str, spec: EvalSpec, stage_k: int) -> Any:
-    from ltr.engines._recorder import Recorder
+def _recorder(token: str, spec: TrainSpec, stage_k: int) -> Any:
+    from ltr.engines import Recorder
 
     state = _state(token)
     if "recorder" not in state:
-        state["recorder"] = Recorder(spec, stage_k)  # type: ignore[arg-type]  # duck-typed spec
+        state["recorder"] = Recorder(spec, stage_k)
         state["margins"] = [None] * len(spec.eval_sets)
     return state["recorder"]
 
@@ -166,7 +162,7 @@ class _LightGBMEval:
     order = 100
     before_iteration = False
 
-    def __init__(self, token: str, spec: EvalSpec, stage_k: int) -> None:
+    def __init__(self, token: str, spec: TrainSpec, stage_k: int) -> None:
         self.token, self.spec, self.stage_k = token, spec, stage_k
 
     def __call__(self, env: Any) -> None:
@@ -193,18 +189,18 @@ def lightgbm_objective(objective: Any, token: str, packed: PackedLabels | None) 
     return _LightGBMObjective(objective, token, packed)
 
 
-def lightgbm_callbacks(token: str, *, objective: bool, spec: EvalSpec | None,
-                       stage_k: int, first: int, trees: int) -> list[Any]:
-    """Return the LightGBM callbacks of one stage: the round (custom objective) and the evals.
+def lightgbm_callbacks(token: str, *, objective: bool, spec: TrainSpec, stage_k: int,
+                       first: int) -> list[Any]:
+    """Return the LightGBM callbacks of one stage: the round (custom objective) and the recorder.
 
-    *first* is the stage's first round in the schedule, *trees* the rounds of
-    the model it continues (fewer after early stopping).
+    *first* is the stage's first global round.  The recorder callback runs on
+    every training worker (also without eval sets: it counts the rounds and
+    marks the worker as one that trained).
     """
     out: list[Any] = []
     if objective:
-        out.append(_LightGBMRound(token, first - trees))
-    if spec is not None and spec.eval_sets:
-        out.append(_LightGBMEval(token, spec, stage_k))
+        out.append(_LightGBMRound(token, first))
+    out.append(_LightGBMEval(token, spec, stage_k))
     return out
 
 
@@ -254,7 +250,7 @@ def _xgboost_classes() -> dict[str, Any]:
             return _make_xgboost, ("round", self.token, self.offset)
 
     class _XGBoostEval(base):  # type: ignore[misc, valid-type]
-        def __init__(self, token: str, spec: EvalSpec, stage_k: int, offset: int) -> None:
+        def __init__(self, token: str, spec: TrainSpec, stage_k: int, offset: int) -> None:
             super().__init__()
             self.token, self.spec, self.stage_k, self.offset = token, spec, stage_k, offset
 
@@ -293,16 +289,16 @@ def xgboost_objective(objective: Any, token: str, packed: PackedLabels | None) -
     return _XGBoostObjective(objective, token, packed)
 
 
-def xgboost_callbacks(token: str, *, objective: bool, spec: EvalSpec | None,
+def xgboost_callbacks(token: str, *, objective: bool, spec: TrainSpec,
                       stage_k: int, first: int, trees: int) -> list[Any]:
-    """Return the XGBoost callbacks of one stage: the round (custom objective) and the evals.
+    """Return the XGBoost callbacks of one stage: the round (custom objective) and the recorder.
 
-    *first* is the stage's first round in the schedule, *trees* the rounds of
-    the model it continues (fewer after early stopping).
+    *first* is the stage's first global round, *trees* the rounds of the
+    model it continues (fewer than *first* after early stopping).  The
+    recorder callback runs on every training worker, also without eval sets.
     """
     out: list[Any] = []
     if objective:
         out.append(_make_xgboost("round", token, first))
-    if spec is not None and spec.eval_sets:
-        out.append(_make_xgboost("eval", token, spec, stage_k, trees))
+    out.append(_make_xgboost("eval", token, spec, stage_k, trees))
     return out

@@ -10,12 +10,15 @@ disk and returns a :class:`RankingModel`.
 Modules, one concept each (data flows top to bottom):
 
 * ``_registry``: :data:`ENGINES` and :func:`get_adapter`, the one registry;
-* ``_protocol``: the :class:`EngineAdapter` protocol the adapters implement;
-* ``_spec``: argument validation into a :class:`TrainSpec`;
+* ``_protocol``: the :class:`EngineAdapter` protocol the adapters implement, and
+  the ``Executor``/``Placement`` protocols of where stages run (the adapter in
+  one process, :mod:`ltr.dask`'s placement on a cluster);
+* ``_spec``: argument validation, once, into a frozen :class:`TrainSpec`
+  (``spec_from_rows`` is the one builder, for local and distributed rows);
 * ``_objective``: objective resolution (native, instance, composite weights);
 * ``_recorder``: per-round metrics and early stopping;
 * ``_checkpoint``: fingerprint, ``stages.json``, completed stages;
-* ``_loop``: the stage loop;
+* ``_loop``: the stage loop (one loop for one process and for Dask);
 * ``_model``: :class:`RankingModel`;
 * ``lightgbm``/``xgboost``: the adapters (all engine knowledge);
 * ``_trees``: the engines' tree structures for permutation importance.
@@ -23,19 +26,39 @@ Modules, one concept each (data flows top to bottom):
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from ltr._compat import passive_omp_wait
 from ltr.engines._loop import run_training
 from ltr.engines._model import RankingModel
+from ltr.engines._objective import uses_position
 from ltr.engines._protocol import EngineAdapter
+from ltr.engines._recorder import Recorder
 from ltr.engines._registry import ENGINES, get_adapter
-from ltr.engines._spec import TrainSpec, encode_categorical, make_spec
+from ltr.engines._spec import TrainRows, TrainSpec, encode_categorical, make_spec, spec_from_rows
 
-__all__ = ["ENGINES", "EngineAdapter", "RankingModel", "TrainSpec", "get_adapter", "train"]
+#: The executor interface: what another executor of the one stage loop (``ltr.dask``) uses.
+EXECUTOR_API = ("Recorder", "TrainRows", "run_training", "spec_from_rows", "uses_position")
+
+__all__ = [
+    "ENGINES",
+    "EXECUTOR_API",
+    "EngineAdapter",
+    "RankingModel",
+    "Recorder",
+    "TrainRows",
+    "TrainSpec",
+    "get_adapter",
+    "run_training",
+    "spec_from_rows",
+    "train",
+    "uses_position",
+]
 
 
 def train(
@@ -178,6 +201,18 @@ def train(
     -------
     RankingModel
 
+    Notes
+    -----
+    Nothing passed in is changed: a custom objective is trained as a copy
+    (its ``iteration`` and learned position biases stay as they were; the
+    learned biases of the training are in ``model.params["position_bias"]``),
+    and the ``k`` of every round is ``schedule(round)`` for the global round
+    (the stage's first round plus the engine's round index in that call), so
+    a resumed run computes exactly the gradients of an uninterrupted one.
+    While training, ``OMP_WAIT_POLICY`` is ``PASSIVE`` unless you set it
+    (:func:`ltr._compat.passive_omp_wait`): spinning OpenMP threads slow the
+    engines 10-100x on shared cores.
+
     Raises
     ------
     ValueError, TypeError
@@ -208,12 +243,10 @@ def train(
         n_jobs=n_jobs, progress=progress, labels=labels, feature_names=feature_names,
         position=position,
     )
-    if engine == "xgboost":
-        from ltr._compat import import_xgboost
-
-        import_xgboost()  # the error names the extra to install
+    get_adapter(spec.engine)  # a missing engine fails here, naming the extra to install
     if coding is not None:
-        spec.categorical = coding.columns
-    model = run_training(spec)
+        spec = dataclasses.replace(spec, categorical=coding.columns)
+    with passive_omp_wait():
+        model = run_training(spec)
     model.categorical = coding
     return model

@@ -53,10 +53,16 @@ def fingerprint(spec: TrainSpec, params: dict[str, Any]) -> str:
     }
     if spec.categorical:  # only then: older runs keep their fingerprint
         settings["categorical"] = list(spec.categorical)
-    arrays = [spec.X, spec.y, spec.offsets, spec.sample_weight, spec.position]
+    arrays: list[Any] = []
+    if spec.placement is None:
+        arrays = [spec.X, spec.y, spec.offsets, spec.sample_weight, spec.position]
+    else:  # rows on a cluster: the placement digests them where they live
+        settings["placement"] = to_jsonable(spec.placement.settings())
     for ev in spec.eval_sets:
         arrays += [ev.X, ev.y, ev.offsets]
     h = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
+    if spec.placement is not None:
+        h.update(spec.placement.digest().encode())
     h.update(digest_arrays(*arrays).encode())
     return h.hexdigest()
 

@@ -1,5 +1,13 @@
 """The training loop: stage by stage over one adapter, with checkpoints and resume.
 
+One loop for one process and for a cluster: the stages run on an executor,
+the adapter itself (:class:`~ltr.engines._protocol.EngineAdapter`) or the
+spec's distributed placement (:class:`~ltr.engines._protocol.Placement`,
+e.g. :mod:`ltr.dask`); only where the rows live and how workers meet
+differ.  Training never changes the caller's objective: it trains a copy
+(:func:`~ltr.engines._objective.training_objective`) whose every gradient
+call is for the global round ``stage first round + engine's local index``.
+
 :func:`ltr.objectives.schedules.stages_of` splits the schedule into runs of equal ``k``;
 each stage is one engine training continued from the previous stage's model
 (the native objective rebuilt for that stage's ``k``), on engine data built
@@ -18,7 +26,7 @@ from ltr._compat import import_tqdm
 from ltr._io import to_jsonable
 from ltr.engines._checkpoint import fingerprint, load_completed, write_stage
 from ltr.engines._model import RankingModel
-from ltr.engines._objective import ObjectiveCall, objective_fields
+from ltr.engines._objective import ObjectiveCall, objective_fields, training_objective
 from ltr.engines._recorder import Recorder
 from ltr.engines._registry import get_adapter
 from ltr.engines._spec import TrainSpec
@@ -120,7 +128,8 @@ def run_training(spec: TrainSpec) -> RankingModel:
     Parameters
     ----------
     spec : TrainSpec
-        The validated request (:func:`ltr.engines._spec.make_spec`).
+        The validated request (:func:`ltr.engines._spec.make_spec` or
+        :func:`~ltr.engines._spec.spec_from_rows`); not checked again here.
 
     Returns
     -------
@@ -128,6 +137,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
     """
     tqdm = import_tqdm()
     adapter = get_adapter(spec.engine)
+    executor: Any = adapter if spec.placement is None else spec.placement
     params = adapter.base_params(spec)
     run_id = ""
     completed: list[dict[str, Any]] = []
@@ -136,6 +146,8 @@ def run_training(spec: TrainSpec) -> RankingModel:
         spec.stage_dir.mkdir(parents=True, exist_ok=True)
         completed = load_completed(spec.stage_dir, spec.resume, run_id)
 
+    # the training's own objective: the caller's object is never called nor changed
+    objective = None if spec.objective is None else training_objective(spec.objective)
     acc = _Stages(spec)
     booster = None
     data = None  # engine data, built on the first stage that trains
@@ -147,7 +159,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
         leave=False,
     )
     one_call = (
-        spec.objective is not None
+        objective is not None
         and spec.early_stopping_rounds is None
         and spec.stage_dir is None
         and len(spec.plan) > 1
@@ -155,12 +167,11 @@ def run_training(spec: TrainSpec) -> RankingModel:
     try:
         with limit_numba_threads(spec.n_jobs):
             if one_call:
-                spec.objective.reset(0)
                 recorder = Recorder(spec, spec.plan[0][0], bar)
-                call: ObjectiveCall | None = ObjectiveCall(spec.objective, spec.sample_weight)
-                trained = adapter.train_stage(
+                call: ObjectiveCall | None = ObjectiveCall(objective, spec.sample_weight, 0)
+                trained = executor.train_stage(
                     spec,
-                    adapter.prepare(spec, params),
+                    executor.prepare(spec, params),
                     params,
                     0,
                     spec.plan[0][0],
@@ -200,21 +211,21 @@ def run_training(spec: TrainSpec) -> RankingModel:
                         booster = adapter.from_string(
                             file.read_text(encoding="utf-8"), source=str(file)
                         )
-                        _restore_bias_state(spec.objective, rec, file)
+                        _restore_bias_state(objective, rec, file)
                     stage_evals = rec.get("evals", {})
                     bar.update(n_rounds)
                     acc.add(index, rec, stage_evals)
                     continue
                 bar.set_postfix(stage=index, k=k)
-                call = None
-                if spec.objective is not None:
-                    spec.objective.reset(first)
-                    call = ObjectiveCall(spec.objective, spec.sample_weight)
+                # the stage's first global round: the schedule's, also after early stopping
+                call = None if objective is None else ObjectiveCall(
+                    objective, spec.sample_weight, first
+                )
                 if data is None:
-                    data = adapter.prepare(spec, params)
+                    data = executor.prepare(spec, params)
                 recorder = Recorder(spec, k, bar)
                 before = 0 if booster is None else adapter.num_rounds(booster)
-                trained = adapter.train_stage(
+                trained = executor.train_stage(
                     spec, data, params, index, k, n_rounds, booster, call, recorder
                 )
                 kept = recorder.kept_rounds()
@@ -234,7 +245,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
                 if spec.stage_dir is not None:
                     rec["file"] = f"stage_{index:02d}_k{k}{adapter.suffix}"
                     rec["evals"] = stage_evals
-                    state = _bias_state(spec.objective)
+                    state = _bias_state(objective)
                     if state is not None:  # learned propensities: resume continues from them
                         rec["bias_state"] = state
                     completed.append(rec)
@@ -253,11 +264,13 @@ def run_training(spec: TrainSpec) -> RankingModel:
         raise RuntimeError("no stage was trained or loaded")
     total = adapter.num_rounds(booster)
     public_params = to_jsonable(params)
-    if spec.objective is not None:
-        public_params["objective"] = objective_fields(spec.objective)
-        state = _bias_state(spec.objective)
+    if objective is not None:
+        public_params["objective"] = objective_fields(objective)
+        state = _bias_state(objective)
         if state is not None:
             public_params["position_bias"] = state
+    if spec.placement is not None:
+        public_params["distributed"] = to_jsonable(spec.placement.describe())
     return RankingModel(
         engine=spec.engine,
         booster=booster,

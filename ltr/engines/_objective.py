@@ -18,24 +18,55 @@ from ltr._validation import short_repr
 from ltr.objectives.schedules import Constant, as_schedule
 
 __all__ = ["ObjectiveCall", "attach_position", "composite_gains", "composite_weights",
-           "objective_fields", "resolve_objective", "uses_position"]
-
-
+           "objective_fields", "resolve_objective", "training_objective", "uses_position"]
 
 
 class ObjectiveCall:
-    """What the engine calls: the user's objective, optionally times row weights.
+    """What the engine calls in one training: the training's objective at the *global* round.
 
-    ``lightgbm.train`` deep-copies its params; ``__deepcopy__`` returns ``self`` so
-    the user's objective object (and its ``iteration`` counter) is the one called.
+    The training creates it (never the caller): it holds the training's own
+    copy of the objective (:func:`training_objective`), the first round of
+    this engine call in the schedule (``first_round``: the stage offset, or
+    the rounds a resumed run already has), and the local index the engine's
+    round callback reports before each round (:meth:`start_round`: LightGBM
+    ``env.iteration - env.begin_iteration``, XGBoost
+    ``TrainingCallback.before_iteration``'s ``epoch``, both from 0 in each
+    call).  The objective is evaluated at round ``first_round + local``, a
+    pure function of the round: no call is counted.
+
+    ``lightgbm.train`` deep-copies its params; ``__deepcopy__`` returns this
+    training-owned wrapper itself so the engine's copy of the params and the
+    round callback reach the same object (and the learned position biases
+    the loop checkpoints are the ones updated).
     """
 
-    def __init__(self, objective: Any, weights: np.ndarray | None) -> None:
+    def __init__(self, objective: Any, weights: np.ndarray | None, first_round: int = 0) -> None:
         self.objective = objective
         self.weights = weights
+        self.first_round = first_round
+        self.local: int | None = None
+
+    def start_round(self, local: int) -> None:
+        """Record the engine's 0-based round index within this engine call."""
+        self.local = int(local)
+
+    @property
+    def round(self) -> int:
+        """The global round the next gradients are for (``first_round + local``)."""
+        if self.local is None:
+            raise RuntimeError(
+                "the objective was called before the engine's round callback ran; pass the "
+                "round callback of the adapter with the objective"
+            )
+        return self.first_round + self.local
 
     def __call__(self, preds: np.ndarray, data: Any) -> tuple[np.ndarray, np.ndarray]:
-        grad, hess = self.objective(preds, data)
+        obj = self.objective
+        if hasattr(obj, "round_gradients"):
+            grad, hess = obj.round_gradients(preds, data, self.round)
+        else:  # a foreign objective with reset(): the training's own copy is positioned
+            obj.reset(self.round)
+            grad, hess = obj(preds, data)
         grad = np.asarray(grad, dtype=np.float64)
         hess = np.asarray(hess, dtype=np.float64)
         if self.weights is not None:
@@ -45,6 +76,20 @@ class ObjectiveCall:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ObjectiveCall:
         return self
+
+
+def training_objective(obj: Any) -> Any:
+    """Return the objective one training trains with: a copy of *obj* at round 0.
+
+    The caller's object is never changed by training (its ``iteration``,
+    learned position biases and scratch buffers stay as they were).  The
+    copy is shallow (label columns and positions are shared, read-only) with
+    fresh scratch (the objectives' ``__copy__``), and ``reset(0)`` starts
+    learned position biases afresh.
+    """
+    out = copy.copy(obj)
+    out.reset(0)
+    return out
 
 
 def objective_fields(obj: Any) -> dict[str, Any]:
@@ -89,9 +134,14 @@ def composite_gains(obj: Any) -> dict[str, Any] | None:
 
 
 def resolve_objective(
-    objective: Any, *, k: int, schedule: Any, labels: dict[str, np.ndarray] | None, n_rows: int
+    objective: Any, *, k: int, schedule: Any, labels: dict[str, np.ndarray] | None,
+    n_rows: int | None,
 ) -> tuple[Any, Any]:
-    """Return ``(objective or None for native, schedule)``."""
+    """Return ``(objective or None for native, schedule)``.
+
+    *n_rows* is ``None`` when the rows live elsewhere (a distributed
+    placement passes the label columns to the objective on every call).
+    """
     if isinstance(objective, str):
         if objective != "native":
             raise ValueError(
@@ -155,7 +205,7 @@ def resolve_objective(
                         f"the composite objective has no label column {name!r} "
                         f"(its labels have {sorted(obj_labels)!r})"
                     )
-                if len(obj_labels[name]) != n_rows:
+                if n_rows is not None and len(obj_labels[name]) != n_rows:
                     raise ValueError(
                         f"the composite objective's label column {name!r} has "
                         f"{len(obj_labels[name])} rows but X has {n_rows}"

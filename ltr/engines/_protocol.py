@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ltr.engines._recorder import Recorder
     from ltr.engines._spec import TrainSpec
 
-__all__ = ["EngineAdapter"]
+__all__ = ["EngineAdapter", "Executor", "Placement"]
 
 
 class EngineAdapter(Protocol):
@@ -58,6 +58,17 @@ class EngineAdapter(Protocol):
         """Train *n_rounds* rounds continued from *init_booster*; returns the booster."""
         ...
 
+    def stage_params(
+        self, spec: TrainSpec, params: dict[str, Any], stage_index: int, k: int, objective: Any
+    ) -> dict[str, Any]:
+        """Engine parameters of one stage: the seed (``seed + stage_index``) and ``k``.
+
+        *objective* is the callable the engine will call (``None``: the native
+        objective, configured here with the stage's truncation level).  Used by
+        :meth:`train_stage` and by distributed executors alike.
+        """
+        ...
+
     def truncate(self, booster: Any, n_rounds: int) -> Any:
         """Return a standalone booster with the first *n_rounds* rounds."""
         ...
@@ -90,3 +101,50 @@ class EngineAdapter(Protocol):
         """Raw scores (margins) of the rows of *X*."""
         ...
 
+
+
+class Executor(Protocol):
+    """Where the stages of :func:`ltr.engines._loop.run_training` run.
+
+    An :class:`EngineAdapter` is the in-process executor; a distributed
+    placement (:class:`Placement`) runs the same calls on its workers.
+    """
+
+    def prepare(self, spec: TrainSpec, params: dict[str, Any]) -> Any:
+        """Engine data built once and reused by every stage."""
+        ...
+
+    def train_stage(
+        self,
+        spec: TrainSpec,
+        data: Any,
+        params: dict[str, Any],
+        stage_index: int,
+        k: int,
+        n_rounds: int,
+        init_booster: Any,
+        objective: Any,
+        recorder: Recorder,
+    ) -> Any:
+        """Train one stage; fill *recorder* (rounds run, eval metrics); return the booster.
+
+        *objective* is the training's :class:`~ltr.engines._objective.ObjectiveCall`
+        (its ``first_round`` is the stage's first global round) or ``None``.
+        """
+        ...
+
+
+class Placement(Executor, Protocol):
+    """Rows that live elsewhere (a cluster): the executor plus what checkpoints need."""
+
+    def digest(self) -> str:
+        """Digest of the placed rows (equal for the same rows in the same layout)."""
+        ...
+
+    def settings(self) -> dict[str, Any]:
+        """Placement settings that change the model (partitions, columns), for fingerprints."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Return what the training actually ran on (stored in ``RankingModel.params``)."""
+        ...

@@ -115,6 +115,19 @@ class Recorder:
             self.best_round = self.rounds - 1
         return self.rounds - 1 - self.best_round >= self.spec.early_stopping_rounds
 
+    def absorb(self, other: Recorder) -> None:
+        """Take the rounds and metrics *other* recorded elsewhere (a worker); advance the bar.
+
+        A distributed executor's workers record the stage on their copy of the
+        recorder; the loop's recorder takes its state afterwards.
+        """
+        self.history = [dict(h) for h in other.history]
+        self.rounds = other.rounds
+        self.best_round = other.best_round
+        self.best_score = other.best_score
+        if self.bar is not None:
+            self.bar.update(other.rounds)
+
     def kept_rounds(self) -> int:
         """Return the rounds of this stage kept in the model (best round + 1 if stopping)."""
         if self.spec.early_stopping_rounds and self.best_round >= 0:

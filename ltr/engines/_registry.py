@@ -10,6 +10,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
+from ltr._compat import optional_import, passive_omp_wait
+
 if TYPE_CHECKING:
     from ltr.engines._protocol import EngineAdapter
 
@@ -18,10 +20,10 @@ __all__ = ["ENGINES", "get_adapter"]
 #: Engine names accepted by :func:`ltr.engines.train`, in documentation order.
 ENGINES: tuple[str, ...] = ("lightgbm", "xgboost")
 
-# engine -> (module, adapter class)
-_ADAPTERS: dict[str, tuple[str, str]] = {
-    "lightgbm": ("ltr.engines.lightgbm", "LightGBMAdapter"),
-    "xgboost": ("ltr.engines.xgboost", "XGBoostAdapter"),
+# engine -> (adapter module, adapter class, the engine's package)
+_ADAPTERS: dict[str, tuple[str, str, str]] = {
+    "lightgbm": ("ltr.engines.lightgbm", "LightGBMAdapter", "lightgbm"),
+    "xgboost": ("ltr.engines.xgboost", "XGBoostAdapter", "xgboost"),
 }
 
 
@@ -47,5 +49,7 @@ def get_adapter(engine: str) -> EngineAdapter:
     """
     if not isinstance(engine, str) or engine not in _ADAPTERS:
         raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
-    module, cls = _ADAPTERS[engine]
+    module, cls, package = _ADAPTERS[engine]
+    with passive_omp_wait():  # GNU OpenMP reads its wait policy when the engine loads
+        optional_import(package, purpose=f"engine={engine!r}")  # the error names the extra
     return getattr(import_module(module), cls)()

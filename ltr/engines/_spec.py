@@ -49,13 +49,18 @@ from ltr.objectives.schedules import stages_of
 __all__ = [
     "EvalSet",
     "ObjectiveCall",
+    "TrainRows",
     "TrainSpec",
+    "check_engine",
     "check_eval_sets",
     "check_feature_names",
+    "check_k",
+    "check_rows",
     "encode_categorical",
     "make_spec",
     "merge_engine_params",
     "objective_fields",
+    "spec_from_rows",
     "warn_nothing_to_learn",
 ]
 
@@ -89,7 +94,7 @@ def warn_nothing_to_learn(
         "from pairs of documents of one query with different labels). Check the labels and "
         "the query ids",
         UserWarning,
-        stacklevel=4,
+        stacklevel=5,  # warn_nothing_to_learn <- check_rows <- make_spec <- train <- caller
     )
 
 
@@ -220,21 +225,80 @@ def _check_codes(coding: CategoricalCoding, X: Any, where: str) -> None:
 # ----------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
+class TrainRows:
+    """The training rows, checked: local arrays, or a placement's description of its rows.
+
+    Local training holds the arrays (``X``, ``y``, ``offsets``, ...).  A
+    distributed placement (:mod:`ltr.dask`) keeps its rows on the workers:
+    the arrays are ``None`` and ``placement`` trains and digests them.
+    ``label_max`` is the largest grade (the engines' grade limits need it);
+    ``None`` until a placement has seen its rows.
+    """
+
+    X: Any
+    y: Any
+    offsets: Any
+    n_features: int
+    label_max: float | None
+    sample_weight: np.ndarray | None = None
+    labels: dict[str, np.ndarray] | None = None
+    position: np.ndarray | None = None
+    feature_names: list[str] | None = None
+    placement: Any = None
+
+
+def check_rows(
+    X: Any, y: Any, offsets: Any, *, native: bool, sample_weight: Any = None,
+    labels: Any = None, position: Any = None, feature_names: Any = None,
+) -> TrainRows:
+    """Check in-memory training rows (the one rule per input kind of :mod:`ltr._validation`).
+
+    Warns (``UserWarning``) when no query has two documents with different labels.
+    """
+    X = check_matrix(X, "X", feature_names)
+    n_rows = X.shape[0]
+    offsets = check_offsets(offsets, "offsets", n_rows)
+    y = check_labels(y, "y", n_rows, integer=native)
+    label_cols = None if labels is None else check_label_columns(labels, "labels", n_rows)
+    weight = (
+        None if sample_weight is None else check_weights(sample_weight, "sample_weight", n_rows)
+    )
+    warn_nothing_to_learn(y, offsets, label_cols)
+    pos = None if position is None else check_positions(position, "position", offsets)
+    names = check_feature_names(feature_names, X.shape[1])
+    return TrainRows(
+        X=X, y=y, offsets=offsets, n_features=int(X.shape[1]),
+        label_max=float(y.max()) if y.size else 0.0, sample_weight=weight, labels=label_cols,
+        position=pos, feature_names=names,
+    )
+
+
+@dataclass(frozen=True)
 class TrainSpec:
-    """Everything :func:`ltr.engines._loop.run_training` needs, validated.
+    """Everything :func:`ltr.engines._loop.run_training` needs, validated once, frozen.
+
+    Inner layers (the stage loop, the adapters, the recorder, a placement's
+    executor) read it and never check it again.  ``objective`` is the
+    resolved objective *as the caller gave it* (or a copy holding the
+    positions or the schedule): training never calls it, it trains a copy of
+    its own (:func:`ltr.engines._objective.training_objective`).
 
     ``convention`` is the nDCG convention the recorder uses: the user's, or
     the engine's own (``"lightgbm"``/``"xgboost"``) when none was given --
     unless the engine's convention refuses the eval labels (for example
     fractional grades under ltr's objective, which the engine's nDCG cannot
     score either): then ``None``, ltr's default convention.
+
+    ``placement`` is ``None`` for rows in this process; a distributed
+    placement (:mod:`ltr.dask`) trains the stages on its workers
+    (:class:`ltr.engines._protocol.Placement`) while the loop stays the same.
     """
 
     engine: str
-    X: Any
-    y: np.ndarray
-    offsets: np.ndarray
+    X: Any  # None when a placement holds the rows
+    y: Any
+    offsets: Any
     objective: Any  # None = native
     schedule: Any
     plan: list[tuple[int, int, int]]
@@ -251,19 +315,34 @@ class TrainSpec:
     n_jobs: int | None
     progress: bool
     labels: dict[str, np.ndarray] | None
+    n_features: int = 0
+    label_max: float | None = None
     composite_weights: dict[str, float] | None = None
     composite_gains: dict[str, Any] | None = None
     feature_names: list[str] | None = None
     position: np.ndarray | None = None  # display ranks (1 = top), training-row order
     categorical: tuple[int, ...] = ()  # columns holding category codes (ltr.categorical)
+    placement: Any = None
 
     @property
     def native(self) -> bool:
         return self.objective is None
 
-    @property
-    def n_features(self) -> int:
-        return int(self.X.shape[1])
+
+def check_engine(engine: Any) -> str:
+    """Return *engine* when it names a registered engine (:data:`ENGINES`), else raise."""
+    if not isinstance(engine, str) or engine not in ENGINES:
+        raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
+    return engine
+
+
+def check_k(k: Any) -> int:
+    """Apply the one rule for a truncation level: an integer in ``1 .. 2**31 - 1``.
+
+    The engines take it as a C ``int`` (LightGBM ``lambdarank_truncation_level``,
+    XGBoost ``lambdarank_num_pair_per_sample``), so every path caps it here.
+    """
+    return check_int(k, "k", minimum=1, maximum=INT32_MAX)
 
 
 def make_spec(
@@ -310,29 +389,58 @@ convention, random_state, n_jobs, progress, labels, feature_names, position
     ValueError, TypeError
         For any invalid argument, naming it and quoting the value.
     """
-    if not isinstance(engine, str) or engine not in ENGINES:
-        raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
-    k = check_int(k, "k", minimum=1, maximum=INT32_MAX)
+    native = isinstance(objective, str) and objective == "native"
+    rows = check_rows(
+        X, y, offsets, native=native, sample_weight=sample_weight, labels=labels,
+        position=position, feature_names=feature_names,
+    )
+    return spec_from_rows(
+        rows, engine=engine, objective=objective, k=k, schedule=schedule, params=params,
+        num_boost_round=num_boost_round, eval_sets=eval_sets, eval_at=eval_at,
+        early_stopping_rounds=early_stopping_rounds, stage_dir=stage_dir, resume=resume,
+        convention=convention, random_state=random_state, n_jobs=n_jobs, progress=progress,
+    )
+
+
+def spec_from_rows(
+    rows: TrainRows,
+    *,
+    engine: Any,
+    objective: Any,
+    k: Any,
+    schedule: Any,
+    params: Any,
+    num_boost_round: Any,
+    eval_sets: Any,
+    eval_at: Any,
+    early_stopping_rounds: Any,
+    stage_dir: Any,
+    resume: Any,
+    convention: Any,
+    random_state: Any,
+    n_jobs: Any,
+    progress: Any,
+) -> TrainSpec:
+    """Validate the training settings over checked *rows*; the one builder of a :class:`TrainSpec`.
+
+    :func:`make_spec` calls it with local rows (:func:`check_rows`),
+    :func:`ltr.dask.train` with a placement's rows; every other argument
+    follows the same rules on both paths.
+    """
+    check_engine(engine)
+    k = check_k(k)
     if num_boost_round is not None:
         num_boost_round = check_int(
             num_boost_round, "num_boost_round", minimum=1, maximum=INT32_MAX
         )
-    X = check_matrix(X, "X", feature_names)
-    n_rows = X.shape[0]
-    offsets = check_offsets(offsets, "offsets", n_rows)
     native = isinstance(objective, str) and objective == "native"
-    y = check_labels(y, "y", n_rows, integer=native)
-    label_cols = None if labels is None else check_label_columns(labels, "labels", n_rows)
-    weight = (
-        None if sample_weight is None else check_weights(sample_weight, "sample_weight", n_rows)
-    )
-    warn_nothing_to_learn(y, offsets, label_cols)
-    pos = None if position is None else check_positions(position, "position", offsets)
+    local = rows.placement is None
     obj, sched = resolve_objective(
-        objective, k=k, schedule=schedule, labels=label_cols, n_rows=n_rows
+        objective, k=k, schedule=schedule, labels=rows.labels,
+        n_rows=int(rows.X.shape[0]) if local else None,
     )
     if obj is not None:
-        obj = attach_position(obj, pos)
+        obj = attach_position(obj, rows.position)
     if num_boost_round is None:
         num_boost_round = sched.n_rounds if sched.n_rounds is not None else 100
     elif sched.n_rounds is not None and num_boost_round < sched.n_rounds:
@@ -348,8 +456,7 @@ convention, random_state, n_jobs, progress, labels, feature_names, position
     for key in params:
         if not isinstance(key, str):
             raise TypeError(f"params keys must be strings, got {key!r}")
-    evals = check_eval_sets(eval_sets, X.shape[1], feature_names)
-    names = check_feature_names(feature_names, X.shape[1])
+    evals = check_eval_sets(eval_sets, rows.n_features, rows.feature_names)
     ks = check_eval_at(eval_at)
     if early_stopping_rounds is not None:
         early_stopping_rounds = check_int(
@@ -416,15 +523,15 @@ convention, random_state, n_jobs, progress, labels, feature_names, position
                     )
     return TrainSpec(
         engine=engine,
-        X=X,
-        y=y,
-        offsets=offsets,
+        X=rows.X,
+        y=rows.y,
+        offsets=rows.offsets,
         objective=obj,
         schedule=sched,
         plan=plan,
         params=dict(params),
         num_boost_round=num_boost_round,
-        sample_weight=weight,
+        sample_weight=rows.sample_weight,
         eval_sets=evals,
         eval_at=ks,
         early_stopping_rounds=early_stopping_rounds,
@@ -434,11 +541,14 @@ convention, random_state, n_jobs, progress, labels, feature_names, position
         seed=seed,
         n_jobs=n_jobs,
         progress=show,
-        labels=label_cols,
+        labels=rows.labels,
+        n_features=rows.n_features,
+        label_max=rows.label_max,
         composite_weights=comp_w,
         composite_gains=comp_g,
-        feature_names=names,
-        position=pos,
+        feature_names=rows.feature_names,
+        position=rows.position,
+        placement=rows.placement,
     )
 
 

@@ -23,14 +23,18 @@ import os
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import lightgbm as lgb
 import numpy as np
 
+from ltr._compat import passive_omp_wait
 from ltr._io import write_atomic
 from ltr.engines._recorder import Recorder
 from ltr.engines._spec import TrainSpec, merge_engine_params
 
-__all__ = ["DEFAULT_PARAMS", "LightGBMAdapter", "record_callback", "record_feval"]
+with passive_omp_wait():  # GNU OpenMP reads its wait policy when LightGBM's library loads
+    import lightgbm as lgb
+
+__all__ = ["DEFAULT_PARAMS", "LightGBMAdapter", "record_callback", "record_feval",
+           "round_callback"]
 
 #: Defaults merged under the user's ``params`` (a default is dropped when any alias is given).
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -130,6 +134,36 @@ class _RecordCallback:
             # (it reloads the model truncated at best_iteration); the loop cuts the
             # stage back to its best round itself, counting from the stage's start.
             raise lgb.callback.EarlyStopException(env.iteration, env.evaluation_result_list or [])
+
+
+class _RoundCallback:
+    """Before each round: tell the training's objective the engine's round in this call."""
+
+    order = 0  # before LightGBM's own callbacks
+    before_iteration = True
+
+    def __init__(self, objective: Any) -> None:
+        self.objective = objective
+
+    def __call__(self, env: lgb.callback.CallbackEnv) -> None:
+        self.objective.start_round(int(env.iteration) - int(env.begin_iteration))
+
+
+def round_callback(objective: Any) -> _RoundCallback:
+    """Build the before-round callback that passes the round index to *objective*.
+
+    Parameters
+    ----------
+    objective : ObjectiveCall or any object with ``start_round(local)``
+        Receives ``env.iteration - env.begin_iteration``: the 0-based round
+        within this ``lightgbm.train`` call (also when it continues a model).
+
+    Returns
+    -------
+    callable
+        A LightGBM callback (``order=0``, ``before_iteration=True``).
+    """
+    return _RoundCallback(objective)
 
 
 def record_feval(recorder: Recorder, index_of: dict[int, int]) -> _RecordFeval:
@@ -236,9 +270,9 @@ class LightGBMAdapter:
         merged["metric"] = "None"  # metrics are ours (ltr.metrics.ndcg), computed in feval
         if spec.native:
             merged["objective"] = "lambdarank"
-            if "label_gain" not in merged and spec.y.max() > 30:
+            if "label_gain" not in merged and (spec.label_max or 0.0) > 30:
                 raise ValueError(
-                    f"y has grade {float(spec.y.max())!r} but LightGBM's default label_gain "
+                    f"y has grade {spec.label_max!r} but LightGBM's default label_gain "
                     "covers grades "
                     "0..30; pass params={'label_gain': [...]} or a LambdaRankObjective"
                 )
@@ -293,6 +327,28 @@ class LightGBMAdapter:
         recorder: Recorder,
     ) -> lgb.Booster:
         """One ``lightgbm.train`` call of *n_rounds* continued from *init_booster*."""
+        callbacks: list[Any] = [record_callback(recorder)]
+        if objective is not None:
+            callbacks.insert(0, round_callback(objective))
+        return lgb.train(
+            self.stage_params(spec, params, stage_index, k, objective),
+            data.train,
+            num_boost_round=n_rounds,
+            valid_sets=data.valid or None,
+            valid_names=[ev.name for ev in spec.eval_sets] or None,
+            feval=record_feval(recorder, data.index_of) if data.valid else None,
+            init_model=init_booster,
+            callbacks=callbacks,
+        )
+
+    def stage_params(
+        self, spec: TrainSpec, params: dict[str, Any], stage_index: int, k: int, objective: Any
+    ) -> dict[str, Any]:
+        """Parameters of one stage: seed + stage index, and the objective at the stage's ``k``.
+
+        *objective* is the callable the engine calls (``None``: the native
+        ``lambdarank`` rebuilt with ``lambdarank_truncation_level=k``).
+        """
         p = dict(params)
         seed_key = _seed_key(p)
         p[seed_key] = int(p.get(seed_key, spec.seed)) + stage_index
@@ -301,16 +357,7 @@ class LightGBMAdapter:
             p["lambdarank_truncation_level"] = k
         else:
             p["objective"] = objective
-        return lgb.train(
-            p,
-            data.train,
-            num_boost_round=n_rounds,
-            valid_sets=data.valid or None,
-            valid_names=[ev.name for ev in spec.eval_sets] or None,
-            feval=record_feval(recorder, data.index_of) if data.valid else None,
-            init_model=init_booster,
-            callbacks=[record_callback(recorder)],
-        )
+        return p
 
     def truncate(self, booster: lgb.Booster, n_rounds: int) -> lgb.Booster:
         """Return a standalone booster of the first *n_rounds* rounds (through the model text)."""

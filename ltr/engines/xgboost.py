@@ -42,6 +42,7 @@ __all__ = [
     "categorical_dmatrix_args",
     "record_callback",
     "record_metric",
+    "round_callback",
 ]
 
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -164,6 +165,34 @@ class _RecordCallback(_TrainingCallback):
         return self.recorder.end_round()
 
 
+class _RoundCallback(_TrainingCallback):
+    """Before each round: tell the training's objective the engine's round in this call."""
+
+    def __init__(self, objective: Any) -> None:
+        super().__init__()
+        self.objective = objective
+
+    def before_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+        self.objective.start_round(int(epoch))
+        return False
+
+
+def round_callback(objective: Any) -> _RoundCallback:
+    """Build the ``TrainingCallback`` that passes the round index to *objective*.
+
+    Parameters
+    ----------
+    objective : ObjectiveCall or any object with ``start_round(local)``
+        Receives ``before_iteration``'s ``epoch``: the 0-based round within
+        this ``xgboost.train`` call (also when it continues a model).
+
+    Returns
+    -------
+    xgboost.callback.TrainingCallback
+    """
+    return _RoundCallback(objective)
+
+
 def record_metric(recorder: Recorder, index_of: dict[int, int]) -> _RecordMetric:
     """Build the ``custom_metric`` that feeds *recorder*.
 
@@ -253,9 +282,9 @@ class XGBoostAdapter:
             merged.setdefault("lambdarank_pair_method", "topk")
             if spec.position is not None:
                 merged["lambdarank_unbiased"] = True
-            if spec.y.max() >= 32 and merged.get("ndcg_exp_gain", True):
+            if (spec.label_max or 0.0) >= 32 and merged.get("ndcg_exp_gain", True):
                 raise ValueError(
-                    f"y has grade {float(spec.y.max())!r} but XGBoost's exponential nDCG gain "
+                    f"y has grade {spec.label_max!r} but XGBoost's exponential nDCG gain "
                     "needs "
                     "grades < 32; pass params={'ndcg_exp_gain': False} or a LambdaRankObjective"
                 )
@@ -311,22 +340,35 @@ class XGBoostAdapter:
         recorder: Recorder,
     ) -> Any:
         """One ``xgboost.train`` call of *n_rounds* continued from *init_booster*."""
-        p = dict(params)
-        seed_key = "random_state" if "random_state" in p and "seed" not in p else "seed"
-        p[seed_key] = int(p.get(seed_key, spec.seed)) + stage_index
-        if objective is None:
-            p["lambdarank_num_pair_per_sample"] = k
+        callbacks: list[Any] = [record_callback(recorder)]
+        if objective is not None:
+            callbacks.insert(0, round_callback(objective))
         return xgb.train(
-            p,
+            self.stage_params(spec, params, stage_index, k, objective),
             data.train,
             num_boost_round=n_rounds,
             evals=data.evals,
             obj=objective,
             custom_metric=record_metric(recorder, data.index_of) if data.evals else None,
             xgb_model=init_booster,
-            callbacks=[record_callback(recorder)],
+            callbacks=callbacks,
             verbose_eval=False,
         )
+
+    def stage_params(
+        self, spec: TrainSpec, params: dict[str, Any], stage_index: int, k: int, objective: Any
+    ) -> dict[str, Any]:
+        """Parameters of one stage: seed + stage index, and the native objective's ``k``.
+
+        A custom *objective* goes to ``xgboost.train(obj=...)``, not into the
+        params; ``None`` sets ``lambdarank_num_pair_per_sample=k``.
+        """
+        p = dict(params)
+        seed_key = "random_state" if "random_state" in p and "seed" not in p else "seed"
+        p[seed_key] = int(p.get(seed_key, spec.seed)) + stage_index
+        if objective is None:
+            p["lambdarank_num_pair_per_sample"] = k
+        return p
 
     def truncate(self, booster: Any, n_rounds: int) -> Any:
         """Return a standalone booster of the first *n_rounds* rounds (through the JSON model)."""

@@ -49,7 +49,6 @@ Svore, Volkovs, Burges. "Learning to rank with multiple objective functions". WW
 from __future__ import annotations
 
 import threading
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Union
 
@@ -70,6 +69,7 @@ from ltr._validation import (
 from ltr.kernels import _lambdarank as _kern
 from ltr.metrics.gains import check_exp2_labels, parse_gain
 from ltr.objectives import _unbiased as _ub
+from ltr.objectives._engine_data import check_lightgbm_data, engine_inputs
 from ltr.objectives.sampling import TopKPairSampling, round_seed
 
 __all__ = ["CompositeLambdaRankObjective", "LambdaRankObjective"]
@@ -139,102 +139,6 @@ def _check_offsets(offsets: Any, n_rows: int) -> np.ndarray:
         ) from None
 
 
-def _engine_inputs(preds: Any, data: Any) -> tuple[np.ndarray, Any, np.ndarray, np.ndarray | None]:
-    """Scores, labels, offsets and per-row weights from a LightGBM Dataset or XGBoost DMatrix."""
-    scores = np.ascontiguousarray(np.asarray(preds, dtype=np.float64).reshape(-1))
-    n = scores.shape[0]
-    if hasattr(data, "get_uint_info"):  # xgboost.DMatrix
-        ptr = np.asarray(data.get_uint_info("group_ptr"), dtype=np.int64)
-        if ptr.size < 2:
-            raise ValueError("the XGBoost DMatrix has no query groups: set qid= or group= on it")
-        offsets = ptr
-        labels = data.get_label()
-        w: np.ndarray | None = np.asarray(data.get_weight(), dtype=np.float64)
-    elif hasattr(data, "get_group"):  # lightgbm.Dataset
-        group = data.get_group()
-        if group is None:
-            raise ValueError(
-                "the LightGBM Dataset has no query groups: set group= on it "
-                "(lightgbm.Dataset(X, y, group=sizes)); with lightgbm.cv pass "
-                "folds=GroupKFold(n).split(X, groups=qid), as LightGBM recognises ranking by "
-                "objective name only and does not group custom-objective folds by query"
-            )
-        offsets = np.concatenate(([0], np.cumsum(np.asarray(group, dtype=np.int64))))
-        labels = data.get_label()
-        w = data.get_weight()
-        w = None if w is None else np.asarray(w, dtype=np.float64)
-    else:
-        raise TypeError(
-            "data must be a lightgbm.Dataset or an xgboost.DMatrix, "
-            f"got {type(data).__name__}"
-        )
-    if w is not None and w.size == 0:
-        w = None
-    if w is not None and w.size != n:
-        sizes = np.diff(offsets)
-        if w.size == sizes.size:  # XGBoost ranking: one weight per query
-            w = np.repeat(w, sizes)
-        else:
-            raise ValueError(f"weights have {w.size} entries but there are {n} rows")
-    return scores, labels, offsets, w
-
-
-def _truthy(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "1", "yes", "+")
-    return bool(value)
-
-
-def _split_queries(data: Any) -> int | None:
-    """First query of the full data that a LightGBM subset cuts, else None.
-
-    ``lightgbm.cv(nfold=...)`` with a custom objective splits rows, not
-    queries: each fold is ``full.subset(rows)`` and LightGBM regroups the kept
-    rows of each query, so a query's documents end up in both the training
-    and the validation fold.
-    """
-    used = getattr(data, "used_indices", None)
-    full = getattr(data, "reference", None)
-    if used is None or full is None or not hasattr(full, "get_group"):
-        return None
-    try:
-        full_group = full.get_group()
-    except Exception:  # noqa: BLE001  # pragma: no cover - LightGBMError: no reference data
-        return None
-    if full_group is None:
-        return None
-    sizes = np.asarray(full_group, dtype=np.int64)
-    qid = np.repeat(np.arange(sizes.size), sizes)
-    rows = np.asarray(used, dtype=np.int64)
-    if rows.size and int(rows.max()) >= qid.size:  # pragma: no cover - foreign layout
-        return None
-    kept = np.bincount(qid[rows], minlength=sizes.size)
-    cut = (kept > 0) & (kept < sizes)
-    return int(np.flatnonzero(cut)[0]) if cut.any() else None
-
-
-def _check_lightgbm_data(data: Any) -> None:
-    """Catch the two LightGBM pitfalls a custom ranking objective meets."""
-    params = getattr(data, "params", None) or {}
-    if any(_truthy(params.get(key)) for key in ("bagging_by_query",)):
-        warnings.warn(
-            "bagging_by_query=True with a custom objective: LightGBM bags by query only for "
-            "its own ranking objectives, so the bagged rows break queries apart and the model "
-            "stays (near-)constant. Drop bagging_by_query (plain bagging_fraction samples "
-            "rows) or use objective='lambdarank'",
-            UserWarning,
-            stacklevel=4,
-        )
-    q = _split_queries(data)
-    if q is not None:
-        raise ValueError(
-            f"the LightGBM Dataset is a subset that cuts query {q} of its full data (some "
-            "of its rows are in, some out): lightgbm.cv(nfold=...) with a custom objective "
-            "splits rows, not queries, because LightGBM recognises ranking by objective name "
-            "only. Pass folds=GroupKFold(n).split(X, groups=qid) (or subsets of whole queries)"
-        )
-
-
 # ------------------------------------------------------------------ base
 
 
@@ -292,16 +196,24 @@ class _LambdaRankBase:
         if self._checked_data == id(data):
             return
         if hasattr(data, "get_group") and not hasattr(data, "get_uint_info"):
-            _check_lightgbm_data(data)
+            check_lightgbm_data(data)
         self._checked_data = id(data)
 
     # -- state ---------------------------------------------------------------
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> _LambdaRankBase:
-        # ``lightgbm.train`` deep-copies its params (the objective included);
-        # returning the instance itself keeps ``iteration`` counting the rounds
-        # of that training on the object the caller holds.
-        return self
+    def __copy__(self) -> _LambdaRankBase:
+        # A shallow copy shares the settings and the (read-only) label columns and positions,
+        # but gets its own scratch: the buffers are written in place by every call, so a copy
+        # that shared them would corrupt the original's warm start.
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out._work = {}
+        out._prep = None
+        out._sorted_for = None
+        out._checked_data = None
+        if "_pos_cache" in out.__dict__:
+            out.__dict__["_pos_cache"] = None
+        return out
 
     def reset(self, iteration: int = 0) -> None:
         """Set the round counter (e.g. ``reset(n_done)`` before continuing training)."""
@@ -499,7 +411,10 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
     Attributes
     ----------
     iteration : int
-        Number of calls so far (= boosting rounds); see :meth:`reset`.
+        Round of the next ``__call__`` (for handing the objective to an
+        engine yourself); see :meth:`reset`.  :func:`ltr.engines.train`
+        leaves it alone: it trains a copy and passes the round explicitly
+        (:meth:`round_gradients`).
     t_plus_, t_minus_ : ndarray of shape (n_slots,) or None
         Position biases used by the next round (index 0 = position 1); the
         clipped propensities and ones with ``propensity``; ``None`` without
@@ -507,9 +422,15 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
 
     Notes
     -----
-    ``copy.deepcopy(obj)`` returns ``obj`` itself: ``lightgbm.train`` deep-copies
-    its params, and the round counter must advance on the caller's instance.
-    Call :meth:`reset` before reusing an instance for a new training.
+    Training with :func:`ltr.engines.train` (or the estimator, or
+    :func:`ltr.dask.train`) never changes this object: the training works on
+    a copy, and the round of every gradient call is the engine's round
+    (``schedule(round)`` gives ``k``).  When you hand the objective to
+    ``lightgbm.train`` yourself, LightGBM deep-copies its params and the copy
+    counts the rounds of that call (pass ``lambda preds, data: obj(preds,
+    data)`` instead, a function LightGBM does not copy, to keep the round and
+    the learned biases on your instance); ``xgboost.train`` calls your
+    instance, so call :meth:`reset` before reusing it for a new training.
 
     LightGBM recognises a ranking task by the objective's *name* only, so with
     this (or any) custom objective two of its ranking features are lost:
@@ -624,15 +545,49 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
             self._update_bias(costs)
         return grad, hess
 
-    def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`."""
+    def round_gradients(
+        self, preds: Any, data: Any, iteration: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Gradients of round *iteration* from the engine's data; :attr:`iteration` unchanged.
+
+        What :func:`ltr.engines.train` calls every round on its own copy of
+        the objective, with the round the engine's callback reports: ``k`` is
+        ``schedule(iteration)``, the pair-sampling seed is drawn from
+        *iteration*, and with ``unbiased=True`` the learned position biases
+        are re-estimated from this round's pairs.
+
+        Parameters
+        ----------
+        preds : array-like of shape (n_rows,)
+            Current scores, as the engine passes them.
+        data : lightgbm.Dataset or xgboost.DMatrix
+            The engine's training data (labels, query groups, weights).
+        iteration : int
+            The global boosting round (0-based).
+
+        Returns
+        -------
+        grad, hess : ndarray of shape (n_rows,)
+        """
         self._check_engine_data(data)
-        scores, labels, offsets, w = _engine_inputs(preds, data)
+        scores, labels, offsets, w = engine_inputs(preds, data)
         grad, hess, costs = self._compute(
             scores, [np.asarray(labels)], [self._gain_spec], ["labels"], np.ones(1), offsets,
-            self.iteration, w, self._debias(None),
+            iteration, w, self._debias(None),
         )
         self._update_bias(costs)
+        return grad, hess
+
+    def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`.
+
+        For handing the objective to ``lightgbm.train``/``xgboost.train``
+        yourself: round :attr:`iteration`, then one more.  ``lightgbm.train``
+        deep-copies its params, so it counts on its own copy; ``xgboost.train``
+        calls this object.  :func:`ltr.engines.train` never calls it (it
+        trains a copy through :meth:`round_gradients`).
+        """
+        grad, hess = self.round_gradients(preds, data, self.iteration)
         self.iteration += 1
         return grad, hess
 
@@ -770,13 +725,26 @@ class CompositeLambdaRankObjective(_LambdaRankBase):
             s, self._columns(labels), self._specs, names, self._weights, offsets, it, sample_weight
         )[:2]
 
-    def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`."""
+    def round_gradients(
+        self, preds: Any, data: Any, iteration: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Composite gradients of round *iteration* from the engine's data (groups, weights).
+
+        See :meth:`LambdaRankObjective.round_gradients`; :attr:`iteration` is unchanged.
+        """
         self._check_engine_data(data)
-        scores, _, offsets, w = _engine_inputs(preds, data)
+        scores, _, offsets, w = engine_inputs(preds, data)
         names = [f"labels[{name!r}]" for name in self._names]
         grad, hess, _ = self._compute(
-            scores, self._cols, self._specs, names, self._weights, offsets, self.iteration, w
+            scores, self._cols, self._specs, names, self._weights, offsets, iteration, w
         )
+        return grad, hess
+
+    def __call__(self, preds: Any, data: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Custom-objective entry point for LightGBM and XGBoost; advances :attr:`iteration`.
+
+        See :meth:`LambdaRankObjective.__call__`.
+        """
+        grad, hess = self.round_gradients(preds, data, self.iteration)
         self.iteration += 1
         return grad, hess

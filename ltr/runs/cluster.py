@@ -206,9 +206,24 @@ def open_cluster_run(cfg: RunConfig) -> ClusterRun:
     try:
         with conn.client.as_current():  # the reads and splits run on this run's cluster
             return _load(cfg, conn)
-    except BaseException:
+    except BaseException as exc:
         conn.close()
+        if _cluster_fault(exc):
+            raise RunError(
+                f"cluster: a worker, the scheduler or a connection was lost while the data was "
+                f"read on the cluster ({type(exc).__name__}: {exc}); no run folder was made: "
+                "run it again"
+            ) from exc
         raise
+
+
+def _cluster_fault(exc: BaseException) -> bool:
+    """Whether *exc* is the cluster's (comm, timeout, cancelled, an error of ``distributed``)."""
+    from concurrent.futures import CancelledError
+
+    module = (type(exc).__module__ or "").split(".")[0]
+    return (isinstance(exc, (ConnectionError, TimeoutError, CancelledError))
+            or module in ("distributed", "tornado"))
 
 
 def held_out_sets(cfg: RunConfig) -> dict[str, RankingData]:
