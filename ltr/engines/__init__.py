@@ -14,6 +14,7 @@ Modules, one concept each (data flows top to bottom):
 * ``_spec``: argument validation into a :class:`TrainSpec`;
 * ``_objective``: objective resolution (native, instance, composite weights);
 * ``_recorder``: per-round metrics and early stopping;
+* ``_callbacks``: :class:`RoundCallback`, the per-round reports to the caller;
 * ``_checkpoint``: fingerprint, ``stages.json``, completed stages;
 * ``_loop``: the stage loop;
 * ``_model``: :class:`RankingModel`;
@@ -29,13 +30,23 @@ from typing import Any
 
 import numpy as np
 
+from ltr.engines._callbacks import RoundCallback, RoundInfo
 from ltr.engines._loop import run_training
 from ltr.engines._model import RankingModel
 from ltr.engines._protocol import EngineAdapter
 from ltr.engines._registry import ENGINES, get_adapter
 from ltr.engines._spec import TrainSpec, make_spec
 
-__all__ = ["ENGINES", "EngineAdapter", "RankingModel", "TrainSpec", "get_adapter", "train"]
+__all__ = [
+    "ENGINES",
+    "EngineAdapter",
+    "RankingModel",
+    "RoundCallback",
+    "RoundInfo",
+    "TrainSpec",
+    "get_adapter",
+    "train",
+]
 
 
 def train(
@@ -62,6 +73,7 @@ def train(
     labels: Mapping[str, Any] | None = None,
     feature_names: Sequence[str] | None = None,
     position: Any = None,
+    callbacks: Sequence[Any] | None = None,
 ) -> RankingModel:
     """Train a LambdaMART ranking model.
 
@@ -160,6 +172,11 @@ def train(
         through *params*).  With ``LambdaRankObjective(unbiased=True)`` (or
         ``propensity=``) ltr's Unbiased LambdaMART uses them.  Any other
         objective refuses positions.
+    callbacks : sequence of RoundCallback, optional
+        Objects with ``after_round(info)``, called after every round with a
+        :class:`RoundInfo` (the round, its stage and ``k``, and the metrics
+        recorded on each eval set); raising from one stops the training
+        (:mod:`ltr.engines._callbacks`).
 
     Returns
     -------
@@ -190,7 +207,7 @@ def train(
         eval_sets=eval_sets, eval_at=eval_at, early_stopping_rounds=early_stopping_rounds,
         stage_dir=stage_dir, resume=resume, convention=convention, random_state=random_state,
         n_jobs=n_jobs, progress=progress, labels=labels, feature_names=feature_names,
-        position=position,
+        position=position, callbacks=callbacks,
     )
     if engine == "xgboost":
         from ltr._compat import import_xgboost

@@ -33,6 +33,7 @@ from ltr._validation import (
     check_weights,
     short_repr,
 )
+from ltr.engines._callbacks import check_callbacks
 from ltr.engines._objective import (
     ObjectiveCall,
     attach_position,
@@ -194,6 +195,7 @@ class TrainSpec:
     composite_gains: dict[str, Any] | None = None
     feature_names: list[str] | None = None
     position: np.ndarray | None = None  # display ranks (1 = top), training-row order
+    callbacks: tuple[Any, ...] = ()  # after_round(info) per round (ltr.engines._callbacks)
 
     @property
     def native(self) -> bool:
@@ -228,6 +230,7 @@ def make_spec(
     labels: Any,
     feature_names: Any = None,
     position: Any = None,
+    callbacks: Any = None,
 ) -> TrainSpec:
     """Validate every argument of :func:`ltr.engines.train`; nothing is trained here.
 
@@ -235,7 +238,7 @@ def make_spec(
     ----------
     X, y, offsets, engine, objective, k, schedule, params, num_boost_round, \
 sample_weight, eval_sets, eval_at, early_stopping_rounds, stage_dir, resume, \
-convention, random_state, n_jobs, progress, labels, feature_names, position
+convention, random_state, n_jobs, progress, labels, feature_names, position, callbacks
         As in :func:`ltr.engines.train`.
 
     Returns
@@ -377,6 +380,7 @@ convention, random_state, n_jobs, progress, labels, feature_names, position
         composite_gains=comp_g,
         feature_names=names,
         position=pos,
+        callbacks=check_callbacks(callbacks),
     )
 
 

@@ -27,6 +27,7 @@ import lightgbm as lgb
 import numpy as np
 
 from ltr._io import write_atomic
+from ltr.engines._callbacks import report_round
 from ltr.engines._recorder import Recorder
 from ltr.engines._spec import TrainSpec, merge_engine_params
 
@@ -130,6 +131,20 @@ class _RecordCallback:
             # (it reloads the model truncated at best_iteration); the loop cuts the
             # stage back to its best round itself, counting from the stage's start.
             raise lgb.callback.EarlyStopException(env.iteration, env.evaluation_result_list or [])
+
+
+class _ReportCallback:
+    """After each round, before the recorder advances: report the round to the user's callbacks."""
+
+    order = 90  # before _RecordCallback, which ends the round (and may stop the stage)
+    before_iteration = False
+
+    def __init__(self, recorder: Recorder, first_round: int) -> None:
+        self.recorder = recorder
+        self.first_round = first_round
+
+    def __call__(self, env: lgb.callback.CallbackEnv) -> None:
+        report_round(self.recorder.spec.callbacks, self.recorder, self.first_round)
 
 
 def record_feval(recorder: Recorder, index_of: dict[int, int]) -> _RecordFeval:
@@ -306,7 +321,10 @@ class LightGBMAdapter:
             valid_names=[ev.name for ev in spec.eval_sets] or None,
             feval=record_feval(recorder, data.index_of) if data.valid else None,
             init_model=init_booster,
-            callbacks=[record_callback(recorder)],
+            callbacks=[
+                _ReportCallback(recorder, spec.plan[stage_index][1]),
+                record_callback(recorder),
+            ],
         )
 
     def truncate(self, booster: lgb.Booster, n_rounds: int) -> lgb.Booster:

@@ -30,6 +30,7 @@ import numpy as np
 
 from ltr._compat import import_xgboost
 from ltr._io import write_atomic
+from ltr.engines._callbacks import report_round
 from ltr.engines._recorder import Recorder
 from ltr.engines._spec import TrainSpec, merge_engine_params
 from ltr.groups import take_rows
@@ -134,6 +135,19 @@ class _RecordCallback(_TrainingCallback):
 
     def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
         return self.recorder.end_round()
+
+
+class _ReportCallback(_TrainingCallback):
+    """After each round, before the recorder advances: report the round to the user's callbacks."""
+
+    def __init__(self, recorder: Recorder, first_round: int) -> None:
+        super().__init__()
+        self.recorder = recorder
+        self.first_round = first_round
+
+    def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+        report_round(self.recorder.spec.callbacks, self.recorder, self.first_round)
+        return False
 
 
 def record_metric(recorder: Recorder, index_of: dict[int, int]) -> _RecordMetric:
@@ -292,7 +306,10 @@ class XGBoostAdapter:
             obj=objective,
             custom_metric=record_metric(recorder, data.index_of) if data.evals else None,
             xgb_model=init_booster,
-            callbacks=[record_callback(recorder)],
+            callbacks=[
+                _ReportCallback(recorder, spec.plan[stage_index][1]),
+                record_callback(recorder),
+            ],
             verbose_eval=False,
         )
 
