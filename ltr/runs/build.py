@@ -1,4 +1,4 @@
-"""Config -> the one builder's settings, and the search space of ``ltr tune``.
+"""Config -> the one builder's settings (the search space of ``ltr tune``: ``search_space``).
 
 A config's ``model`` and ``objective`` sections map onto
 :class:`ltr.build.TrainSettings` here, and nowhere else; ``ltr train``,
@@ -8,7 +8,6 @@ A config's ``model`` and ``objective`` sections map onto
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from ltr.build import TrainSettings
@@ -17,7 +16,6 @@ from ltr.runs.config import RunConfig, RunError
 __all__ = [
     "check_engine_params",
     "ranker_from_settings",
-    "search_distributions",
     "settings_from_config",
 ]
 
@@ -123,53 +121,6 @@ def ranker_from_settings(settings: TrainSettings, *, eval_at: tuple[int, ...] = 
 
     params = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
     return LambdaMARTRanker(**params, eval_at=eval_at)
-
-
-def search_distributions(space: Mapping[str, Any]) -> dict[str, Any]:
-    """Turn a search space into scikit-learn's ``param_distributions``.
-
-    ``{name: [values]}`` stays a list; ``{name: {dist: uniform|loguniform|randint, low, high}}``
-    becomes the scipy distribution.
-    """
-    from scipy import stats
-
-    out: dict[str, Any] = {}
-    for name, spec in space.items():
-        if isinstance(spec, list):
-            out[name] = spec
-            continue
-        if not isinstance(spec, Mapping) or "dist" not in spec:
-            raise RunError(
-                f"search.param_distributions.{name}: give a list of values or "
-                f"{{dist: uniform|loguniform|randint, low: .., high: ..}}, got {spec!r}"
-            )
-        dist, low, high = spec.get("dist"), spec.get("low"), spec.get("high")
-        if (
-            not isinstance(low, (int, float))
-            or not isinstance(high, (int, float))
-            or not low < high
-        ):
-            raise RunError(
-                f"search.param_distributions.{name}: needs numeric low < high, "
-                f"got low={low!r}, high={high!r}"
-            )
-        if dist == "uniform":
-            out[name] = stats.uniform(low, high - low)
-        elif dist == "loguniform":
-            if low <= 0:
-                raise RunError(
-                    f"search.param_distributions.{name}.low: must be > 0 for loguniform, "
-                    f"got {low!r}"
-                )
-            out[name] = stats.loguniform(low, high)
-        elif dist == "randint":
-            out[name] = stats.randint(int(low), int(high) + 1)
-        else:
-            raise RunError(
-                f"search.param_distributions.{name}.dist: must be uniform, loguniform or randint, "
-                f"got {dist!r}"
-            )
-    return out
 
 
 #: ``ltr.engines.train`` argument -> the config key that sets it (for messages in config terms).

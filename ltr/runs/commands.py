@@ -27,7 +27,6 @@ from ltr.build import TrainSettings, build_training, resolve_objective
 from ltr.runs.build import (
     check_engine_params,
     ranker_from_settings,
-    search_distributions,
     settings_from_config,
 )
 from ltr.runs.config import (
@@ -267,6 +266,7 @@ def _fit_and_write(
     keep_folder: bool,
     extra: Mapping[str, Any] | None = None,
     cluster: Any = None,
+    callbacks: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """Train *settings* into *run_dir* and write every file of a run; returns the metrics.
 
@@ -289,7 +289,8 @@ def _fit_and_write(
                 )
             try:
                 model = _train_model(
-                    cfg, settings, sets, run_dir, resume=resume, progress=progress, cluster=cluster
+                    cfg, settings, sets, run_dir, resume=resume, progress=progress,
+                    cluster=cluster, callbacks=callbacks,
                 )
                 model.save(run_dir / MODEL_FILE)
                 model.save_native(run_dir / _native_model_name(cfg.model.engine))
@@ -320,11 +321,13 @@ def _fit_and_write(
     return metrics
 
 
-def _eval_sets(cfg: RunConfig, sets: Mapping[str, RankingData]) -> list[tuple[Any, ...]]:
+def _eval_sets(
+    cfg: RunConfig, sets: Mapping[str, RankingData], which: Sequence[str] = ("valid", "test")
+) -> list[tuple[Any, ...]]:
     """``(name, X, y, offsets[, labels])`` for valid/test; labels of every objective."""
     out: list[tuple[Any, ...]] = []
     names = list(cfg.data.objectives or {})
-    for n in ("valid", "test"):
+    for n in which:
         if n not in sets:
             continue
         ds = sets[n]
@@ -339,17 +342,25 @@ def _train_model(
     cfg: RunConfig,
     settings: TrainSettings,
     sets: Mapping[str, RankingData],
-    run_dir: Path,
+    run_dir: Path | None,
     *,
     resume: bool,
     progress: bool,
     cluster: Any = None,
+    callbacks: Sequence[Any] = (),
+    eval_at: Sequence[int] | None = None,
+    which: Sequence[str] = ("valid", "test"),
 ) -> RankingModel:
+    """Train *settings* on the train split (a trial of a search: no *run_dir*, no checkpoints)."""
     from ltr.engines import train
 
-    stage_dir = run_dir / "models"
-    stage_dir.mkdir(exist_ok=True)
+    stage_dir = None
+    if run_dir is not None:
+        stage_dir = run_dir / "models"
+        stage_dir.mkdir(exist_ok=True)
     if cluster is not None:  # the same builder's settings, trained by ltr.dask
+        if callbacks:
+            raise RunError("tracking and search.method optuna need a one-process run (no cluster)")
         return cluster.train_model(cfg, settings, _eval_sets(cfg, sets), stage_dir, resume=resume)
     tr = sets["train"]
     labels = {o: tr.labels[o] for o in (cfg.data.objectives or {})} or None
@@ -361,14 +372,15 @@ def _train_model(
         y,
         tr.offsets,
         **build_training(settings, labels, position),
-        eval_sets=_eval_sets(cfg, sets),
-        eval_at=tuple(cfg.evaluation.eval_at),
+        eval_sets=_eval_sets(cfg, sets, which),
+        eval_at=tuple(cfg.evaluation.eval_at if eval_at is None else eval_at),
         stage_dir=stage_dir,
         resume=resume,
         convention=cfg.evaluation.convention,
         progress=progress,
         labels=labels if settings.objectives is not None else None,
         feature_names=list(tr.feature_names),
+        callbacks=list(callbacks),
     )
 
 
@@ -470,16 +482,16 @@ def tune_run(
     checkpoints, model files, ``metrics.json`` format (plus a ``search``
     entry), curves and report.  ``search.csv`` holds ``cv_results_``.
 
+    With ``search.method: optuna`` the search is an Optuna study instead
+    (:mod:`ltr.runs.optuna_search`): trials train on the train split and are
+    scored and pruned per round on the valid split; ``search.csv`` holds every
+    trial with its state and the report shows the study's plots.
+
     Returns
     -------
     RunResult
         The finished run folder ``<name>-<timestamp>`` and its metrics.
     """
-    import sklearn
-    from sklearn.model_selection import GridSearchCV, GroupKFold, RandomizedSearchCV
-
-    from ltr.scoring import get_scorer
-
     if cfg.search is None:
         src = f"{cfg.source}: " if cfg.source else ""
         raise RunError(f"{src}search: the config has no search section (needed by ltr tune)")
@@ -487,6 +499,14 @@ def tune_run(
     search_cfg = cfg.search
     if search_cfg is None:  # pragma: no cover - checked above
         raise RunError("search: missing")
+    if search_cfg.method == "optuna":
+        return _tune_optuna(cfg, out=out, progress=progress)
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold, RandomizedSearchCV
+
+    from ltr.runs.search_space import parse_space, to_scipy
+    from ltr.scoring import get_scorer
+
     try:
         scorer = get_scorer(search_cfg.scoring)
     except (TypeError, ValueError) as exc:
@@ -501,14 +521,8 @@ def tune_run(
     if space is None:  # pragma: no cover - the schema requires a space
         raise RunError("search: no parameter space")
     where = "param_grid" if search_cfg.method == "grid" else "param_distributions"
-    valid_params = set(TrainSettings.__dataclass_fields__) - {"random_state", "n_jobs"}
-    for name in space:
-        if name not in valid_params:
-            raise RunError(
-                f"search.{where}.{name}: not a training setting "
-                f"(LambdaMARTRanker parameters: {', '.join(sorted(valid_params))})"
-            )
-    distributions = space if search_cfg.method == "grid" else search_distributions(space)
+    parsed = parse_space(space, f"search.{where}")  # names checked for grid too
+    distributions = space if search_cfg.method == "grid" else to_scipy(parsed, f"search.{where}")
     sets = _load_checked(cfg)
     tr = sets["train"]
     if tr.n_queries < search_cfg.folds:
@@ -593,5 +607,59 @@ def tune_run(
         progress=progress_enabled(cfg, progress),
         keep_folder=out is not None,
         extra=summary,
+    )
+    return RunResult(run_dir, metrics)
+
+
+def _tune_optuna(
+    cfg: RunConfig, *, out: str | os.PathLike[str] | None, progress: bool | None
+) -> RunResult:
+    """``search.method: optuna``: the study (:mod:`ltr.runs.optuna_search`), then the refit."""
+    from ltr.runs import optuna_search
+
+    settings = settings_from_config(cfg)
+    _check_settings(cfg)
+    optuna_search.check_study_config(cfg)
+    sets = _load_checked(cfg)
+    if "valid" not in sets:
+        raise RunError(
+            "search.method: optuna scores each trial per round on the valid split; set "
+            "data.split.valid > 0 or data.valid"
+        )
+    _, k = optuna_search.trial_metric(cfg)
+    search = cfg.search
+    assert search is not None  # tune_run checked it
+    show = progress_enabled(cfg, progress)
+    run_dir = new_run_dir(cfg, out)
+    write_run_config(run_dir, cfg)
+
+    def fit(trial_settings: TrainSettings, callbacks: list[Any]) -> RankingModel:
+        return _train_model(
+            cfg, trial_settings, sets, None, resume=False, progress=False,
+            callbacks=callbacks, eval_at=(k,), which=("valid",),
+        )
+
+    try:
+        with run_log(run_dir):
+            space = search.param_distributions or search.param_grid or {}
+            log.info("optuna study over %s on %d training queries", sorted(space),
+                     sets["train"].n_queries)
+            result = optuna_search.run_study(cfg, settings, fit, progress=show)
+            write_atomic(run_dir / "search.csv", result.table.to_csv(index=False))
+            plots = optuna_search.save_plots(result.study, run_dir)
+            log.info("study: %s; best trial %d, %s %.6f", result.counts, result.best_trial,
+                     result.key, result.best_value)
+    except BaseException:
+        remove_run_dir(run_dir, keep_folder=out is not None)
+        raise
+    metrics = _fit_and_write(
+        cfg,
+        settings.replace(**result.best_params),
+        sets,
+        run_dir,
+        resume=False,
+        progress=show,
+        keep_folder=out is not None,
+        extra={"search": optuna_search.summary(result, cfg, plots)},
     )
     return RunResult(run_dir, metrics)
