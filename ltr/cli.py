@@ -130,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RUN_DIR",
         help="finish an interrupted run from its last completed stage",
     )
+    p.add_argument("--mlflow", metavar="URI", help="log the run to MLflow at URI "
+                   "(sqlite:///mlflow.db, http://host:5000; overrides tracking.mlflow)")
     _add_progress(p)
     _add_common(p)
 
@@ -246,11 +248,14 @@ def build_parser() -> argparse.ArgumentParser:
         "tune",
         help="hyper-parameter search from the config's search section",
         description="GridSearchCV/RandomizedSearchCV over LambdaMARTRanker with GroupKFold "
-        "by query and an nDCG scorer; writes a <name>-tune-<timestamp> run folder.",
+        "by query and an nDCG scorer, or an Optuna study pruned on the per-round valid nDCG "
+        "(search.method: optuna); writes a <name>-tune-<timestamp> run folder.",
     )
     p.add_argument("config", metavar="CONFIG")
     _add_set(p)
     p.add_argument("--out", metavar="DIR", help="run folder to create")
+    p.add_argument("--mlflow", metavar="URI",
+                   help="log the tune to MLflow at URI (a run, nested runs per trial)")
     _add_progress(p)
     _add_common(p)
 
@@ -355,7 +360,9 @@ def _dispatch(args: argparse.Namespace) -> int:
             raise RunError(
                 "--set needs CONFIG; with --resume alone the run's own config is used unchanged"
             )
-        result = train_run(cfg, out=args.out, resume=args.resume, progress=args.progress)
+        result = train_run(
+            cfg, out=args.out, resume=args.resume, progress=args.progress, mlflow=args.mlflow
+        )
         _print_summary(result)
         return 0
     if cmd == "evaluate":
@@ -421,8 +428,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         return 0
     if cmd == "tune":
         cfg = load_config(args.config, args.overrides)
-        result = tune_run(cfg, out=args.out, progress=args.progress)
+        result = tune_run(cfg, out=args.out, progress=args.progress, mlflow=args.mlflow)
         s = result.metrics["search"]
+        if s.get("trials"):
+            counts = ", ".join(f"{n} {state}" for state, n in s["trials"].items() if n)
+            print(f"study {s['study_name']}: {counts} in {s['seconds']:.1f} s")
         print(f"best {s['scoring']} = {s['best_score']:.4f} with {json.dumps(s['best_params'])}")
         _print_summary(result)
         return 0

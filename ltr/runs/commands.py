@@ -16,7 +16,8 @@ import json
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,7 @@ from ltr.runs.folder import (
     write_run_config,
 )
 from ltr.runs.report import RunReport
+from ltr.runs.tracking import finish_tracking, open_tracker, start_tracking, trial_tracker
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
@@ -161,6 +163,7 @@ def train_run(
     resume: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
     force_importance: bool = False,
+    mlflow: str | None = None,
 ) -> RunResult:
     """Train a run described by *cfg* into a new run folder (or finish *resume*).
 
@@ -179,6 +182,9 @@ def train_run(
         Progress bar over rounds and stages (default: only on a terminal).
     force_importance : bool
         Compute permutation importance even if ``importance.enabled`` is false.
+    mlflow : str, optional
+        MLflow tracking URI (``--mlflow``): log the run there
+        (:mod:`ltr.runs.tracking`); overrides ``tracking.mlflow.tracking_uri``.
 
     Returns
     -------
@@ -210,25 +216,44 @@ def train_run(
         from ltr.runs.cluster import open_cluster_run
 
         cluster = open_cluster_run(cfg)
+    tracker = open_tracker(cfg, mlflow)
     try:
         sets = _load_checked(cfg, cluster)  # all input errors surface before a folder exists
         if resume is None:
             run_dir = new_run_dir(cfg, out)
             write_run_config(run_dir, cfg)
-        metrics = _fit_and_write(
-            cfg,
-            settings,
-            sets,
-            run_dir,
-            resume=resume is not None,
-            progress=progress_enabled(cfg, progress),
-            keep_folder=out is not None,
-            cluster=cluster,
-        )
+        with _tracked(tracker, cfg, "train"):
+            metrics = _fit_and_write(
+                cfg,
+                settings,
+                sets,
+                run_dir,
+                resume=resume is not None,
+                progress=progress_enabled(cfg, progress),
+                keep_folder=out is not None,
+                cluster=cluster,
+                callbacks=[tracker] if tracker is not None and cluster is None else [],
+            )
+            if tracker is not None:
+                finish_tracking(tracker, run_dir, metrics)
     finally:
         if cluster is not None:
             cluster.close()
     return RunResult(run_dir, metrics)
+
+
+@contextmanager
+def _tracked(tracker: Any, cfg: RunConfig, command: str) -> Iterator[None]:
+    """Open the MLflow run of a command (when tracked); close it ``FAILED`` if the block raises."""
+    if tracker is None:
+        yield
+        return
+    start_tracking(tracker, cfg, command)
+    try:
+        yield
+    except BaseException as exc:
+        tracker.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+        raise
 
 
 def _load_checked(cfg: RunConfig, cluster: Any = None) -> dict[str, RankingData]:
@@ -471,6 +496,7 @@ def tune_run(
     *,
     out: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
+    mlflow: str | None = None,
 ) -> RunResult:
     """Search the config's ``search`` space, then train the best settings as a full run.
 
@@ -487,6 +513,10 @@ def tune_run(
     scored and pruned per round on the valid split; ``search.csv`` holds every
     trial with its state and the report shows the study's plots.
 
+    Tracked (*mlflow* URI or ``tracking.mlflow``), the tune is one MLflow run
+    (the refit best trial, as ``ltr train`` logs it) with a nested run per
+    trial (per parameter point of a grid/random search).
+
     Returns
     -------
     RunResult
@@ -499,8 +529,9 @@ def tune_run(
     search_cfg = cfg.search
     if search_cfg is None:  # pragma: no cover - checked above
         raise RunError("search: missing")
+    tracker = open_tracker(cfg, mlflow)
     if search_cfg.method == "optuna":
-        return _tune_optuna(cfg, out=out, progress=progress)
+        return _tune_optuna(cfg, out=out, progress=progress, tracker=tracker)
     import sklearn
     from sklearn.model_selection import GridSearchCV, GroupKFold, RandomizedSearchCV
 
@@ -558,61 +589,70 @@ def tune_run(
         )
     run_dir = new_run_dir(cfg, out)
     write_run_config(run_dir, cfg)
-    try:
-        with run_log(run_dir):
-            log.info(
-                "search %s over %s with %d GroupKFold folds on %d queries",
-                search_cfg.method,
-                sorted(space),
-                search_cfg.folds,
-                tr.n_queries,
-            )
-            with sklearn.config_context(enable_metadata_routing=True):
-                search.fit(tr.X, labels_y, qid=tr.qid, groups=tr.qid)
-    except BaseException:
-        remove_run_dir(run_dir, keep_folder=out is not None)
-        raise
-    import pandas as pd
+    with _tracked(tracker, cfg, "tune"):
+        try:
+            with run_log(run_dir):
+                log.info(
+                    "search %s over %s with %d GroupKFold folds on %d queries",
+                    search_cfg.method,
+                    sorted(space),
+                    search_cfg.folds,
+                    tr.n_queries,
+                )
+                with sklearn.config_context(enable_metadata_routing=True):
+                    search.fit(tr.X, labels_y, qid=tr.qid, groups=tr.qid)
+        except BaseException:
+            remove_run_dir(run_dir, keep_folder=out is not None)
+            raise
+        import pandas as pd
 
-    results = search.cv_results_
-    frame = pd.DataFrame(
-        {
-            **{
-                f"param_{k}": [json.dumps(to_jsonable(p.get(k))) for p in results["params"]]
-                for k in space
-            },
-            "mean_test_score": results["mean_test_score"],
-            "std_test_score": results["std_test_score"],
-            "rank_test_score": results["rank_test_score"],
+        results = search.cv_results_
+        if tracker is not None:  # one nested run per parameter point
+            nested = trial_tracker(tracker)
+            for i, point in enumerate(results["params"]):
+                with nested.trial(i, point) as trial_log:
+                    trial_log.finish("COMPLETE", float(results["mean_test_score"][i]))
+        frame = pd.DataFrame(
+            {
+                **{
+                    f"param_{k}": [json.dumps(to_jsonable(p.get(k))) for p in results["params"]]
+                    for k in space
+                },
+                "mean_test_score": results["mean_test_score"],
+                "std_test_score": results["std_test_score"],
+                "rank_test_score": results["rank_test_score"],
+            }
+        ).sort_values("rank_test_score", kind="stable")
+        write_atomic(run_dir / "search.csv", frame.to_csv(index=False))
+        best = dict(search.best_params_)
+        summary = {
+            "search": {
+                "method": search_cfg.method,
+                "scoring": search_cfg.scoring,
+                "folds": search_cfg.folds,
+                "best_params": best,
+                "best_score": float(search.best_score_),
+                "results": frame.head(20).to_dict(orient="records"),
+            }
         }
-    ).sort_values("rank_test_score", kind="stable")
-    write_atomic(run_dir / "search.csv", frame.to_csv(index=False))
-    best = dict(search.best_params_)
-    summary = {
-        "search": {
-            "method": search_cfg.method,
-            "scoring": search_cfg.scoring,
-            "folds": search_cfg.folds,
-            "best_params": best,
-            "best_score": float(search.best_score_),
-            "results": frame.head(20).to_dict(orient="records"),
-        }
-    }
-    metrics = _fit_and_write(
-        cfg,
-        settings.replace(**best),
-        sets,
-        run_dir,
-        resume=False,
-        progress=progress_enabled(cfg, progress),
-        keep_folder=out is not None,
-        extra=summary,
-    )
+        metrics = _fit_and_write(
+            cfg,
+            settings.replace(**best),
+            sets,
+            run_dir,
+            resume=False,
+            progress=progress_enabled(cfg, progress),
+            keep_folder=out is not None,
+            extra=summary,
+            callbacks=[tracker] if tracker is not None else [],
+        )
+        if tracker is not None:
+            finish_tracking(tracker, run_dir, metrics)
     return RunResult(run_dir, metrics)
 
 
 def _tune_optuna(
-    cfg: RunConfig, *, out: str | os.PathLike[str] | None, progress: bool | None
+    cfg: RunConfig, *, out: str | os.PathLike[str] | None, progress: bool | None, tracker: Any
 ) -> RunResult:
     """``search.method: optuna``: the study (:mod:`ltr.runs.optuna_search`), then the refit."""
     from ltr.runs import optuna_search
@@ -639,27 +679,33 @@ def _tune_optuna(
             callbacks=callbacks, eval_at=(k,), which=("valid",),
         )
 
-    try:
-        with run_log(run_dir):
-            space = search.param_distributions or search.param_grid or {}
-            log.info("optuna study over %s on %d training queries", sorted(space),
-                     sets["train"].n_queries)
-            result = optuna_search.run_study(cfg, settings, fit, progress=show)
-            write_atomic(run_dir / "search.csv", result.table.to_csv(index=False))
-            plots = optuna_search.save_plots(result.study, run_dir)
-            log.info("study: %s; best trial %d, %s %.6f", result.counts, result.best_trial,
-                     result.key, result.best_value)
-    except BaseException:
-        remove_run_dir(run_dir, keep_folder=out is not None)
-        raise
-    metrics = _fit_and_write(
-        cfg,
-        settings.replace(**result.best_params),
-        sets,
-        run_dir,
-        resume=False,
-        progress=show,
-        keep_folder=out is not None,
-        extra={"search": optuna_search.summary(result, cfg, plots)},
-    )
+    with _tracked(tracker, cfg, "tune"):
+        try:
+            with run_log(run_dir):
+                space = search.param_distributions or search.param_grid or {}
+                log.info("optuna study over %s on %d training queries", sorted(space),
+                         sets["train"].n_queries)
+                nested = trial_tracker(tracker) if tracker is not None else None
+                result = optuna_search.run_study(cfg, settings, fit, progress=show,
+                                                 tracker=nested)
+                write_atomic(run_dir / "search.csv", result.table.to_csv(index=False))
+                plots = optuna_search.save_plots(result.study, run_dir)
+                log.info("study: %s; best trial %d, %s %.6f", result.counts, result.best_trial,
+                         result.key, result.best_value)
+        except BaseException:
+            remove_run_dir(run_dir, keep_folder=out is not None)
+            raise
+        metrics = _fit_and_write(
+            cfg,
+            settings.replace(**result.best_params),
+            sets,
+            run_dir,
+            resume=False,
+            progress=show,
+            keep_folder=out is not None,
+            extra={"search": optuna_search.summary(result, cfg, plots)},
+            callbacks=[tracker] if tracker is not None else [],
+        )
+        if tracker is not None:
+            finish_tracking(tracker, run_dir, metrics)
     return RunResult(run_dir, metrics)

@@ -66,6 +66,7 @@ __all__ = [
     "ImportanceConfig",
     "LinearScheduleConfig",
     "LocalClusterConfig",
+    "MlflowConfig",
     "ModelConfig",
     "ObjectiveColumnConfig",
     "ObjectiveConfig",
@@ -80,6 +81,7 @@ __all__ = [
     "StepConfig",
     "SyntheticClicksConfig",
     "SyntheticConfig",
+    "TrackingConfig",
     "apply_overrides",
     "config_fingerprint",
     "config_to_dict",
@@ -542,6 +544,24 @@ class SearchConfig(_Section):
         return self
 
 
+class MlflowConfig(_Section):
+    """Where ``ltr train``/``ltr tune`` log the run in MLflow (extra ``ltr-rank[mlflow]``)."""
+
+    tracking_uri: str | None = Field(
+        None,
+        description="MLflow tracking URI: sqlite:///mlflow.db, http://host:5000, a folder "
+        "(default: MLflow's own, MLFLOW_TRACKING_URI); --mlflow URI overrides it",
+    )
+    experiment: str = Field("ltr", min_length=1, description="experiment name (created if missing)")
+    run_name: str | None = Field(None, description="run name (default: output.name)")
+
+
+class TrackingConfig(_Section):
+    """Experiment tracking of a run."""
+
+    mlflow: MlflowConfig | None = Field(None, description="log the run to MLflow")
+
+
 class OutputConfig(_Section):
     """Where run folders go: ``<runs_dir>/<name>-<timestamp>/``."""
 
@@ -574,6 +594,7 @@ class RunConfig(_Section):
     cluster: ClusterConfig | None = Field(
         None, description="train on a Dask cluster (absent: one process)"
     )
+    tracking: TrackingConfig | None = Field(None, description="experiment tracking (MLflow)")
     output: OutputConfig = Field(default_factory=OutputConfig)
     versions: dict[str, str] | None = Field(
         None, description="written into a run folder's config.yaml; ignored on load"
@@ -777,9 +798,9 @@ def dump_config(cfg: RunConfig) -> str:
 
 
 def config_fingerprint(cfg: RunConfig | Mapping[str, Any]) -> str:
-    """SHA-256 of what determines a run's result (everything but ``output`` and ``versions``)."""
+    """SHA-256 of what determines a run's result (not ``output``, ``versions``, ``tracking``)."""
     data = config_to_dict(cfg) if isinstance(cfg, RunConfig) else dict(cfg)
-    data = {k: v for k, v in data.items() if k not in ("output", "versions")}
+    data = {k: v for k, v in data.items() if k not in ("output", "versions", "tracking")}
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
