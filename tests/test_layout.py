@@ -58,6 +58,8 @@ LAYERS: dict[str, int] = {
     "ltr.build": 3,
     "ltr.dask": 3,
     "ltr.estimator": 4,
+    "ltr.tracking": 4,
+    "ltr._mlflow_model": 4,
     "ltr.scoring": 4,
     "ltr.inspection": 4,
     "ltr._importance_result": 4,

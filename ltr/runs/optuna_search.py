@@ -194,12 +194,21 @@ def _storage(optuna: Any, cfg: RunConfig, *, check_only: bool = False) -> Any:
         )
     if check_only:
         return None
-    return optuna.storages.RDBStorage(
-        s.storage,
-        engine_kwargs={"connect_args": {"timeout": 60}},
-        heartbeat_interval=s.heartbeat_interval,
-        grace_period=2 * s.heartbeat_interval,
-    )
+    for attempt in range(5):  # processes creating one new file at once race on its tables
+        try:
+            with warnings.catch_warnings():  # heartbeats are "experimental" since Optuna 2.9
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                return optuna.storages.RDBStorage(
+                    s.storage,
+                    engine_kwargs={"connect_args": {"timeout": 60}},
+                    heartbeat_interval=s.heartbeat_interval,
+                    grace_period=2 * s.heartbeat_interval,
+                )
+        except Exception:
+            if attempt == 4:
+                raise
+            time.sleep(0.5 + attempt)
+    return None  # pragma: no cover - the loop returns or raises
 
 
 def _open_study(optuna: Any, cfg: RunConfig) -> tuple[Any, int]:
@@ -302,6 +311,7 @@ def run_study(
         if _taken(optuna, study.get_trials(deepcopy=False), below=trial.number) >= total:
             trial.set_user_attr("skipped", f"the study already had its {total} trials")
             raise _Skipped
+        trial.set_user_attr("pid", os.getpid())
         params = {name: _suggest(trial, p) for name, p in space.items()}
         reporter = PruningReporter(trial, key)
         with ExitStack() as stack:
@@ -334,7 +344,9 @@ def run_study(
     try:
         while True:
             if s.storage is not None:
-                optuna.storages.fail_stale_trials(study)  # a killed process's trial: failed
+                with warnings.catch_warnings():  # heartbeats are "experimental" since 2.9
+                    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                    optuna.storages.fail_stale_trials(study)  # a killed process's trial: failed
             trials = study.get_trials(deepcopy=False)
             now = min(_taken(optuna, trials), total)
             bar.update(now - bar.n)
