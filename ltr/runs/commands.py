@@ -62,7 +62,7 @@ from ltr.runs.folder import (
     write_run_config,
 )
 from ltr.runs.report import RunReport
-from ltr.runs.tracking import finish_tracking, open_tracker, start_tracking, trial_tracker
+from ltr.runs.tracking import finish_tracking, open_tracker, start_tracking, TrialTracker
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
@@ -608,7 +608,7 @@ def tune_run(
 
         results = search.cv_results_
         if tracker is not None:  # one nested run per parameter point
-            nested = trial_tracker(tracker)
+            nested = TrialTracker(tracker)
             for i, point in enumerate(results["params"]):
                 with nested.trial(i, point) as trial_log:
                     trial_log.finish("COMPLETE", float(results["mean_test_score"][i]))
@@ -685,7 +685,7 @@ def _tune_optuna(
                 space = search.param_distributions or search.param_grid or {}
                 log.info("optuna study over %s on %d training queries", sorted(space),
                          sets["train"].n_queries)
-                nested = trial_tracker(tracker) if tracker is not None else None
+                nested = TrialTracker(tracker) if tracker is not None else None
                 result = optuna_search.run_study(cfg, settings, fit, progress=show,
                                                  tracker=nested)
                 write_atomic(run_dir / "search.csv", result.table.to_csv(index=False))

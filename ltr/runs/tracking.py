@@ -29,7 +29,7 @@ from typing import Any
 
 from ltr.runs.config import RunConfig, config_to_dict
 
-__all__ = ["TrialLog", "finish_tracking", "open_tracker", "start_tracking", "trial_tracker"]
+__all__ = ["TrialLog", "finish_tracking", "open_tracker", "start_tracking", "TrialTracker"]
 
 
 def open_tracker(cfg: RunConfig, uri: str | None = None) -> Any:
@@ -130,7 +130,7 @@ class TrialLog:
         self.tracker.end("FINISHED" if state in ("COMPLETE", "PRUNED") else "FAILED")
 
 
-class trial_tracker:
+class TrialTracker:
     """``trial(number, params)``: a nested run per Optuna trial under *parent*."""
 
     def __init__(self, parent: Any) -> None:
