@@ -93,8 +93,9 @@ def main() -> None:
     lines = [
         "# Optuna pruning on the per-round valid nDCG@10 (configs/tune_optuna.yaml)",
         "",
-        f"Machine: {platform.platform()}, Python {platform.python_version()}, "
-        f"{os.cpu_count()} CPUs (shared with other jobs: times are indicative), optuna {optuna.__version__}.",
+        (f"Machine: {platform.platform()}, Python {platform.python_version()}, "
+         f"{os.cpu_count()} CPUs (shared with other jobs: times are indicative), "
+         f"optuna {optuna.__version__}."),
         "Reproduce: `python experiments/study_optuna_pruning.py`.",
         "",
         "| | value |",

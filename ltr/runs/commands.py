@@ -62,7 +62,7 @@ from ltr.runs.folder import (
     write_run_config,
 )
 from ltr.runs.report import RunReport
-from ltr.runs.tracking import finish_tracking, open_tracker, start_tracking, TrialTracker
+from ltr.runs.tracking import TrialTracker, finish_tracking, open_tracker, start_tracking
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData

@@ -29,7 +29,7 @@ from typing import Any
 
 from ltr.runs.config import RunConfig, config_to_dict
 
-__all__ = ["TrialLog", "finish_tracking", "open_tracker", "start_tracking", "TrialTracker"]
+__all__ = ["TrialLog", "TrialTracker", "finish_tracking", "open_tracker", "start_tracking"]
 
 
 def open_tracker(cfg: RunConfig, uri: str | None = None) -> Any:
