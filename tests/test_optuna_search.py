@@ -62,8 +62,10 @@ def _tune(tmp_path: Path, raw: dict, out: str = "run"):
     return tune_run(parse_config(raw), out=tmp_path / out, progress=False)
 
 
-def test_pruning_prunes_and_the_best_trial_is_refit(tmp_path):
-    raw = config(tmp_path, rounds=30, n_trials=10, startup_trials=2, warmup_rounds=3)
+@pytest.mark.parametrize("pruner", ["median", "hyperband"])
+def test_pruning_prunes_and_the_best_trial_is_refit(tmp_path, pruner):
+    raw = config(tmp_path, rounds=30, n_trials=10, startup_trials=2, warmup_rounds=3,
+                 pruner=pruner)
     result = _tune(tmp_path, raw)
     s = result.metrics["search"]
     table = pd.read_csv(result.run_dir / "search.csv")
@@ -83,7 +85,8 @@ def test_pruning_prunes_and_the_best_trial_is_refit(tmp_path):
     assert "Optimisation history" in html and "Parallel coordinates" in html
 
 
-def test_reported_values_are_the_engines_per_round_valid_ndcg(tmp_path):
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_reported_values_are_the_engines_per_round_valid_ndcg(tmp_path, engine):
     """A PruningReporter on a real trial: the intermediate values are ltr.metrics.ndcg per round."""
     from ltr.engines import train
     from ltr.runs.optuna_search import PruningReporter
@@ -94,15 +97,30 @@ def test_reported_values_are_the_engines_per_round_valid_ndcg(tmp_path):
     study = optuna.create_study(direction="maximize", pruner=optuna.pruners.NopPruner())
     trial = study.ask()
     reporter = PruningReporter(trial, "ndcg@5")
-    model = train(tr.X, tr.y, tr.offsets, num_boost_round=6, n_jobs=1,
+    params = {"min_data_in_leaf": 2} if engine == "lightgbm" else {"max_depth": 3}
+    model = train(tr.X, tr.y, tr.offsets, engine=engine, num_boost_round=6, n_jobs=1,
                   eval_sets=[("valid", va.X, va.y, va.offsets)], eval_at=[5],
-                  params={"min_data_in_leaf": 2}, callbacks=[reporter])
+                  params=params, callbacks=[reporter])
     values = study.trials[0].intermediate_values
     assert sorted(values) == list(range(6))
+    assert [values[i] for i in range(6)] == model.evals_result["valid"]["ndcg@5"]
     # the final model's own nDCG on the valid split, recomputed from its predictions
     assert values[5] == pytest.approx(
-        ndcg(va.y, model.predict(va.X), offsets=va.offsets, k=5, convention="lightgbm"), abs=1e-12
+        ndcg(va.y, model.predict(va.X), offsets=va.offsets, k=5, convention=engine), abs=1e-12
     )
+
+
+def test_a_composite_run_is_scored_on_the_composite_ndcg(tmp_path):
+    raw = config(tmp_path, rounds=6, n_trials=3, pruner="none")
+    raw["data"]["objectives"] = {"watch": {"weight": 0.7}, "share": {"weight": 0.3}}
+    raw["objective"] = {"type": "lambdarank", "composite": True, "k": 5}
+    raw["evaluation"]["k"] = 5
+    result = _tune(tmp_path, raw)
+    s = result.metrics["search"]
+    assert s["scoring"].startswith("composite_ndcg@5")
+    # the refit's composite nDCG@5 on valid (computed again from its model) is the best value
+    assert result.metrics["composite"]["valid"]["composite"] == pytest.approx(
+        s["best_score"], abs=1e-12)
 
 
 def test_a_seed_makes_a_single_process_study_reproducible(tmp_path):

@@ -228,3 +228,15 @@ def test_missing_extras_name_what_to_install(monkeypatch, module, extra):
     monkeypatch.setitem(sys.modules, module, None)  # as if not installed
     with pytest.raises(ImportError, match=rf"pip install '{_compat.DISTRIBUTION}\[{extra}\]'"):
         getattr(_compat, f"import_{module}")()
+
+
+def test_the_cli_mlflow_option_tracks_a_config_without_a_tracking_section(tmp_path, store, capsys):
+    from ltr.cli import main
+
+    raw = _config(tmp_path, store, "unused")
+    del raw["tracking"]
+    (tmp_path / "c.json").write_text(json.dumps(raw))
+    assert main(["train", str(tmp_path / "c.json"), "--out", str(tmp_path / "cli"),
+                 "--mlflow", store]) == 0
+    _, (run,) = _runs(store, "ltr")  # the default experiment
+    assert run.data.tags["ltr.run_dir"] == str((tmp_path / "cli").resolve())
