@@ -5,8 +5,8 @@
    best valid nDCG@10, the study's seconds and the whole command's seconds
    (study + refit + report).
 2. The same 20 parameter points run to the end: an Optuna study with
-   ``NopPruner`` whose trials are enqueued with the first study's points in
-   order, each trained by the same code path (``ltr.engines.train`` with the
+   ``NopPruner`` whose trials take the first study's points in order, each
+   trained by the same code path (``ltr.engines.train`` with the
    run's settings, a ``PruningReporter`` that never prunes).  Its seconds are
    the time of running every trial in full; its best value tells whether
    pruning dropped a trial that would have won.
@@ -54,11 +54,10 @@ def unpruned(cfg, points: list[dict]) -> tuple[float, pd.DataFrame]:
     tr, va = sets["train"], sets["valid"]
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="maximize", pruner=optuna.pruners.NopPruner())
-    for p in points:
-        study.enqueue_trial(p)
 
     def objective(trial):
-        params = {name: trial.suggest_categorical(name, [value]) for name, value in points[trial.number].items()}
+        params = points[trial.number]  # the pruned study's points, in its order
+        trial.set_user_attr("params", json.dumps(params))
         reporter = PruningReporter(trial, "ndcg@10")
         model = train(tr.X, tr.y, tr.offsets, **build_training(settings.replace(**params)),
                       eval_sets=[("valid", va.X, va.y, va.offsets)], eval_at=(10,),

@@ -259,3 +259,11 @@ def test_optuna_needs_a_valid_split(tmp_path):
     raw["data"]["split"] = {"valid": 0.0, "test": 0.25}
     with pytest.raises(RunError, match="search.method: optuna scores each trial per round on the valid split"):
         _tune(tmp_path, raw)
+
+
+def test_a_space_whose_every_point_fails_stops_with_a_clear_error(tmp_path):
+    # num_leaves=1: every sampled point is refused (ValueError) before its training starts
+    raw = config(tmp_path, rounds=3, n_trials=2, param_distributions={"num_leaves": [1]})
+    with pytest.raises(RunError, match="no trial of study 'study' completed"):
+        _tune(tmp_path, raw)
+    assert list((tmp_path / "run").iterdir()) == []  # --out named by the user: kept, emptied

@@ -338,6 +338,7 @@ def run_study(
 
     tqdm = import_tqdm()
     t0 = time.perf_counter()
+    errors = 0
     done = _taken(optuna, study.get_trials(deepcopy=False))
     bar = tqdm(total=total, initial=min(done, total), disable=not progress, unit="trial",
                desc="ltr tune", leave=False)
@@ -363,6 +364,9 @@ def run_study(
                 break
             if "error" in last.user_attrs:
                 log.warning("trial %d failed: %s", last.number, last.user_attrs["error"])
+                errors += 1
+                if errors >= total:  # failed trials do not count: stop rather than loop
+                    break
         bar.update(min(_taken(optuna, study.get_trials(deepcopy=False)), total) - bar.n)
     finally:
         bar.close()
