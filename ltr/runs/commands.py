@@ -232,7 +232,6 @@ def train_run(
                 progress=progress_enabled(cfg, progress),
                 keep_folder=out is not None,
                 cluster=cluster,
-                callbacks=[tracker] if tracker is not None and cluster is None else [],
             )
             if tracker is not None:
                 finish_tracking(tracker, run_dir, metrics)
@@ -291,7 +290,6 @@ def _fit_and_write(
     keep_folder: bool,
     extra: Mapping[str, Any] | None = None,
     cluster: Any = None,
-    callbacks: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """Train *settings* into *run_dir* and write every file of a run; returns the metrics.
 
@@ -314,8 +312,7 @@ def _fit_and_write(
                 )
             try:
                 model = _train_model(
-                    cfg, settings, sets, run_dir, resume=resume, progress=progress,
-                    cluster=cluster, callbacks=callbacks,
+                    cfg, settings, sets, run_dir, resume=resume, progress=progress, cluster=cluster
                 )
                 model.save(run_dir / MODEL_FILE)
                 model.save_native(run_dir / _native_model_name(cfg.model.engine))
@@ -384,8 +381,6 @@ def _train_model(
         stage_dir = run_dir / "models"
         stage_dir.mkdir(exist_ok=True)
     if cluster is not None:  # the same builder's settings, trained by ltr.dask
-        if callbacks:
-            raise RunError("tracking and search.method optuna need a one-process run (no cluster)")
         return cluster.train_model(cfg, settings, _eval_sets(cfg, sets), stage_dir, resume=resume)
     tr = sets["train"]
     labels = {o: tr.labels[o] for o in (cfg.data.objectives or {})} or None
@@ -644,7 +639,6 @@ def tune_run(
             progress=progress_enabled(cfg, progress),
             keep_folder=out is not None,
             extra=summary,
-            callbacks=[tracker] if tracker is not None else [],
         )
         if tracker is not None:
             finish_tracking(tracker, run_dir, metrics)
@@ -704,7 +698,6 @@ def _tune_optuna(
             progress=show,
             keep_folder=out is not None,
             extra={"search": optuna_search.summary(result, cfg, plots)},
-            callbacks=[tracker] if tracker is not None else [],
         )
         if tracker is not None:
             finish_tracking(tracker, run_dir, metrics)

@@ -6,9 +6,11 @@ A tracked ``ltr train`` is one MLflow run holding:
 * tags: ``ltr.command``, ``ltr.version``, ``ltr.engine``, ``ltr.engine_version``,
   numpy/scikit-learn/Python/MLflow versions, ``ltr.run_dir`` and
   ``ltr.data_digest.<set>`` (the digests ``metrics.json`` records);
-* step metrics: every recorded curve per round, ``<set>.<name>`` with ltr's
-  names mapped by :func:`ltr.tracking.mlflow_metric_name`
-  (``valid.ndcg_at_10``);
+* step metrics: every curve of the model's kept rounds, ``<set>.<name>`` at
+  step = round, with ltr's names mapped by
+  :func:`ltr.tracking.mlflow_metric_name` (``valid.ndcg_at_10``), logged
+  in batches when the run ends (stages resumed with ``--resume`` and cluster
+  runs included);
 * metrics: ``final.<set>.<name>``, per-segment nDCG as
   ``segment.<set>.<segment>.ndcg_at_<k>``, ``n_trees``;
 * artifacts: the whole run folder under ``run/``, and the model under
@@ -16,7 +18,8 @@ A tracked ``ltr train`` is one MLflow run holding:
 
 A tracked ``ltr tune`` is a parent run (the same, for the refit best trial,
 plus ``search.*`` metrics) with one nested run per trial: its sampled
-params, its per-round curves, ``value`` and the tag ``optuna.state``.
+params, its per-round curves (logged as the trial trains), ``value`` and the
+tag ``optuna.state``.
 """
 
 from __future__ import annotations
@@ -100,6 +103,12 @@ def finish_tracking(tracker: Any, run_dir: Path, metrics: Mapping[str, Any]) -> 
     for state, count in (search.get("trials") or {}).items():
         values[f"search.trials_{state}"] = count
     tracker.log_metrics(values)
+    model = RankingModel.load(run_dir / MODEL_FILE)
+    # the kept rounds' curves (stages loaded on --resume and cluster runs included)
+    for name, curves in model.evals_result.items():
+        for key, series in curves.items():
+            for step, value in enumerate(series):
+                tracker.log_metrics({f"{name}.{mlflow_metric_name(key)}": value}, step=step)
     client = tracker.client
     client.set_tag(tracker.run_id, "ltr.run_dir", str(Path(run_dir).resolve()))
     for name, info in (metrics.get("data") or {}).items():
@@ -109,7 +118,6 @@ def finish_tracking(tracker: Any, run_dir: Path, metrics: Mapping[str, Any]) -> 
         tracker.log_params({"search.best": search["best_params"]})
     tracker.flush()
     client.log_artifacts(tracker.run_id, str(run_dir), "run")
-    model = RankingModel.load(run_dir / MODEL_FILE)
     uri = str(tracker.log_pyfunc(model))
     tracker.end("FINISHED")
     return uri
