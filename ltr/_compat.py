@@ -20,6 +20,8 @@ __all__ = [
     "import_distributed",
     "import_matplotlib_figure",
     "import_matplotlib_pyplot",
+    "import_mlflow",
+    "import_optuna",
     "import_tqdm",
     "import_xgboost",
     "import_yaml",
@@ -43,6 +45,8 @@ _PROVIDERS: dict[str, tuple[str, str | None]] = {
     "dask": ("'dask[dataframe,distributed]'", "dask"),
     "distributed": ("'dask[dataframe,distributed]'", "dask"),
     "shap": ("shap", "shap"),  # ltr.inspection.to_shap_explanation only
+    "optuna": ("optuna", "optuna"),
+    "mlflow": ("mlflow", "mlflow"),
 }
 
 
@@ -142,3 +146,19 @@ def import_distributed() -> ModuleType:
     """Return the ``distributed`` module, Dask's cluster scheduler (extra ``ltr-rank[dask]``)."""
     import_dask()
     return optional_import("distributed", purpose="distributed training (ltr.dask)")
+
+
+def import_optuna() -> ModuleType:
+    """Return the ``optuna`` module (extra ``ltr-rank[optuna]``), its warnings kept quiet.
+
+    Optuna logs every trial at INFO level; ``ltr`` reports trials itself (progress
+    bar, ``search.csv``), so its logger is set to WARNING.
+    """
+    optuna = optional_import("optuna", purpose="search.method: optuna (ltr tune)")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+def import_mlflow() -> ModuleType:
+    """Return the ``mlflow`` module (extra ``ltr-rank[mlflow]``)."""
+    return optional_import("mlflow", purpose="MLflow tracking (tracking.mlflow, --mlflow)")

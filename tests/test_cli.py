@@ -542,7 +542,7 @@ def test_tune_runs_a_randomized_search_over_distributions(tmp_path, capsys):
                 "search.method=random",
                 "search.param_distributions={learning_rate: {dist: normal, low: 0, high: 1}}",
             ],
-            "search.param_distributions.learning_rate.dist: must be uniform, loguniform or randint, got 'normal'",
+            "search.param_distributions.learning_rate.dist: must be int, float, categorical, uniform, loguniform or randint, got 'normal'",
         ),
         (["search.folds=50"], "search.folds: 50 folds need at least as many training queries"),
     ],

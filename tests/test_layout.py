@@ -47,6 +47,7 @@ LAYERS: dict[str, int] = {
     "ltr.build": 3,
     "ltr.dask": 3,
     "ltr.estimator": 4,
+    "ltr.tracking": 4,
     "ltr.scoring": 4,
     "ltr._sklearn_private": 4,
     "ltr.inspection": 4,

@@ -56,6 +56,8 @@ def _configure_train(p: argparse.ArgumentParser) -> None:
     add_config(p, required=False, what=f"{_CONFIG_HELP} (optional with --resume)")
     add_set(p)
     add_out_dir(p, "run folder to create")
+    p.add_argument("--mlflow", metavar="URI", help="log the run to MLflow at URI "
+                   "(sqlite:///mlflow.db, http://host:5000; overrides tracking.mlflow)")
     p.add_argument(
         "--resume",
         metavar="RUN_DIR",
@@ -75,7 +77,9 @@ def _run_train(args: argparse.Namespace) -> int:
     if args.resume is None:
         check_out_dir(args.out)
     cfg = load_config(path, args.overrides) if path is not None else None
-    result = train_run(cfg, out=args.out, resume=args.resume, progress=args.progress)
+    result = train_run(
+        cfg, out=args.out, resume=args.resume, progress=args.progress, mlflow=args.mlflow
+    )
     print_summary(result)
     return EXIT_OK
 
@@ -84,15 +88,20 @@ def _configure_tune(p: argparse.ArgumentParser) -> None:
     add_config(p, what=_CONFIG_HELP)
     add_set(p)
     add_out_dir(p, "run folder to create (default <output.runs_dir>/<name>-<timestamp>/)")
+    p.add_argument("--mlflow", metavar="URI",
+                   help="log the tune to MLflow at URI (a run, nested runs per trial)")
     add_progress(p)
 
 
 def _run_tune(args: argparse.Namespace) -> int:
     check_out_dir(args.out)
     cfg = load_config(require_config(args, "tune"), args.overrides)
-    result = tune_run(cfg, out=args.out, progress=args.progress)
+    result = tune_run(cfg, out=args.out, progress=args.progress, mlflow=args.mlflow)
     s = result.metrics["search"]
     print(f"best {s['scoring']} = {s['best_score']:.4f} with {json.dumps(s['best_params'])}")
+    if s.get("trials"):
+        counts = ", ".join(f"{n} {state}" for state, n in s["trials"].items() if n)
+        print(f"study {s['study_name']}: {counts} in {s['seconds']:.1f} s")
     print_summary(result)
     return EXIT_OK
 
@@ -208,7 +217,8 @@ COMMANDS: tuple[Command, ...] = (
         "tune",
         "hyper-parameter search from the config's search section",
         "GridSearchCV/RandomizedSearchCV over LambdaMARTRanker with GroupKFold by query and an "
-        "nDCG scorer; refits the best parameters as a full run into "
+        "nDCG scorer, or an Optuna study pruned on the per-round valid nDCG (search.method: "
+        "optuna); refits the best parameters as a full run into "
         "<output.runs_dir>/<name>-<timestamp>/ (or --out DIR) with search.csv beside it.",
         _configure_tune,
         _run_tune,

@@ -17,6 +17,7 @@ Modules, one concept each (data flows top to bottom):
   (``spec_from_rows`` is the one builder, for local and distributed rows);
 * ``_objective``: objective resolution (native, instance, composite weights);
 * ``_recorder``: per-round metrics and early stopping;
+* ``_callbacks``: :class:`RoundCallback`, the per-round reports to the caller;
 * ``_checkpoint``: fingerprint, ``stages.json``, completed stages;
 * ``_loop``: the stage loop (one loop for one process and for Dask);
 * ``_model``: :class:`RankingModel`;
@@ -34,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ltr._compat import passive_omp_wait
+from ltr.engines._callbacks import RoundCallback, RoundInfo, check_callbacks
 from ltr.engines._loop import run_training
 from ltr.engines._model import RankingModel
 from ltr.engines._objective import uses_position
@@ -51,8 +53,11 @@ __all__ = [
     "EngineAdapter",
     "RankingModel",
     "Recorder",
+    "RoundCallback",
+    "RoundInfo",
     "TrainRows",
     "TrainSpec",
+    "check_callbacks",
     "get_adapter",
     "run_training",
     "spec_from_rows",
@@ -86,6 +91,7 @@ def train(
     feature_names: Sequence[str] | None = None,
     position: Any = None,
     categorical: Any = None,
+    callbacks: Sequence[Any] | None = None,
 ) -> RankingModel:
     """Train a LambdaMART ranking model.
 
@@ -196,6 +202,11 @@ def train(
         ``DMatrix(feature_types=["c", ...], enable_categorical=True)``.  A
         fitted ``CategoricalCoding`` is used as is, with *X* and the eval sets
         already holding its codes.
+    callbacks : sequence of RoundCallback, optional
+        Objects with ``after_round(info)``, called after every round with a
+        :class:`RoundInfo` (the round, its stage and ``k``, and the metrics
+        recorded on each eval set); raising from one stops the training
+        (:mod:`ltr.engines._callbacks`).
 
     Returns
     -------
@@ -241,7 +252,7 @@ def train(
         eval_sets=eval_sets, eval_at=eval_at, early_stopping_rounds=early_stopping_rounds,
         stage_dir=stage_dir, resume=resume, convention=convention, random_state=random_state,
         n_jobs=n_jobs, progress=progress, labels=labels, feature_names=feature_names,
-        position=position,
+        position=position, callbacks=callbacks,
     )
     get_adapter(spec.engine)  # a missing engine fails here, naming the extra to install
     if coding is not None:

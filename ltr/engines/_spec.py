@@ -35,6 +35,7 @@ from ltr._validation import (
     short_repr,
 )
 from ltr.categorical import CategoricalCoding
+from ltr.engines._callbacks import check_callbacks
 from ltr.engines._objective import (
     ObjectiveCall,
     attach_position,
@@ -323,6 +324,7 @@ class TrainSpec:
     position: np.ndarray | None = None  # display ranks (1 = top), training-row order
     categorical: tuple[int, ...] = ()  # columns holding category codes (ltr.categorical)
     placement: Any = None
+    callbacks: tuple[Any, ...] = ()  # after_round(info) per round (ltr.engines._callbacks)
 
     @property
     def native(self) -> bool:
@@ -369,6 +371,7 @@ def make_spec(
     labels: Any,
     feature_names: Any = None,
     position: Any = None,
+    callbacks: Any = None,
 ) -> TrainSpec:
     """Validate every argument of :func:`ltr.engines.train`; nothing is trained here.
 
@@ -376,7 +379,7 @@ def make_spec(
     ----------
     X, y, offsets, engine, objective, k, schedule, params, num_boost_round, \
 sample_weight, eval_sets, eval_at, early_stopping_rounds, stage_dir, resume, \
-convention, random_state, n_jobs, progress, labels, feature_names, position
+convention, random_state, n_jobs, progress, labels, feature_names, position, callbacks
         As in :func:`ltr.engines.train`.
 
     Returns
@@ -399,6 +402,7 @@ convention, random_state, n_jobs, progress, labels, feature_names, position
         num_boost_round=num_boost_round, eval_sets=eval_sets, eval_at=eval_at,
         early_stopping_rounds=early_stopping_rounds, stage_dir=stage_dir, resume=resume,
         convention=convention, random_state=random_state, n_jobs=n_jobs, progress=progress,
+        callbacks=callbacks,
     )
 
 
@@ -420,6 +424,7 @@ def spec_from_rows(
     random_state: Any,
     n_jobs: Any,
     progress: Any,
+    callbacks: Any = None,
 ) -> TrainSpec:
     """Validate the training settings over checked *rows*; the one builder of a :class:`TrainSpec`.
 
@@ -549,6 +554,7 @@ def spec_from_rows(
         feature_names=rows.feature_names,
         position=rows.position,
         placement=rows.placement,
+        callbacks=check_callbacks(callbacks),
     )
 
 

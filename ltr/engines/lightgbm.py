@@ -27,6 +27,7 @@ import numpy as np
 
 from ltr._compat import passive_omp_wait
 from ltr._io import write_atomic
+from ltr.engines._callbacks import report_round
 from ltr.engines._recorder import Recorder
 from ltr.engines._spec import TrainSpec, merge_engine_params
 
@@ -164,6 +165,20 @@ def round_callback(objective: Any) -> _RoundCallback:
         A LightGBM callback (``order=0``, ``before_iteration=True``).
     """
     return _RoundCallback(objective)
+
+
+class _ReportCallback:
+    """After each round, before the recorder advances: report the round to the user's callbacks."""
+
+    order = 90  # before _RecordCallback, which ends the round (and may stop the stage)
+    before_iteration = False
+
+    def __init__(self, recorder: Recorder, first_round: int) -> None:
+        self.recorder = recorder
+        self.first_round = first_round
+
+    def __call__(self, env: lgb.callback.CallbackEnv) -> None:
+        report_round(self.recorder.spec.callbacks, self.recorder, self.first_round)
 
 
 def record_feval(recorder: Recorder, index_of: dict[int, int]) -> _RecordFeval:
@@ -327,7 +342,10 @@ class LightGBMAdapter:
         recorder: Recorder,
     ) -> lgb.Booster:
         """One ``lightgbm.train`` call of *n_rounds* continued from *init_booster*."""
-        callbacks: list[Any] = [record_callback(recorder)]
+        callbacks: list[Any] = [
+            _ReportCallback(recorder, spec.plan[stage_index][1]),  # the user's after_round
+            record_callback(recorder),
+        ]
         if objective is not None:
             callbacks.insert(0, round_callback(objective))
         return lgb.train(

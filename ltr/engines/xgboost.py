@@ -30,6 +30,7 @@ import numpy as np
 
 from ltr._compat import import_xgboost
 from ltr._io import write_atomic
+from ltr.engines._callbacks import report_round
 from ltr.engines._recorder import Recorder
 from ltr.engines._spec import TrainSpec, merge_engine_params
 from ltr.groups import take_rows
@@ -193,6 +194,19 @@ def round_callback(objective: Any) -> _RoundCallback:
     return _RoundCallback(objective)
 
 
+class _ReportCallback(_TrainingCallback):
+    """After each round, before the recorder advances: report the round to the user's callbacks."""
+
+    def __init__(self, recorder: Recorder, first_round: int) -> None:
+        super().__init__()
+        self.recorder = recorder
+        self.first_round = first_round
+
+    def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
+        report_round(self.recorder.spec.callbacks, self.recorder, self.first_round)
+        return False
+
+
 def record_metric(recorder: Recorder, index_of: dict[int, int]) -> _RecordMetric:
     """Build the ``custom_metric`` that feeds *recorder*.
 
@@ -340,7 +354,10 @@ class XGBoostAdapter:
         recorder: Recorder,
     ) -> Any:
         """One ``xgboost.train`` call of *n_rounds* continued from *init_booster*."""
-        callbacks: list[Any] = [record_callback(recorder)]
+        callbacks: list[Any] = [
+            _ReportCallback(recorder, spec.plan[stage_index][1]),  # the user's after_round
+            record_callback(recorder),
+        ]
         if objective is not None:
             callbacks.insert(0, round_callback(objective))
         return xgb.train(

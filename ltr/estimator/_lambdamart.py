@@ -274,6 +274,7 @@ class LambdaMARTRanker(BaseEstimator):
         eval_set: Sequence[tuple[Any, Any]] | None = None,
         eval_qid: Sequence[Any] | None = None,
         position: Any = None,
+        callbacks: Sequence[Any] | None = None,
     ) -> LambdaMARTRanker:
         """Train on query-grouped rows.
 
@@ -300,13 +301,21 @@ class LambdaMARTRanker(BaseEstimator):
         position : array-like of int of shape (n_rows,), optional
             Display rank of each row in the logged ranking (1 = top; a
             permutation of ``1..n`` within each query), for ``unbiased=True``.
+        callbacks : list, optional
+            Training callbacks (:class:`ltr.engines.RoundCallback`):
+            ``after_round(info)`` after every round with that round's eval-set
+            metrics; optional ``on_fit_start(estimator)`` before training,
+            ``on_fit_end(estimator)`` once fitted and ``on_fit_error(exc)`` when
+            the fit raises.  :class:`ltr.tracking.MlflowCallback` logs the fit
+            to MLflow.
 
         Returns
         -------
         self
         """
-        from ltr.engines import train
+        from ltr.engines import check_callbacks, train
 
+        callbacks = check_callbacks(callbacks)
         # each parameter once (the constraint table), then their combinations once
         self._validate_params()
         eval_at = self._eval_at()
@@ -363,24 +372,38 @@ class LambdaMARTRanker(BaseEstimator):
                 f"early_stopping_rounds={settings.early_stopping_rounds!r} needs eval_set "
                 "(and eval_qid): early stopping watches nDCG on the first eval set"
             )
-        model = train(
-            X,
-            y_main,
-            groups.offsets,
-            **build_training(settings, labels, position),
-            sample_weight=sample_weight,
-            eval_sets=eval_sets,
-            eval_at=tuple(eval_at),
-            progress=False,
-            labels=labels,
-            categorical=coding,
-        )
-        self.model_ = model
-        self.booster_ = model.booster
-        self.evals_result_ = model.evals_result
-        best = model.best_iteration
-        self.best_iteration_ = model.num_trees() if best is None else int(best)
-        self.n_queries_ = groups.n_queries
+        training = build_training(settings, labels, position)
+        for cb in callbacks:
+            if hasattr(cb, "on_fit_start"):
+                cb.on_fit_start(self)
+        try:
+            model = train(
+                X,
+                y_main,
+                groups.offsets,
+                **training,
+                sample_weight=sample_weight,
+                eval_sets=eval_sets,
+                eval_at=tuple(eval_at),
+                progress=False,
+                labels=labels,
+                categorical=coding,
+                callbacks=callbacks,
+            )
+            self.model_ = model
+            self.booster_ = model.booster
+            self.evals_result_ = model.evals_result
+            best = model.best_iteration
+            self.best_iteration_ = model.num_trees() if best is None else int(best)
+            self.n_queries_ = groups.n_queries
+            for cb in callbacks:
+                if hasattr(cb, "on_fit_end"):
+                    cb.on_fit_end(self)
+        except BaseException as exc:
+            for cb in callbacks:
+                if hasattr(cb, "on_fit_error"):
+                    cb.on_fit_error(exc)
+            raise
         return self
 
     def _prepare_eval_sets(

@@ -18,7 +18,8 @@ import logging
 import os
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,7 +61,8 @@ from ltr.runs.run_metrics import (
     importance_table,
     write_curves,
 )
-from ltr.runs.settings import ranker_from_settings, search_distributions
+from ltr.runs.settings import ranker_from_settings
+from ltr.runs.track_run import TrialTracker, finish_tracking, open_tracker, start_tracking
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
@@ -160,6 +162,7 @@ def train_run(
     resume: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
     force_importance: bool = False,
+    mlflow: str | None = None,
 ) -> RunResult:
     """Train a run described by *cfg* into a new run folder (or finish *resume*).
 
@@ -178,6 +181,9 @@ def train_run(
         Progress bar over rounds and stages (default: only on a terminal).
     force_importance : bool
         Compute permutation importance even if ``importance.enabled`` is false.
+    mlflow : str, optional
+        MLflow tracking URI (``--mlflow``): log the run there
+        (:mod:`ltr.runs.track_run`); overrides ``tracking.mlflow.tracking_uri``.
 
     Returns
     -------
@@ -209,25 +215,43 @@ def train_run(
         from ltr.runs.cluster import open_cluster_run
 
         cluster = open_cluster_run(cfg)
+    tracker = open_tracker(cfg, mlflow)
     try:
         sets = _load_checked(cfg, cluster)  # all input errors surface before a folder exists
         if resume is None:
             run_dir = new_run_dir(cfg, out)
             write_run_config(run_dir, cfg)
-        metrics = _fit_and_write(
-            cfg,
-            settings,
-            sets,
-            run_dir,
-            resume=resume is not None,
-            progress=progress_enabled(cfg, progress),
-            keep_folder=out is not None,
-            cluster=cluster,
-        )
+        with _tracked(tracker, cfg, "train"):
+            metrics = _fit_and_write(
+                cfg,
+                settings,
+                sets,
+                run_dir,
+                resume=resume is not None,
+                progress=progress_enabled(cfg, progress),
+                keep_folder=out is not None,
+                cluster=cluster,
+            )
+            if tracker is not None:
+                finish_tracking(tracker, run_dir, metrics)
     finally:
         if cluster is not None:
             cluster.close()
     return RunResult(run_dir, metrics)
+
+
+@contextmanager
+def _tracked(tracker: Any, cfg: RunConfig, command: str) -> Iterator[None]:
+    """Open the MLflow run of a command (when tracked); close it ``FAILED`` if the block raises."""
+    if tracker is None:
+        yield
+        return
+    start_tracking(tracker, cfg, command)
+    try:
+        yield
+    except BaseException as exc:
+        tracker.end("KILLED" if isinstance(exc, KeyboardInterrupt) else "FAILED")
+        raise
 
 
 def _load_checked(cfg: RunConfig, cluster: Any = None) -> dict[str, RankingData]:
@@ -339,11 +363,13 @@ def _fit_and_write(
     return metrics
 
 
-def _eval_sets(cfg: RunConfig, sets: Mapping[str, RankingData]) -> list[tuple[Any, ...]]:
+def _eval_sets(
+    cfg: RunConfig, sets: Mapping[str, RankingData], which: Sequence[str] = ("valid", "test")
+) -> list[tuple[Any, ...]]:
     """``(name, X, y, offsets[, labels])`` for valid/test; labels of every objective."""
     out: list[tuple[Any, ...]] = []
     names = list(cfg.data.objectives or {})
-    for n in ("valid", "test"):
+    for n in which:
         if n not in sets:
             continue
         ds = sets[n]
@@ -358,16 +384,22 @@ def _train_model(
     cfg: RunConfig,
     settings: TrainSettings,
     sets: Mapping[str, RankingData],
-    run_dir: Path,
+    run_dir: Path | None,
     *,
     resume: bool,
     progress: bool,
     cluster: Any = None,
+    callbacks: Sequence[Any] = (),
+    eval_at: Sequence[int] | None = None,
+    which: Sequence[str] = ("valid", "test"),
 ) -> RankingModel:
+    """Train *settings* on the train split (a trial of a search: no *run_dir*, no checkpoints)."""
     from ltr.engines import train
 
-    stage_dir = run_dir / "models"
-    stage_dir.mkdir(exist_ok=True)
+    stage_dir = None
+    if run_dir is not None:
+        stage_dir = run_dir / "models"
+        stage_dir.mkdir(exist_ok=True)
     if cluster is not None:  # the same builder's settings, trained by ltr.dask
         return cluster.train_model(cfg, settings, _eval_sets(cfg, sets), stage_dir, resume=resume)
     tr = sets["train"]
@@ -380,8 +412,8 @@ def _train_model(
         y,
         tr.offsets,
         **build_training(settings, labels, position),
-        eval_sets=_eval_sets(cfg, sets),
-        eval_at=tuple(cfg.evaluation.eval_at),
+        eval_sets=_eval_sets(cfg, sets, which),
+        eval_at=tuple(cfg.evaluation.eval_at if eval_at is None else eval_at),
         stage_dir=stage_dir,
         resume=resume,
         convention=cfg.evaluation.convention,
@@ -389,6 +421,7 @@ def _train_model(
         labels=labels if settings.objectives is not None else None,
         feature_names=list(tr.feature_names),
         categorical=cfg.data.categorical or None,
+        callbacks=list(callbacks),
     )
 
 
@@ -516,6 +549,7 @@ def tune_run(
     *,
     out: str | os.PathLike[str] | None = None,
     progress: bool | None = None,
+    mlflow: str | None = None,
 ) -> RunResult:
     """Search the config's ``search`` space, then train the best settings as a full run.
 
@@ -527,16 +561,20 @@ def tune_run(
     checkpoints, model files, ``metrics.json`` format (plus a ``search``
     entry), curves and report.  ``search.csv`` holds ``cv_results_``.
 
+    With ``search.method: optuna`` the search is an Optuna study instead
+    (:mod:`ltr.runs.optuna_search`): trials train on the train split and are
+    scored and pruned per round on the valid split; ``search.csv`` holds every
+    trial with its state and the report shows the study's plots.
+
+    Tracked (*mlflow* URI or ``tracking.mlflow``), the tune is one MLflow run
+    (the refit best trial, as ``ltr train`` logs it) with a nested run per
+    trial (per parameter point of a grid/random search).
+
     Returns
     -------
     RunResult
         The finished run folder ``<name>-<timestamp>`` and its metrics.
     """
-    import sklearn
-    from sklearn.model_selection import GridSearchCV, GroupKFold, RandomizedSearchCV
-
-    from ltr.scoring import get_scorer
-
     if cfg.search is None:
         src = f"{cfg.source}: " if cfg.source else ""
         raise RunError(f"{src}search: the config has no search section (needed by ltr tune)")
@@ -544,6 +582,15 @@ def tune_run(
     search_cfg = cfg.search
     if search_cfg is None:  # pragma: no cover - checked above
         raise RunError("search: missing")
+    tracker = open_tracker(cfg, mlflow)
+    if search_cfg.method == "optuna":
+        return _tune_optuna(cfg, out=out, progress=progress, tracker=tracker)
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold, RandomizedSearchCV
+
+    from ltr.runs.search_space import parse_space, to_scipy
+    from ltr.scoring import get_scorer
+
     try:
         scorer = get_scorer(search_cfg.scoring)
     except (TypeError, ValueError) as exc:
@@ -561,15 +608,9 @@ def tune_run(
     if space is None:  # pragma: no cover - the schema requires a space
         raise RunError("search: no parameter space")
     where = "param_grid" if search_cfg.method == "grid" else "param_distributions"
-    valid_params = set(TrainSettings.__dataclass_fields__) - {"random_state", "n_jobs"}
-    for name in space:
-        if name not in valid_params:
-            raise RunError(
-                f"search.{where}.{name}: not a training setting "
-                f"(LambdaMARTRanker parameters: {', '.join(sorted(valid_params))})"
-            )
+    parsed = parse_space(space, f"search.{where}")  # names checked for grid too
     _check_search_values(space, where)
-    distributions = space if search_cfg.method == "grid" else search_distributions(space)
+    distributions = space if search_cfg.method == "grid" else to_scipy(parsed, f"search.{where}")
     sets = _load_checked(cfg)
     tr = sets["train"]
     if tr.n_queries < search_cfg.folds:
@@ -610,63 +651,134 @@ def tune_run(
         )
     run_dir = new_run_dir(cfg, out)
     write_run_config(run_dir, cfg)
-    try:
-        with run_log(run_dir):
-            notice.info(
-                "search %s over %s: %d fits (%d GroupKFold folds on %d queries)%s",
-                search_cfg.method,
-                ", ".join(sorted(space)),
-                n_fits,
-                search_cfg.folds,
-                tr.n_queries,
-                "" if in_process else f" on {search_cfg.n_jobs} processes, no per-fit progress",
-            )
-            ticking.start()
-            with sklearn.config_context(enable_metadata_routing=True):
-                search.fit(_search_X(cfg, tr), labels_y, qid=tr.qid, groups=tr.qid)
+    with _tracked(tracker, cfg, "tune"):
+        try:
+            with run_log(run_dir):
+                notice.info(
+                    "search %s over %s: %d fits (%d GroupKFold folds on %d queries)%s",
+                    search_cfg.method,
+                    ", ".join(sorted(space)),
+                    n_fits,
+                    search_cfg.folds,
+                    tr.n_queries,
+                    "" if in_process else f" on {search_cfg.n_jobs} processes, no per-fit progress",
+                )
+                ticking.start()
+                with sklearn.config_context(enable_metadata_routing=True):
+                    search.fit(_search_X(cfg, tr), labels_y, qid=tr.qid, groups=tr.qid)
+                ticking.close()
+        except BaseException:
             ticking.close()
-    except BaseException:
-        ticking.close()
-        remove_run_dir(run_dir, keep_folder=out is not None)
-        raise
-    import pandas as pd
+            remove_run_dir(run_dir, keep_folder=out is not None)
+            raise
+        import pandas as pd
 
-    results = search.cv_results_
-    frame = pd.DataFrame(
-        {
-            **{
-                f"param_{k}": [json.dumps(to_jsonable(p.get(k))) for p in results["params"]]
-                for k in space
-            },
-            "mean_test_score": results["mean_test_score"],
-            "std_test_score": results["std_test_score"],
-            "rank_test_score": results["rank_test_score"],
+        results = search.cv_results_
+        if tracker is not None:  # one nested run per parameter point
+            nested = TrialTracker(tracker)
+            for i, point in enumerate(results["params"]):
+                with nested.trial(i, point) as trial_log:
+                    trial_log.finish("COMPLETE", float(results["mean_test_score"][i]))
+        frame = pd.DataFrame(
+            {
+                **{
+                    f"param_{k}": [json.dumps(to_jsonable(p.get(k))) for p in results["params"]]
+                    for k in space
+                },
+                "mean_test_score": results["mean_test_score"],
+                "std_test_score": results["std_test_score"],
+                "rank_test_score": results["rank_test_score"],
+            }
+        ).sort_values("rank_test_score", kind="stable")
+        write_atomic(run_dir / "search.csv", frame.to_csv(index=False))
+        best = dict(search.best_params_)
+        summary = {
+            "search": {
+                "method": search_cfg.method,
+                "scoring": search_cfg.scoring,
+                "folds": search_cfg.folds,
+                "best_params": best,
+                "best_score": float(search.best_score_),
+                "results": frame.head(20).to_dict(orient="records"),
+            }
         }
-    ).sort_values("rank_test_score", kind="stable")
-    write_atomic(run_dir / "search.csv", frame.to_csv(index=False))
-    best = dict(search.best_params_)
-    summary = {
-        "search": {
-            "method": search_cfg.method,
-            "scoring": search_cfg.scoring,
-            "folds": search_cfg.folds,
-            "best_params": best,
-            "best_score": float(search.best_score_),
-            "results": frame.head(20).to_dict(orient="records"),
-        }
-    }
-    try:
-        best_settings = validate_settings(settings.replace(**best))
-    except (TypeError, ValueError) as exc:  # pragma: no cover - every candidate was fitted
-        raise RunError(f"search: best parameters {best!r}: {exc}") from exc
-    metrics = _fit_and_write(
-        cfg,
-        best_settings,
-        sets,
-        run_dir,
-        resume=False,
-        progress=progress_enabled(cfg, progress),
-        keep_folder=out is not None,
-        extra=summary,
-    )
+        try:
+            best_settings = validate_settings(settings.replace(**best))
+        except (TypeError, ValueError) as exc:  # pragma: no cover - every candidate was fitted
+            raise RunError(f"search: best parameters {best!r}: {exc}") from exc
+        metrics = _fit_and_write(
+            cfg,
+            best_settings,
+            sets,
+            run_dir,
+            resume=False,
+            progress=progress_enabled(cfg, progress),
+            keep_folder=out is not None,
+            extra=summary,
+        )
+        if tracker is not None:
+            finish_tracking(tracker, run_dir, metrics)
+    return RunResult(run_dir, metrics)
+
+
+def _tune_optuna(
+    cfg: RunConfig, *, out: str | os.PathLike[str] | None, progress: bool | None, tracker: Any
+) -> RunResult:
+    """``search.method: optuna``: the study (:mod:`ltr.runs.optuna_search`), then the refit."""
+    from ltr.runs import optuna_search
+    from ltr.runs.training_config import training_settings
+
+    settings = training_settings(cfg.model, cfg.seed)
+    _check_cluster(cfg)
+    optuna_search.check_study_config(cfg)
+    if cfg.search is not None:  # each listed value by the model section's rule, before any work
+        where = "param_distributions" if cfg.search.param_distributions else "param_grid"
+        _check_search_values(cfg.search.param_distributions or cfg.search.param_grid or {}, where)
+    sets = _load_checked(cfg)
+    if "valid" not in sets:
+        raise RunError(
+            "search.method: optuna scores each trial per round on the valid split; set "
+            "data.split.valid > 0 or data.valid"
+        )
+    _, k = optuna_search.trial_metric(cfg)
+    search = cfg.search
+    assert search is not None  # tune_run checked it
+    show = progress_enabled(cfg, progress)
+    run_dir = new_run_dir(cfg, out)
+    write_run_config(run_dir, cfg)
+
+    def fit(trial_settings: TrainSettings, callbacks: list[Any]) -> RankingModel:
+        return _train_model(
+            cfg, validate_settings(trial_settings), sets, None, resume=False, progress=False,
+            callbacks=callbacks, eval_at=(k,), which=("valid",),
+        )
+
+    with _tracked(tracker, cfg, "tune"):
+        try:
+            with run_log(run_dir):
+                space = search.param_distributions or search.param_grid or {}
+                log.info("optuna study over %s on %d training queries", sorted(space),
+                         sets["train"].n_queries)
+                nested = TrialTracker(tracker) if tracker is not None else None
+                result = optuna_search.run_study(cfg, settings, fit, progress=show,
+                                                 tracker=nested)
+                write_atomic(run_dir / "search.csv", result.table.to_csv(index=False))
+                plots = optuna_search.save_plots(result.study, run_dir)
+                log.info("study: %s; best trial %d, %s %.6f", result.counts, result.best_trial,
+                         result.key, result.best_value)
+        except BaseException:
+            remove_run_dir(run_dir, keep_folder=out is not None)
+            raise
+        metrics = _fit_and_write(
+            cfg,
+            validate_settings(settings.replace(**result.best_params)),
+            sets,
+            run_dir,
+            resume=False,
+            progress=show,
+            keep_folder=out is not None,
+            extra={"search": optuna_search.summary(result, cfg, plots)},
+        )
+        if tracker is not None:
+            finish_tracking(tracker, run_dir, metrics)
     return RunResult(run_dir, metrics)

@@ -55,6 +55,7 @@ from ltr.runs.cluster_config import (
 )
 from ltr.runs.errors import ConfigError, RunError, RunInterrupted
 from ltr.runs.overrides import apply_overrides, got, parse_override, yaml_reason
+from ltr.runs.search_config import MlflowConfig, SearchConfig, TrackingConfig
 from ltr.runs.training_config import (
     LinearScheduleConfig,
     ModelConfig,
@@ -80,6 +81,7 @@ __all__ = [
     "ImportanceConfig",
     "LinearScheduleConfig",
     "LocalClusterConfig",
+    "MlflowConfig",
     "ModelConfig",
     "ObjectiveColumnConfig",
     "OutputConfig",
@@ -93,6 +95,7 @@ __all__ = [
     "StepConfig",
     "SyntheticClicksConfig",
     "SyntheticConfig",
+    "TrackingConfig",
     "apply_overrides",
     "config_fingerprint",
     "config_to_dict",
@@ -388,38 +391,6 @@ class ImportanceConfig(_Section):
     )
 
 
-class SearchConfig(_Section):
-    """Hyper-parameter search with GridSearchCV / RandomizedSearchCV and GroupKFold."""
-
-    method: Literal["grid", "random"] = "grid"
-    param_grid: dict[str, list[Any]] | None = None
-    param_distributions: dict[str, Any] | None = None
-    n_iter: int = Field(10, ge=1, le=_MAX_INT)
-    folds: int = Field(3, ge=2, le=_MAX_INT)
-    scoring: str = Field(
-        "ndcg@10", description="scorer name (ltr.scoring.get_scorer): ndcg@10, map@10, mrr, P_5..."
-    )
-    n_jobs: int = Field(1, ge=1, le=_MAX_INT)
-
-    @model_validator(mode="after")
-    def _scoring(self) -> SearchConfig:
-        from ltr.metrics.names import SCORER_METRICS, parse_metric_name
-
-        try:
-            parse_metric_name(self.scoring, metrics=SCORER_METRICS)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"@scoring: {exc}") from None
-        return self
-
-    @model_validator(mode="after")
-    def _space(self) -> SearchConfig:
-        if self.method == "grid" and not self.param_grid:
-            raise ValueError("@param_grid: method 'grid' needs a non-empty param_grid")
-        if self.method == "random" and not (self.param_distributions or self.param_grid):
-            raise ValueError("@param_distributions: method 'random' needs param_distributions")
-        return self
-
-
 class OutputConfig(_Section):
     """Where run folders go: ``<runs_dir>/<name>-<timestamp>/``."""
 
@@ -454,6 +425,7 @@ class RunConfig(_Section):
     cluster: ClusterConfig | None = Field(
         None, description="train on a Dask cluster (absent: one process)"
     )
+    tracking: TrackingConfig | None = Field(None, description="experiment tracking (MLflow)")
     output: OutputConfig = Field(default_factory=OutputConfig)
     versions: dict[str, str] | None = Field(
         None, description="written into a run folder's config.yaml; ignored on load"
@@ -701,9 +673,9 @@ def dump_config(cfg: RunConfig) -> str:
 
 
 def config_fingerprint(cfg: RunConfig | Mapping[str, Any]) -> str:
-    """SHA-256 of what determines a run's result (everything but ``output`` and ``versions``)."""
+    """SHA-256 of what determines a run's result (not ``output``, ``versions``, ``tracking``)."""
     data = config_to_dict(cfg) if isinstance(cfg, RunConfig) else dict(cfg)
-    data = {k: v for k, v in data.items() if k not in ("output", "versions")}
+    data = {k: v for k, v in data.items() if k not in ("output", "versions", "tracking")}
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 

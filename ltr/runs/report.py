@@ -317,7 +317,10 @@ class RunReport:
                     importance.append({k: _maybe_float(v) for k, v in row.items()})
         images = {
             name: run_dir / f"{name}.png"
-            for name in ("curves", "importance", "shap", "propensity")
+            for name in (
+                "curves", "importance", "shap", "propensity",
+                "search_history", "search_importance", "search_parallel",
+            )
             if (run_dir / f"{name}.png").exists()
         }
         return cls(
@@ -448,6 +451,13 @@ class RunReport:
                 if k != "results"
             ]
             out.append(("Search", "table", _table(["", "value"], rows)))
+            for name, heading in (
+                ("search_history", "Optimisation history"),
+                ("search_importance", "Parameter importances"),
+                ("search_parallel", "Parallel coordinates"),
+            ):
+                if name in self.images:
+                    out.append((heading, "image", self.images[name]))
             results = search.get("results") or []
             if results:
                 header = list(results[0])
