@@ -38,6 +38,8 @@ _PROVIDERS: dict[str, tuple[str, str | None]] = {
     "pydantic": ("pydantic", None),
     "dask": ("'dask[dataframe,distributed]'", "dask"),
     "distributed": ("'dask[dataframe,distributed]'", "dask"),
+    "onnx": ("onnx", "export"),
+    "onnxruntime": ("onnxruntime", "export"),
 }
 
 

@@ -56,6 +56,7 @@ LAYERS: dict[str, int] = {
     "ltr.engines": 3,
     "ltr._tree_changes": 3,
     "ltr.build": 3,
+    "ltr.export": 3,
     "ltr.dask": 3,
     "ltr.estimator": 4,
     "ltr.scoring": 4,

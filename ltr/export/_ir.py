@@ -1,0 +1,427 @@
+"""The one tree form every exporter reads: :class:`Ensemble`, and the threshold arithmetic.
+
+Built from :class:`ltr.engines._trees.FlatTrees` (the tree parser permutation
+importance already uses), so the engines' dumps are parsed in one place.  What
+this module adds is the *meaning* of each split as one rule a format can be
+checked against:
+
+* a value ``v`` that is not missing goes left exactly when ``v <= bound``
+  (``bound`` a float64).  LightGBM: ``bound`` is its threshold (``v <= t`` on
+  doubles), except that its predict reads ``|v| <= 1e-35`` as 0
+  (:func:`lightgbm_bound`).  XGBoost: it compares ``float32(v) < t``; that holds exactly for
+  the doubles below the rounding boundary of ``t``, so ``bound`` is the
+  largest double that still rounds to a float32 below ``t``;
+* ``nan_left``: where NaN goes.  LightGBM missing type NaN or Zero: its
+  default direction; missing type None: NaN is read as 0.0 and compared;
+  XGBoost: its default direction;
+* ``zero_missing``: LightGBM missing type Zero sends ``|v| <= 1e-35`` the
+  default way (``kZeroThreshold``), whatever the threshold says.
+
+Formats then need a threshold ``t`` and an operator with the same left set:
+doubles with ``<=`` take ``bound``; doubles with ``<`` take the next double
+above it; float32 engines (which round every feature to float32 first) with
+``<=`` take the largest float32 not above ``bound`` (:func:`floor32`), with
+``<`` the float32 after that.  No threshold is ever rounded to *nearest*: a
+nearest rounding can land on the wrong side of a float32 feature value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ltr.engines._trees import (
+    FlatTrees,
+    find_booster,
+    is_lightgbm_booster,
+    parse_lightgbm_trees,
+    parse_xgboost_trees,
+)
+
+__all__ = [
+    "K_ZERO",
+    "Ensemble",
+    "ExportError",
+    "ensemble_of",
+    "floor32",
+    "lightgbm_bound",
+    "next32",
+    "xgboost_bound",
+]
+
+K_ZERO = float(np.float32(1e-35))  # LightGBM kZeroThreshold (a float widened to double)
+
+
+class ExportError(ValueError):
+    """A model a format cannot express exactly (the message names tree, node and reason)."""
+
+
+def xgboost_bound(t32: np.ndarray) -> np.ndarray:
+    """Largest doubles ``b`` with ``float32(v) < t`` exactly when ``v <= b`` (``t`` float32).
+
+    The doubles rounding below ``t`` are those below the midpoint ``m`` of ``t``
+    and the float32 before it; ``m`` itself rounds to the even one of the two.
+
+    >>> float(xgboost_bound(np.array([1.0], dtype=np.float32))[0]) < 1.0
+    True
+    """
+    t = np.asarray(t32, dtype=np.float32)
+    prev = np.nextafter(t, np.float32(-np.inf))
+    mid = (prev.astype(np.float64) + t.astype(np.float64)) / 2.0  # exact in double
+    below = mid.astype(np.float32) < t
+    return np.where(below, mid, np.nextafter(mid, -np.inf))
+
+
+def lightgbm_bound(threshold: np.ndarray) -> np.ndarray:
+    """LightGBM's left set ``v <= t`` as ``v <= bound``, with its zero snapping.
+
+    LightGBM's predict reads a value with ``|v| <= 1e-35`` (``kZeroThreshold``)
+    as 0.0 (``RowFunctionFromDenseMatric`` keeps only larger values), so a
+    threshold in ``[-1e-35, 1e-35)`` sends that whole band one way: below zero
+    the band goes right (``bound`` is the double before ``-1e-35``), at or
+    above zero it goes left (``bound`` is ``1e-35``).
+
+    >>> lightgbm_bound(np.array([0.5, 0.0]))[0], float(lightgbm_bound(np.array([0.0]))[0]) == K_ZERO
+    (np.float64(0.5), True)
+    """
+    t = np.asarray(threshold, dtype=np.float64)
+    neg = (t >= -K_ZERO) & (t < 0.0)
+    pos = (t >= 0.0) & (t < K_ZERO)
+    out = np.where(neg, np.nextafter(-K_ZERO, -np.inf), t)
+    return np.where(pos, K_ZERO, out)
+
+
+def floor32(x: np.ndarray) -> np.ndarray:
+    """Largest float32 values not above the doubles *x* (as float32).
+
+    >>> float(floor32(np.array([0.1]))[0]) <= 0.1
+    True
+    """
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        c = x.astype(np.float32)
+    return np.where(c.astype(np.float64) > x, np.nextafter(c, np.float32(-np.inf)), c)
+
+
+def next32(x: np.ndarray) -> np.ndarray:
+    """The next float32 above each float32 of *x*."""
+    return np.nextafter(np.asarray(x, dtype=np.float32), np.float32(np.inf))
+
+
+@dataclass
+class Ensemble:
+    """A model's trees with each split's rule spelled out (see the module docstring).
+
+    ``trees`` holds the structure (node ``k`` of tree ``t`` is ``start[t] + k``;
+    children >= 0 are nodes, < 0 ``~leaf``); ``bound``, ``nan_left`` and
+    ``zero_missing`` are per node; ``leaf_value`` are float64 (XGBoost's float32
+    values widened exactly); ``base`` is what the engine's sum starts from and
+    ``float32_sum`` says whether the engine sums in float32 (XGBoost).
+    """
+
+    engine: str
+    trees: FlatTrees
+    bound: np.ndarray
+    nan_left: np.ndarray
+    zero_missing: np.ndarray
+    default_left: np.ndarray
+    leaf_value: np.ndarray
+    base: float
+    float32_sum: bool
+    n_features: int
+    feature_names: list[str]
+
+    @property
+    def n_trees(self) -> int:
+        """Number of trees."""
+        return self.trees.n_trees
+
+    def node(self, t: int, k: int) -> int:
+        """Flat index of node *k* of tree *t*."""
+        return int(self.trees.start[t] + k)
+
+    def leaves(self, t: int) -> np.ndarray:
+        """Leaf values of tree *t* (float64)."""
+        return self.leaf_value[self.trees.leaf_start[t]: self.trees.leaf_start[t + 1]]
+
+    def is_single_leaf(self, t: int) -> bool:
+        """True when tree *t* is one leaf."""
+        return bool(self.trees.start[t + 1] == self.trees.start[t])
+
+    def check_zero_missing(self, fmt: str) -> None:
+        """Refuse a LightGBM zero-as-missing split whose threshold sends 0 the other way."""
+        idx = np.flatnonzero(self.zero_missing)
+        for i in idx:
+            dl = bool(self.default_left[i])
+            b = float(self.bound[i])
+            consistent = (K_ZERO <= b) if dl else (-K_ZERO > b)
+            if not consistent:
+                t, k = self.locate(int(i))
+                side = "left" if dl else "right"
+                raise ExportError(
+                    f"tree {t} node {k}: LightGBM treats |x| <= 1e-35 as missing and sends "
+                    f"it {side}, but its threshold {b!r} sends 0 the other way; {fmt} has no "
+                    "zero-as-missing rule (train with zero_as_missing=False, or export to onnx "
+                    "after retraining)"
+                )
+
+    def locate(self, flat: int) -> tuple[int, int]:
+        """``(tree, node)`` of a flat node index."""
+        t = int(np.searchsorted(self.trees.start, flat, side="right") - 1)
+        while self.trees.start[t + 1] == self.trees.start[t]:
+            t += 1
+        return t, int(flat - self.trees.start[t])
+
+
+def _categorical_node(booster: Any) -> str:
+    """Name the first categorical / unsupported split of *booster* (for the refusal)."""
+    import json
+
+    if is_lightgbm_booster(booster):
+        text = booster.model_to_string(num_iteration=booster.current_iteration())
+        for t, sec in enumerate(text.split("\nTree=")[1:]):
+            kv = dict(line.partition("=")[::2] for line in sec.splitlines()[1:])
+            if kv.get("is_linear", "0").strip() != "0":
+                return f"tree {t}: a linear tree (linear_tree=True)"
+            dec = [int(d) for d in kv.get("decision_type", "").split()]
+            for k, d in enumerate(dec):
+                if d & 1:
+                    return f"tree {t} node {k}: a categorical split (set membership)"
+        return "the model has several trees per iteration or averages its trees"
+    model = json.loads(bytes(booster.save_raw(raw_format="json")))
+    gb = model["learner"]["gradient_booster"]
+    if gb.get("name") != "gbtree":
+        return f"booster {gb.get('name')!r} (only gbtree is exported)"
+    for t, tree in enumerate(gb["model"]["trees"]):
+        for k, kind in enumerate(tree.get("split_type", [])):
+            if kind != 0 and tree["left_children"][k] >= 0:
+                return f"tree {t} node {k}: a categorical split (set membership)"
+    return "vector leaves or several outputs"
+
+
+def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
+    """The :class:`Ensemble` of a trained model (only the trees it predicts with).
+
+    Parameters
+    ----------
+    model : RankingModel, estimator or booster
+        Anything :func:`ltr.engines._trees.find_booster` recognises.
+    feature_names : list of str, optional
+        Search-engine names of the model's columns, in order (default: the
+        model's own; ``f0, f1, ...`` when it has none).
+
+    Raises
+    ------
+    ExportError
+        For categorical splits, linear trees, several outputs, dart or gblinear.
+    """
+    booster = find_booster(model)
+    if booster is None:
+        raise TypeError(f"model: expected a LightGBM/XGBoost model, got {type(model).__name__}")
+    if is_lightgbm_booster(booster):
+        engine = "lightgbm"
+        flat = parse_lightgbm_trees(booster, num_iteration=booster.current_iteration())
+        n_features = int(booster.num_feature())
+        own: list[str] | None = [str(n) for n in booster.feature_name()]
+    else:
+        engine = "xgboost"
+        flat = parse_xgboost_trees(booster)
+        n_features = int(booster.num_features())
+        own = None if booster.feature_names is None else [str(n) for n in booster.feature_names]
+    if flat is None:
+        raise ExportError(f"cannot export exactly: {_categorical_node(booster)}; no tree format "
+                          "of ltr.export expresses it (categorical splits are not supported yet)")
+    names = _check_names(feature_names if feature_names is not None else own, n_features)
+    dec = flat.decision.astype(np.int64)
+    default_left = (dec & 2) != 0
+    if engine == "lightgbm":
+        missing = (dec >> 2) & 3
+        bound = lightgbm_bound(flat.threshold)
+        nan_left = np.where(missing == 0, 0.0 <= bound, default_left)
+        zero_missing = missing == 1
+        leaf = flat.leaf_value.astype(np.float64)
+    else:
+        bound = xgboost_bound(flat.threshold.astype(np.float32))
+        nan_left = default_left.copy()
+        zero_missing = np.zeros(bound.size, dtype=bool)
+        leaf = flat.leaf_value.astype(np.float64)
+    return Ensemble(
+        engine=engine,
+        trees=flat,
+        bound=bound,
+        nan_left=np.asarray(nan_left, dtype=bool),
+        zero_missing=zero_missing,
+        default_left=default_left,
+        leaf_value=leaf,
+        base=float(flat.init),
+        float32_sum=engine == "xgboost",
+        n_features=n_features,
+        feature_names=names,
+    )
+
+
+def _check_names(names: list[str] | None, n_features: int) -> list[str]:
+    if names is None:
+        return [f"f{j}" for j in range(n_features)]
+    names = [str(n) for n in names]
+    if len(names) != n_features:
+        raise ValueError(
+            f"feature_names: {len(names)} names given but the model has {n_features} features; "
+            "give one name per model column, in the model's column order"
+        )
+    bad = [n for n in names if not n.strip() or n != n.strip()]
+    if bad:
+        raise ValueError(f"feature_names: empty or space-padded name {bad[0]!r}; fix the name")
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise ValueError(f"feature_names: {n!r} appears twice; names must be unique")
+        seen.add(n)
+    return names
+
+
+def walk(ens: Ensemble, t: int, split: Any, leaf: Any) -> Any:
+    """Build tree *t* bottom-up: ``split(flat, node, depth, left, right)`` and ``leaf(i, depth)``.
+
+    ``left``/``right`` are what the calls returned for the children; ``i`` is
+    the leaf's number within the tree.
+    """
+    tr = ens.trees
+    base = int(tr.start[t])
+    lefts, rights = tr.left, tr.right
+
+    def build(k: int, depth: int) -> Any:
+        flat = base + k
+        lo, hi = int(lefts[flat]), int(rights[flat])
+        a = leaf(~lo, depth + 1) if lo < 0 else build(lo, depth + 1)
+        b = leaf(~hi, depth + 1) if hi < 0 else build(hi, depth + 1)
+        return split(flat, k, depth, a, b)
+
+    if ens.is_single_leaf(t):
+        return leaf(0, 0)
+    return build(0, 0)
+
+
+def float32_thresholds(ens: Ensemble, op: str, fmt: str) -> np.ndarray:
+    """Float32 thresholds (as float64) for a float32 engine comparing with *op* (``<=``/``<``).
+
+    Exact for every float32 feature value (the engines round features to
+    float32 before comparing).
+    """
+    low = floor32(ens.bound)
+    if op == "<=":
+        return low.astype(np.float64)
+    thr = next32(low)
+    bad = np.flatnonzero(~np.isfinite(thr) & np.isfinite(ens.bound) & (ens.trees.feature >= 0))
+    if bad.size:
+        t, k = ens.locate(int(bad[0]))
+        raise ExportError(f"tree {t} node {k}: threshold {float(ens.bound[bad[0]])!r} is above "
+                          f"the largest float32; {fmt} cannot express it")
+    return thr.astype(np.float64)
+
+
+def warn_nan_right(ens: Ensemble, fmt: str) -> None:
+    """Warn when a format that sends NaN right gets a model that learned to send it left."""
+    import warnings
+
+    learned = ens.nan_left & (ens.zero_missing | (ens.engine == "xgboost")
+                              | _lgb_nan_type(ens))
+    n = int(np.count_nonzero(learned))
+    if n:
+        t, k = ens.locate(int(np.flatnonzero(learned)[0]))
+        warnings.warn(
+            f"{fmt} has no missing-value rule (NaN goes right at every split) but {n} split(s) "
+            f"send missing values left (first: tree {t} node {k}); the engine never feeds NaN "
+            "(a missing feature is its default value, usually 0), so make sure missing values "
+            "at serving time are what the model saw in training",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _lgb_nan_type(ens: Ensemble) -> np.ndarray:
+    if ens.engine != "lightgbm":
+        return np.zeros(ens.bound.size, dtype=bool)
+    return ((ens.trees.decision.astype(np.int64) >> 2) & 3) == 2
+
+
+def check_reference(ens: Ensemble, thr32: np.ndarray, op: str, reference: Any, adjust: bool,
+                    fmt: str, reachable: Any = None, nearby: Any = None
+                    ) -> tuple[np.ndarray, list[str]]:
+    """Check float32 thresholds against training rows; rewrite them when *adjust*.
+
+    A row goes left at a node when its double value is ``<= bound``; the
+    float32 engine sees ``float32(value)``.  Every row must land on the same
+    side.  With *adjust*, a threshold that does not is replaced by the nearest
+    float32 that keeps every row on its side (and that *reachable*, when
+    given, accepts; *nearby* lists the representable values near a float32);
+    otherwise :class:`ExportError`.  Returns the thresholds
+    and one note per rewrite.
+    """
+    thr32 = thr32.copy()
+    notes: list[str] = []
+    X = None if reference is None else np.asarray(reference, dtype=np.float64)
+    internal = np.flatnonzero(ens.trees.feature >= 0)
+    need = np.zeros(thr32.size, dtype=bool)
+    if reachable is not None:
+        need[internal] = ~reachable(thr32[internal])
+    if X is None:
+        if need.any():
+            i = int(np.flatnonzero(need)[0])
+            t, k = ens.locate(i)
+            raise ExportError(
+                f"tree {t} node {k}: {fmt} cannot hold threshold {float(ens.bound[i])!r} "
+                "exactly (see docs/export.md); pass adjust_thresholds=True with the training "
+                "rows (CLI: --adjust-thresholds) to move it where no training row changes side"
+            )
+        return thr32, notes
+    cols: dict[int, np.ndarray] = {}
+    for i in internal:
+        j = int(ens.trees.feature[i])
+        if j not in cols:
+            v = X[:, j]
+            cols[j] = np.unique(v[~np.isnan(v)])
+        v = cols[j]
+        b = float(ens.bound[i])
+        lv, rv = v[v <= b], v[v > b]
+        lmax = float(lv[-1].astype(np.float32)) if lv.size else -np.inf
+        rmin = float(rv[0].astype(np.float32)) if rv.size else np.inf
+
+        def keeps(x: float) -> bool:
+            return (lmax <= x < rmin) if op == "<=" else (lmax < x <= rmin)
+
+        x0 = float(thr32[i])
+        if keeps(x0) and not need[i]:
+            continue
+        t, k = ens.locate(int(i))
+        if not adjust:
+            raise ExportError(
+                f"tree {t} node {k}: training values of feature {ens.feature_names[j]!r} on "
+                f"both sides of threshold {b!r} round to float32 so that {fmt}'s threshold "
+                f"{x0!r} sends one of them the other way; pass adjust_thresholds=True "
+                "(CLI: --adjust-thresholds) to move it"
+            )
+        found = None
+        seeds = [x0, lmax, rmin]
+        seeds += [float(next32(np.float32(x))) for x in (lmax,) if np.isfinite(x)]
+        seeds += [float(np.nextafter(np.float32(x), np.float32(-np.inf)))
+                  for x in (rmin,) if np.isfinite(x)]
+        cands = [c for c in seeds if np.isfinite(c)]
+        if nearby is not None:
+            cands = [float(c) for x in cands for c in nearby(x)]
+        ok = [c for c in cands if keeps(c)
+              and (reachable is None or bool(reachable(np.array([c]))[0]))]
+        if ok:
+            found = min(ok, key=lambda c: abs(c - x0))
+        if found is None:
+            raise ExportError(
+                f"tree {t} node {k}: no float32 threshold near {b!r} keeps every training row "
+                f"of feature {ens.feature_names[j]!r} on its side in {fmt} (two rows that "
+                "float32 cannot tell apart go different ways)"
+            )
+        thr32[i] = found
+        notes.append(f"tree {t} node {k}: threshold {x0!r} -> {found!r} (feature "
+                     f"{ens.feature_names[j]!r}; every training row stays on its side)")
+    return thr32, notes

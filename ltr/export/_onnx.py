@@ -1,0 +1,213 @@
+"""``onnx``: an ``ai.onnx.ml`` graph run by onnxruntime (extra ``ltr-rank[export]``).
+
+Default: one ``TreeEnsemble`` node of ``ai.onnx.ml`` opset 5 (ONNX IR version
+10, default-domain opset 21), input ``X`` double ``(N, n_features)``, output
+``scores`` double ``(N, 1)``.
+
+* **split rule**: ``BRANCH_LEQ`` (mode 0), ``x <= split`` goes to the true
+  branch, compared in double (``nodes_splits`` is a double tensor);
+* **missing values**: ``nodes_missing_value_tracks_true`` sends NaN to the true
+  branch per node;
+* **leaves and sum**: double ``leaf_weights``, ``aggregate_function`` SUM.
+
+How ltr maps the engines onto it: the split is ``x <= bound`` exactly
+(LightGBM: its threshold; XGBoost: the last double that rounds below its
+float32 threshold, so ``float32(x) < t`` holds exactly for double inputs);
+NaN's direction per node (LightGBM missing type None: where 0 goes);
+zero-as-missing splits are refused unless the threshold already sends 0 the
+default way; a base score is a first tree whose two branches share one leaf.
+Leaves stay doubles: LightGBM's scores are reproduced bit for bit when
+onnxruntime sums the trees in order (one thread); XGBoost's float32 sum is
+matched to about 1e-7 relative.
+
+Fallback (``opset=3``, explicit): ``TreeEnsembleRegressor`` of ``ai.onnx.ml``
+opset 3 (IR version 8), float32 input, thresholds and output: ``BRANCH_LEQ``
+with ``floor_float32(bound)``, exact for float32 inputs only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ltr._compat import optional_import
+from ltr._io import write_atomic
+from ltr.export._ir import Ensemble, ExportError, floor32
+
+__all__ = ["OPSETS", "onnx_model", "write_onnx"]
+
+OPSETS = (5, 3)
+
+
+def _onnx() -> Any:
+    return optional_import("onnx", purpose="exporting to ONNX")
+
+
+def _tables(ens: Ensemble) -> dict[str, Any]:
+    """Flat node/leaf tables in ONNX TreeEnsemble (opset 5) numbering."""
+    tr = ens.trees
+    feat, true_id, true_leaf, false_id, false_leaf, split, miss = [], [], [], [], [], [], []
+    roots: list[int] = []
+    leaves: list[float] = []
+    if ens.base != 0.0:  # a root whose two branches share one leaf
+        roots.append(0)
+        feat.append(0)
+        split.append(0.0)
+        miss.append(1)
+        true_id.append(0)
+        false_id.append(0)
+        true_leaf.append(1)
+        false_leaf.append(1)
+        leaves.append(ens.base)
+    for t in range(ens.n_trees):
+        lv = ens.leaves(t)
+        leaf0 = len(leaves)
+        leaves.extend(lv.tolist())
+        if ens.is_single_leaf(t):
+            roots.append(len(feat))
+            feat.append(0)
+            split.append(0.0)
+            miss.append(1)
+            true_id.append(leaf0)
+            false_id.append(leaf0)
+            true_leaf.append(1)
+            false_leaf.append(1)
+            continue
+        s, e = int(tr.start[t]), int(tr.start[t + 1])
+        node0 = len(feat)
+        roots.append(node0)
+        internal = np.flatnonzero(tr.feature[s:e] >= 0)  # XGBoost keeps leaf entries
+        pos = np.full(e - s, -1, dtype=np.int64)
+        pos[internal] = node0 + np.arange(internal.size)
+        for k in internal:
+            f = s + int(k)
+            feat.append(int(tr.feature[f]))
+            split.append(float(ens.bound[f]))
+            miss.append(int(ens.nan_left[f]))
+            for child, ids, flags in ((tr.left[f], true_id, true_leaf),
+                                      (tr.right[f], false_id, false_leaf)):
+                if child < 0:
+                    ids.append(leaf0 + int(~child))
+                    flags.append(1)
+                else:
+                    ids.append(int(pos[int(child)]))
+                    flags.append(0)
+    return {"feat": feat, "true_id": true_id, "true_leaf": true_leaf, "false_id": false_id,
+            "false_leaf": false_leaf, "split": split, "miss": miss, "roots": roots,
+            "leaves": leaves}
+
+
+def onnx_model(ens: Ensemble, opset: int = 5) -> Any:
+    """The ``onnx.ModelProto`` of *ens* (see the module docstring for *opset*)."""
+    onnx = _onnx()
+    from onnx import TensorProto, helper, numpy_helper
+
+    if opset not in OPSETS:
+        raise ValueError(f"opset: must be 5 (TreeEnsemble) or 3 (TreeEnsembleRegressor "
+                         f"fallback), got {opset!r}")
+    ens.check_zero_missing("onnx")
+    tb = _tables(ens)
+    n = ens.n_features
+    if opset == 5:
+        node = helper.make_node(
+            "TreeEnsemble", ["X"], ["scores"], domain="ai.onnx.ml",
+            aggregate_function=1, post_transform=0, n_targets=1,
+            tree_roots=tb["roots"],
+            nodes_featureids=tb["feat"],
+            nodes_splits=numpy_helper.from_array(np.asarray(tb["split"], dtype=np.float64)),
+            nodes_modes=numpy_helper.from_array(np.zeros(len(tb["feat"]), dtype=np.uint8)),
+            nodes_truenodeids=tb["true_id"], nodes_trueleafs=tb["true_leaf"],
+            nodes_falsenodeids=tb["false_id"], nodes_falseleafs=tb["false_leaf"],
+            nodes_missing_value_tracks_true=tb["miss"],
+            leaf_targetids=[0] * len(tb["leaves"]),
+            leaf_weights=numpy_helper.from_array(np.asarray(tb["leaves"], dtype=np.float64)),
+        )
+        dtype, ir, opsets = TensorProto.DOUBLE, 10, [("", 21), ("ai.onnx.ml", 5)]
+    else:
+        node = _regressor_node(ens, tb, helper)
+        dtype, ir, opsets = TensorProto.FLOAT, 8, [("", 17), ("ai.onnx.ml", 3)]
+    graph = helper.make_graph(
+        [node], "ltr_ranker",
+        [helper.make_tensor_value_info("X", dtype, [None, n])],
+        [helper.make_tensor_value_info("scores", dtype, [None, 1])],
+    )
+    model = helper.make_model(
+        graph, producer_name="ltr", ir_version=ir,
+        opset_imports=[helper.make_opsetid(d, v) for d, v in opsets],
+    )
+    model.metadata_props.add(key="feature_names", value="\n".join(ens.feature_names))
+    model.metadata_props.add(key="engine", value=ens.engine)
+    onnx.checker.check_model(model)
+    return model
+
+
+def _regressor_node(ens: Ensemble, tb: dict[str, Any], helper: Any) -> Any:
+    """``TreeEnsembleRegressor`` (opset 3): float32 thresholds, one tree id per tree."""
+    tr = ens.trees
+    tree_ids, node_ids, feat, modes, values, t_ids, f_ids, miss = ([] for _ in range(8))
+    tgt_tree, tgt_node, tgt_w = [], [], []
+    trees = ([("base", None)] if ens.base != 0.0 else []) + [("t", t) for t in range(ens.n_trees)]
+    for tid, (_, t) in enumerate(trees):
+        if t is None or ens.is_single_leaf(t):
+            value = ens.base if t is None else float(ens.leaves(t)[0])
+            tree_ids.append(tid)
+            node_ids.append(0)
+            feat.append(0)
+            modes.append("LEAF")
+            values.append(0.0)
+            t_ids.append(0)
+            f_ids.append(0)
+            miss.append(0)
+            tgt_tree.append(tid)
+            tgt_node.append(0)
+            tgt_w.append(value)
+            continue
+        s, e = int(tr.start[t]), int(tr.start[t + 1])
+        internal = np.flatnonzero(tr.feature[s:e] >= 0)
+        n_int = int(e - s)
+        thr = floor32(ens.bound[s:e])
+        lv = ens.leaves(t)
+        for k in internal:
+            f = s + int(k)
+            tree_ids.append(tid)
+            node_ids.append(int(k))
+            feat.append(int(tr.feature[f]))
+            modes.append("BRANCH_LEQ")
+            values.append(float(thr[k]))
+            t_ids.append(int(tr.left[f]) if tr.left[f] >= 0 else n_int + int(~tr.left[f]))
+            f_ids.append(int(tr.right[f]) if tr.right[f] >= 0 else n_int + int(~tr.right[f]))
+            miss.append(int(ens.nan_left[f]))
+        for i, v in enumerate(lv.tolist()):
+            tree_ids.append(tid)
+            node_ids.append(n_int + i)
+            feat.append(0)
+            modes.append("LEAF")
+            values.append(0.0)
+            t_ids.append(0)
+            f_ids.append(0)
+            miss.append(0)
+            tgt_tree.append(tid)
+            tgt_node.append(n_int + i)
+            tgt_w.append(v)
+    return helper.make_node(
+        "TreeEnsembleRegressor", ["X"], ["scores"], domain="ai.onnx.ml",
+        aggregate_function="SUM", post_transform="NONE", n_targets=1,
+        nodes_treeids=tree_ids, nodes_nodeids=node_ids, nodes_featureids=feat,
+        nodes_modes=modes, nodes_values=values, nodes_truenodeids=t_ids,
+        nodes_falsenodeids=f_ids, nodes_missing_value_tracks_true=miss,
+        target_treeids=tgt_tree, target_nodeids=tgt_node, target_ids=[0] * len(tgt_w),
+        target_weights=tgt_w,
+    )
+
+
+def write_onnx(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: str,
+               reference: Any = None, adjust: bool = False,
+               opset: int = 5) -> tuple[list[Path], list[str]]:
+    """Write the ONNX model; return (files, notes)."""
+    if opset == 3 and (reference is not None or adjust):
+        raise ExportError("onnx opset 3 fallback: adjust_thresholds/reference are not supported")
+    model = onnx_model(ens, opset)
+    write_atomic(path, model.SerializeToString())
+    return [path], []

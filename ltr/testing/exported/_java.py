@@ -1,0 +1,43 @@
+"""Java's number parsing and float arithmetic, for the reference interpreters."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = ["jackson_float", "parse_float", "partition"]
+
+
+def parse_float(text: str) -> np.float32:
+    """``Float.parseFloat``: the decimal *text* rounded once, to nearest float32 (ties to even).
+
+    Python reads the text as a double first; that double rounding differs from
+    a direct rounding only when the double lands exactly halfway between two
+    float32 values, which is resolved here with the exact decimal.
+    """
+    d = float(text)
+    f = np.float32(d)
+    if not np.isfinite(f) or float(f) == d:
+        return f
+    lo, hi = (f, np.nextafter(f, np.float32(np.inf))) if float(f) < d else (
+        np.nextafter(f, np.float32(-np.inf)), f)
+    mid = (Fraction(float(lo)) + Fraction(float(hi))) / 2
+    if Fraction(d) != mid:
+        return f
+    exact = Fraction(text.strip())
+    if exact < mid:
+        return np.float32(lo)
+    if exact > mid:
+        return np.float32(hi)
+    return f  # a true tie: numpy's ties-to-even
+
+
+def jackson_float(value: float) -> np.float32:
+    """A JSON number read by Jackson's ``getFloatValue`` (the double, then ``(float)``)."""
+    return np.float32(float(value))
+
+
+def partition(rows: np.ndarray, go_left: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Split row indices by a boolean mask over them."""
+    return rows[go_left], rows[~go_left]

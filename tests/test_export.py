@@ -1,0 +1,265 @@
+"""ltr.export: every format scores as the model does, checked by onnxruntime and by the
+reference interpreters of ltr.testing.exported (written from each engine's source)."""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+
+import lightgbm as lgb
+import numpy as np
+import pytest
+
+from ltr.engines import RankingModel, train
+from ltr.export import FORMATS, ExportError, ensemble_of, export_model, load_exported
+from ltr.export._ir import floor32, next32
+from ltr.objectives import LambdaRankObjective
+from ltr.testing import make_queries
+
+FLOAT32 = ("opensearch-ltr", "elasticsearch-ltr", "solr-ltr", "ranklib")  # engines read float32
+NAN_RIGHT = ("elasticsearch-ltr", "solr-ltr", "ranklib")  # no missing-value rule
+LGB = {"num_leaves": 7, "min_data_in_leaf": 5}
+XGB = {"max_depth": 3}
+
+
+def _data(seed: int, nan: float = 0.1, zeros: float = 0.1, n_queries: int = 30):
+    d = make_queries(n_queries, docs=12, n_features=5, seed=seed)
+    rng = np.random.default_rng(seed)
+    X = d.X.copy()
+    X[rng.random(X.shape) < zeros] = 0.0
+    if nan:
+        X[rng.random(X.shape) < nan] = np.nan
+    return X, d.y, d.offsets
+
+
+def _edge_rows(model: RankingModel, X: np.ndarray, offsets: np.ndarray, max_nodes: int = 60,
+               skip: frozenset[int] = frozenset()):
+    """Held-out rows with values exactly at thresholds and at their float32 rounding edges."""
+    ens = ensemble_of(model)
+    internal = [i for i in np.flatnonzero(ens.trees.feature >= 0) if i not in skip][:max_nodes]
+    rows = []
+    for i in internal:
+        j, b = int(ens.trees.feature[i]), float(ens.bound[i])
+        lo = floor32(np.array([b]))[0]
+        hi = next32(lo)
+        for v in (b, np.nextafter(b, -np.inf), np.nextafter(b, np.inf), float(lo), float(hi),
+                  (float(lo) + float(hi)) / 2, float(ens.trees.threshold[i]), 0.0):
+            if not abs(v) < 3e38:  # beyond float32: no search engine sends it
+                continue
+            r = X[len(rows) % len(X)].copy()
+            r[j] = v
+            rows.append(r)
+    E = np.vstack([X, np.asarray(rows)])
+    extra = len(rows)
+    off = np.concatenate([offsets, offsets[-1] + np.arange(12, extra + 12, 12).clip(max=extra)])
+    return E, np.unique(off)
+
+
+def _domain(fmt: str, X: np.ndarray) -> np.ndarray:
+    """What the engine feeds: float32 values; no NaN where the format has no missing rule."""
+    Z = np.nan_to_num(X, nan=0.0) if fmt in NAN_RIGHT else X.copy()
+    return Z.astype(np.float32).astype(np.float64) if fmt in FLOAT32 else Z
+
+
+def _exact(engine: str, fmt: str) -> bool:
+    return (engine == "lightgbm" and fmt in ("onnx", "vespa")) or (
+        engine == "xgboost" and fmt in FLOAT32)
+
+
+def _check(model: RankingModel, fmt: str, X: np.ndarray, offsets: np.ndarray, tmp_path,
+           reference=None) -> None:
+    path = tmp_path / f"model.{fmt}"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # NaN-right formats warn; tested apart
+        result = model.export(fmt, path, reference=reference,
+                              adjust_thresholds=reference is not None)
+    assert result.files[0] == path and all(p.exists() for p in result.files)
+    Z = _domain(fmt, X)
+    got = load_exported(path, fmt, feature_names=ensemble_of(model).feature_names).predict(Z)
+    want = model.predict(Z)
+    if _exact(model.engine, fmt):
+        np.testing.assert_array_equal(got, want)
+    else:  # float32 leaves or a float32 sum: 1e-6 of the score scale
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
+    for q in range(len(offsets) - 1):
+        a, b = offsets[q], offsets[q + 1]
+        assert np.array_equal(np.argsort(-got[a:b], kind="stable"),
+                              np.argsort(-want[a:b], kind="stable")), f"query {q} ranks differ"
+
+
+@pytest.fixture(scope="module")
+def models():
+    X, y, off = _data(0)
+    Xn, yn, offn = _data(0, nan=0.0)
+    common = {"num_boost_round": 25, "random_state": 0, "n_jobs": 1}
+    out = {
+        "lgb_nan": train(X, y, off, params=LGB, **common),
+        "lgb_none": train(Xn, yn, offn, params=LGB, **common),
+        "xgb_native": train(X, y, off, engine="xgboost", params=XGB, **common),
+        "lgb_ltr_staged": train(X, y, off, params=LGB, objective=LambdaRankObjective(k=5),
+                                schedule=[(3, 10), (10, 15)], **common),
+        "xgb_ltr_staged": train(X, y, off, engine="xgboost", params=XGB,
+                                objective=LambdaRankObjective(k=5), schedule=[(3, 10), (10, 15)],
+                                **common),
+    }
+    held_X, _, held_off = _data(1)
+    return out, held_X, held_off, X
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize("which", ["lgb_nan", "lgb_none", "xgb_native", "lgb_ltr_staged",
+                                   "xgb_ltr_staged"])
+def test_every_format_scores_and_ranks_as_the_model(models, which, fmt, tmp_path):
+    trained, held_X, held_off, train_X = models
+    model = trained[which]
+    skip: frozenset[int] = frozenset()
+    ref = None
+    if fmt == "solr-ltr":  # Solr cannot hold thresholds near 0: moved, keeping training rows
+        ref = train_X
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            notes = model.export(fmt, tmp_path / "probe", reference=ref,
+                                 adjust_thresholds=True).notes
+        ens = ensemble_of(model)
+        moved = [re.match(r"tree (\d+) node (\d+)", n).groups() for n in notes]
+        skip = frozenset(ens.node(int(t), int(k)) for t, k in moved)  # exact only on training rows
+    E, off = _edge_rows(model, held_X, held_off, skip=skip)
+    _check(model, fmt, E, off, tmp_path, reference=ref)
+
+
+def test_staged_model_exports_only_the_kept_trees(models, tmp_path):
+    model = models[0]["lgb_ltr_staged"]
+    assert len(model.stages) == 2
+    result = model.export("vespa", tmp_path / "m.json")
+    dump = json.loads(result.files[0].read_text())
+    assert len(dump["tree_info"]) == model.num_trees() == 25
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("rounds", [1, 1000])
+def test_one_and_a_thousand_trees(engine, rounds, tmp_path):
+    X, y, off = _data(2, n_queries=10)
+    params = {"num_leaves": 3, "min_data_in_leaf": 5} if engine == "lightgbm" else {"max_depth": 1}
+    model = train(X, y, off, engine=engine, params=params, num_boost_round=rounds,
+                  random_state=0, n_jobs=1)
+    assert model.num_trees() == rounds
+    for fmt in ("onnx", "vespa", "opensearch-ltr", "ranklib"):
+        _check(model, fmt, X, off, tmp_path)
+
+
+def test_lightgbm_zero_as_missing_exports_exactly_or_names_the_node(tmp_path):
+    X, y, off = _data(3, nan=0.0, zeros=0.3)
+    model = train(X, y, off, params={**LGB, "zero_as_missing": True}, num_boost_round=15,
+                  random_state=0, n_jobs=1)
+    ens = ensemble_of(model)
+    assert ens.zero_missing.any()
+    for fmt in ("onnx", "vespa", "opensearch-ltr"):
+        try:
+            _check(model, fmt, X, off, tmp_path)
+        except ExportError as exc:
+            assert re.match(r"tree \d+ node \d+: LightGBM treats \|x\| <= 1e-35 as missing",
+                            str(exc))
+
+
+def test_categorical_split_is_refused_with_the_node_named(tmp_path):
+    X, y, off = _data(4, nan=0.0)
+    X[:, 0] = np.floor(np.abs(X[:, 0]) * 3)
+    ds = lgb.Dataset(X, y, group=np.diff(off), categorical_feature=[0])
+    booster = lgb.train({"objective": "lambdarank", "verbose": -1, "min_data_per_group": 2,
+                         "cat_smooth": 1, "min_data_in_leaf": 3}, ds, 10)
+    with pytest.raises(ExportError, match=r"tree \d+ node \d+: a categorical split"):
+        export_model(booster, "onnx", tmp_path / "m.onnx")
+
+
+def test_solr_refuses_an_unreachable_threshold_then_adjusts_it_keeping_training_rows(models,
+                                                                                 tmp_path):
+    trained, held_X, held_off, train_X = models
+    model = trained["lgb_nan"]
+    with pytest.raises(ExportError, match=r"tree \d+ node \d+: solr-ltr cannot hold threshold"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            model.export("solr-ltr", tmp_path / "solr.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        result = model.export("solr-ltr", tmp_path / "solr.json", reference=train_X,
+                              adjust_thresholds=True)
+    assert result.notes and all("every training row stays on its side" in n for n in result.notes)
+    got = load_exported(result.files[0], "solr-ltr").predict(_domain("solr-ltr", train_X))
+    np.testing.assert_allclose(got, model.predict(_domain("solr-ltr", train_X)), rtol=1e-6,
+                               atol=1e-6)
+
+
+def test_float32_check_refuses_training_rows_float32_cannot_separate(tmp_path):
+    X = np.repeat(np.array([[0.1], [0.1 + 1e-12], [0.5], [0.7]]), 25, axis=0)
+    y = np.tile([0, 2, 1, 1], 25)
+    off = np.arange(0, 101, 10)
+    booster = lgb.train({"objective": "lambdarank", "verbose": -1, "min_data_in_leaf": 1,
+                         "min_data_in_bin": 1, "num_leaves": 4}, lgb.Dataset(X, y, group=np.diff(off)), 3)
+    ens = ensemble_of(booster)
+    assert np.any((ens.bound > 0.1) & (ens.bound < 0.1 + 1e-12))
+    with pytest.raises(ExportError, match=r"tree \d+ node \d+: training values of feature"):
+        export_model(booster, "ranklib", tmp_path / "m.txt", reference=X)
+    with pytest.raises(ExportError, match=r"no float32 threshold near"):
+        export_model(booster, "ranklib", tmp_path / "m.txt", reference=X, adjust_thresholds=True)
+
+
+def test_nan_right_formats_warn_when_the_model_learned_a_missing_direction(models, tmp_path):
+    model = models[0]["lgb_nan"]
+    with pytest.warns(UserWarning, match="no missing-value rule"):
+        model.export("elasticsearch-ltr", tmp_path / "m.json")
+
+
+def test_companion_files_hold_what_the_engines_expect(models, tmp_path):
+    model = models[0]["xgb_native"]
+    r = model.export("opensearch-ltr", tmp_path / "m.json", name="my_model",
+                     featureset="fs", feature_names=[f"q{j}" for j in range(5)])
+    body = json.loads(r.files[1].read_text())
+    assert body["model"]["name"] == "my_model"
+    assert body["model"]["model"]["type"] == "model/xgboost+json"
+    assert json.loads(body["model"]["model"]["definition"]) == json.loads(r.files[0].read_text())
+    assert set(r.sha256) == {p.name for p in r.files}
+    with pytest.warns(UserWarning, match="no missing-value rule"):
+        r = model.export("solr-ltr", tmp_path / "s.json", featureset="fs",
+                         reference=models[3], adjust_thresholds=True)
+    store = json.loads(r.files[1].read_text())
+    assert [f["name"] for f in store] == [f["name"] for f in json.loads(
+        r.files[0].read_text())["features"]]
+    r = model.export("vespa", tmp_path / "v.json", name="prof")
+    assert 'lightgbm("v.json")' in r.files[1].read_text()
+
+
+def test_onnx_graph_declares_its_opsets_and_the_float32_fallback_is_exact_on_float32(
+        models, tmp_path):
+    onnx = pytest.importorskip("onnx")
+    trained, held_X, held_off, _ = models
+    for which in ("lgb_nan", "xgb_native"):
+        model = trained[which]
+        r = model.export("onnx", tmp_path / "m.onnx")
+        proto = onnx.load(str(r.files[0]))
+        assert {o.domain: o.version for o in proto.opset_import}["ai.onnx.ml"] == 5
+        assert proto.graph.node[0].op_type == "TreeEnsemble"
+        r = model.export("onnx", tmp_path / "f.onnx", onnx_opset=3)
+        proto = onnx.load(str(r.files[0]))
+        assert proto.graph.node[0].op_type == "TreeEnsembleRegressor"
+        Z = held_X.astype(np.float32).astype(np.float64)
+        got = load_exported(r.files[0], "onnx").predict(Z)
+        want = model.predict(Z)
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
+
+
+def test_bad_arguments_are_rejected_before_any_work(models, tmp_path):
+    model = models[0]["lgb_nan"]
+    with pytest.raises(ValueError, match="format: unknown export format 'pmml'"):
+        model.export("pmml", tmp_path / "m")
+    with pytest.raises(ValueError, match="feature_names: 2 names given but the model has 5"):
+        model.export("onnx", tmp_path / "m", feature_names=["a", "b"])
+    with pytest.raises(ValueError, match="feature_names: 'a' appears twice"):
+        model.export("onnx", tmp_path / "m", feature_names=["a", "a", "b", "c", "d"])
+    with pytest.raises(ValueError, match="adjust_thresholds=True needs reference"):
+        model.export("solr-ltr", tmp_path / "m", adjust_thresholds=True)
+    with pytest.raises(ValueError, match="path: folder .* does not exist"):
+        model.export("onnx", tmp_path / "nope" / "m.onnx")
+    with pytest.raises(ValueError, match="onnx_opset: applies to format='onnx' only"):
+        model.export("vespa", tmp_path / "m", onnx_opset=3)
+    assert not list(tmp_path.iterdir())
