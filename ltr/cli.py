@@ -329,6 +329,31 @@ def build_parser() -> argparse.ArgumentParser:
         "a cluster section and parquet data, the training files are read on the cluster",
     )
     _add_common(p)
+
+    p = sub.add_parser(
+        "export",
+        help="write a run's model in a search engine's format (exact, or refused)",
+        description="Export the model of RUN_DIR (or a model file) for OpenSearch/Elasticsearch "
+        "LTR, Solr LTR, Vespa, RankLib or ONNX (docs/export.md).  Companion files go beside "
+        "--out; exports of a run are recorded in its exports.json and report.",
+    )
+    p.add_argument("model", metavar="RUN_DIR|MODEL", help="finished run folder or model file")
+    p.add_argument("--format", dest="fmt", required=True,
+                   choices=("opensearch-ltr", "elasticsearch-ltr", "solr-ltr", "vespa",
+                            "ranklib", "onnx"))
+    p.add_argument("--out", required=True, metavar="FILE", help="the model file to write")
+    p.add_argument("--features", metavar="NAMES",
+                   help="text file: one search-engine feature name per line, in column order")
+    p.add_argument("--adjust-thresholds", action="store_true",
+                   help="move thresholds a float32 format cannot hold, keeping every training "
+                   "row on its side (loads the run's training data)")
+    p.add_argument("--name", help="model name in the request/store/rank profile (default: "
+                   "--out's stem)")
+    p.add_argument("--featureset", default="ltr_features",
+                   help="LTR featureset / Solr feature store (default: ltr_features)")
+    p.add_argument("--onnx-opset", type=int, default=5, choices=(5, 3),
+                   help="ONNX: 5 = TreeEnsemble (double), 3 = float32 TreeEnsembleRegressor")
+    _add_common(p)
     return parser
 
 
@@ -480,6 +505,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         md, page = render_report(args.run_dir)
         print(f"wrote {md} and {page}")
         return 0
+    if cmd == "export":
+        return _run_export(args)
     if cmd == "validate":
         cfg = validate(args.config, args.overrides, load=args.load)
         if args.show:
@@ -649,6 +676,19 @@ def _main(parser: argparse.ArgumentParser, argv: list[str], debug: bool) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def _run_export(args: argparse.Namespace) -> int:
+    from ltr.runs.export_cmd import export_run
+
+    result = export_run(args.model, args.fmt, args.out, features=args.features,
+                        adjust_thresholds=args.adjust_thresholds, name=args.name,
+                        featureset=args.featureset, onnx_opset=args.onnx_opset)
+    for note in result.notes:
+        print(f"adjusted: {note}")
+    for path in result.files:
+        print(f"wrote {path} (sha256 {result.sha256[path.name]})")
+    return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -263,3 +263,61 @@ def test_bad_arguments_are_rejected_before_any_work(models, tmp_path):
     with pytest.raises(ValueError, match="onnx_opset: applies to format='onnx' only"):
         model.export("vespa", tmp_path / "m", onnx_opset=3)
     assert not list(tmp_path.iterdir())
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    from ltr.cli import main
+
+    tmp = tmp_path_factory.mktemp("export_run")
+    small = ["--set", "data.synthetic.n_queries=30", "--set", "data.synthetic.n_features=6",
+             "--set", "data.synthetic.mean_docs=10", "--set", "data.synthetic.max_docs=20",
+             "--set", "model.n_jobs=1", "--set", "objective.schedule.steps[0].rounds=3",
+             "--set", "objective.schedule.steps[1].rounds=3",
+             "--set", "objective.schedule.steps[2].rounds=3", "--set", "importance.enabled=false"]
+    from pathlib import Path
+
+    cfg = Path(__file__).resolve().parents[1] / "configs" / "quickstart.yaml"
+    assert main(["train", str(cfg), *small, "--out", str(tmp / "run")]) == 0
+    return tmp / "run"
+
+
+def test_cli_export_records_the_file_and_its_checksum_in_the_run(run_dir, tmp_path, capsys):
+    import hashlib
+
+    from ltr.cli import main
+
+    names = tmp_path / "names.txt"
+    names.write_text("\n".join(f"feat_{j}" for j in range(6)) + "\n")
+    out = tmp_path / "model.onnx"
+    assert main(["export", str(run_dir), "--format", "onnx", "--out", str(out),
+                 "--features", str(names)]) == 0
+    assert "sha256" in capsys.readouterr().out
+    rec = json.loads((run_dir / "exports.json").read_text())[-1]
+    assert rec["format"] == "onnx"
+    assert rec["sha256"]["model.onnx"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    assert "model.onnx" in (run_dir / "report.md").read_text()
+    model = RankingModel.load(run_dir / "model.json")
+    X = np.random.default_rng(0).normal(size=(50, 6))
+    np.testing.assert_array_equal(load_exported(out, "onnx").predict(X), model.predict(X))
+    out = tmp_path / "solr.json"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert main(["export", str(run_dir), "--format", "solr-ltr", "--out", str(out),
+                     "--adjust-thresholds"]) == 0
+
+
+def test_cli_export_rejects_bad_options_with_the_option_named(run_dir, tmp_path, capsys):
+    from ltr.cli import main
+
+    bad = tmp_path / "names.txt"
+    bad.write_text("a\nb\n")
+    assert main(["export", str(run_dir), "--format", "onnx", "--out", str(tmp_path / "m"),
+                 "--features", str(bad)]) == 1
+    assert "--features" in capsys.readouterr().err
+    assert main(["export", str(run_dir), "--format", "onnx", "--out",
+                 str(tmp_path / "no" / "m")]) == 1
+    assert "--out: folder" in capsys.readouterr().err
