@@ -174,12 +174,12 @@ def test_categorical_split_is_refused_with_the_node_named(tmp_path):
 
 def test_solr_refuses_an_unreachable_threshold_then_adjusts_it_keeping_training_rows(models,
                                                                                  tmp_path):
-    trained, held_X, held_off, train_X = models
+    trained, _, _, train_X = models
     model = trained["lgb_nan"]
-    with pytest.raises(ExportError, match=r"tree \d+ node \d+: solr-ltr cannot hold threshold"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            model.export("solr-ltr", tmp_path / "solr.json")
+    with pytest.raises(ExportError, match=r"tree \d+ node \d+: solr-ltr cannot hold threshold"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model.export("solr-ltr", tmp_path / "solr.json")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         result = model.export("solr-ltr", tmp_path / "solr.json", reference=train_X,
@@ -232,7 +232,7 @@ def test_companion_files_hold_what_the_engines_expect(models, tmp_path):
 def test_onnx_graph_declares_its_opsets_and_the_float32_fallback_is_exact_on_float32(
         models, tmp_path):
     onnx = pytest.importorskip("onnx")
-    trained, held_X, held_off, _ = models
+    trained, held_X, _, _ = models
     for which in ("lgb_nan", "xgb_native"):
         model = trained[which]
         r = model.export("onnx", tmp_path / "m.onnx")

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr.export._ir import Ensemble, ExportError, ensemble_of
+from ltr.export._ir import ExportError, ensemble_of
 from ltr.export._ltr_plugin import write_ltr_plugin
 from ltr.export._onnx import write_onnx
 from ltr.export._ranklib import write_ranklib

@@ -106,7 +106,7 @@ def floor32(x: np.ndarray) -> np.ndarray:
 
 
 def next32(x: np.ndarray) -> np.ndarray:
-    """The next float32 above each float32 of *x*."""
+    """Return the next float32 above each float32 of *x*."""
     return np.nextafter(np.asarray(x, dtype=np.float32), np.float32(np.inf))
 
 
@@ -147,7 +147,7 @@ class Ensemble:
         return self.leaf_value[self.trees.leaf_start[t]: self.trees.leaf_start[t + 1]]
 
     def is_single_leaf(self, t: int) -> bool:
-        """True when tree *t* is one leaf."""
+        """Return True when tree *t* is one leaf."""
         return bool(self.trees.start[t + 1] == self.trees.start[t])
 
     def check_zero_missing(self, fmt: str) -> None:
@@ -202,7 +202,7 @@ def _categorical_node(booster: Any) -> str:
 
 
 def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
-    """The :class:`Ensemble` of a trained model (only the trees it predicts with).
+    """Return the :class:`Ensemble` of a trained model (only the trees it predicts with).
 
     Parameters
     ----------
@@ -369,10 +369,10 @@ def check_reference(ens: Ensemble, thr32: np.ndarray, op: str, reference: Any, a
         need[internal] = ~reachable(thr32[internal])
     if X is None:
         if need.any():
-            i = int(np.flatnonzero(need)[0])
-            t, k = ens.locate(i)
+            first = int(np.flatnonzero(need)[0])
+            t, k = ens.locate(first)
             raise ExportError(
-                f"tree {t} node {k}: {fmt} cannot hold threshold {float(ens.bound[i])!r} "
+                f"tree {t} node {k}: {fmt} cannot hold threshold {float(ens.bound[first])!r} "
                 "exactly (see docs/export.md); pass adjust_thresholds=True with the training "
                 "rows (CLI: --adjust-thresholds) to move it where no training row changes side"
             )
@@ -389,7 +389,7 @@ def check_reference(ens: Ensemble, thr32: np.ndarray, op: str, reference: Any, a
         lmax = float(lv[-1].astype(np.float32)) if lv.size else -np.inf
         rmin = float(rv[0].astype(np.float32)) if rv.size else np.inf
 
-        def keeps(x: float) -> bool:
+        def keeps(x: float, lmax: float = lmax, rmin: float = rmin) -> bool:
             return (lmax <= x < rmin) if op == "<=" else (lmax < x <= rmin)
 
         x0 = float(thr32[i])

@@ -100,7 +100,7 @@ def _tables(ens: Ensemble) -> dict[str, Any]:
 
 
 def onnx_model(ens: Ensemble, opset: int = 5) -> Any:
-    """The ``onnx.ModelProto`` of *ens* (see the module docstring for *opset*)."""
+    """Build the ``onnx.ModelProto`` of *ens* (see the module docstring for *opset*)."""
     onnx = _onnx()
     from onnx import TensorProto, helper, numpy_helper
 

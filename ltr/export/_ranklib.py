@@ -1,4 +1,4 @@
-"""``ranklib``: the LambdaMART ensemble text RankLib writes (also ``model/ranklib`` of the LTR plugin).
+"""``ranklib``: the LambdaMART ensemble text RankLib writes (LTR plugin: ``model/ranklib``).
 
 What RankLib does (``ciir/umass/edu/learning/tree/Split.java`` and
 ``Ensemble.java`` of RankLib 2.x, as in codelibs/ranklib): ``<feature>`` is a

@@ -72,7 +72,7 @@ def _reachable(thr: np.ndarray) -> np.ndarray:
 
 
 def _nearby(x: float) -> np.ndarray:
-    """The thresholds Solr can reach near *x* (``p + 1e-6f`` for ``p`` around ``x - 1e-6``)."""
+    """Return the thresholds Solr can reach near *x* (``p + 1e-6f``, ``p`` near ``x - 1e-6``)."""
     p = np.float32(x - float(SLACK))
     ps = [p]
     up = down = p
@@ -83,7 +83,7 @@ def _nearby(x: float) -> np.ndarray:
 
 
 def solr_text(x: float) -> str:
-    """The text Solr parses back to the float32 *x* exactly."""
+    """Return the text Solr parses back to the float32 *x* exactly."""
     return repr(float(np.float32(x)))
 
 
@@ -96,7 +96,7 @@ def write_solr(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: st
     thr, notes = check_reference(ens, thr, "<=", reference, adjust, fmt, reachable=_reachable,
                                   nearby=_nearby)
     pre = _preimage(thr)
-    pre_s = [solr_text(p) if p == p else "" for p in pre.tolist()]
+    pre_s = [solr_text(p) if not np.isnan(p) else "" for p in pre.tolist()]
     leaf_s = [solr_text(v) for v in ens.leaf_value.tolist()]
     feature = ens.trees.feature.tolist()
     names = ens.feature_names
@@ -116,8 +116,9 @@ def write_solr(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: st
         trees.append({"weight": "1", "root": walk(ens, t, split, leaf)})
     model = {"class": CLASS, "name": name, "store": featureset,
              "features": [{"name": n} for n in names], "params": {"trees": trees}}
-    store = [{"store": featureset, "name": n, "class": "org.apache.solr.ltr.feature.FieldValueFeature",
-              "params": {"field": n}} for n in names]
+    store = [{"store": featureset, "name": n,
+              "class": "org.apache.solr.ltr.feature.FieldValueFeature", "params": {"field": n}}
+             for n in names]
     companion = path.with_name(path.name + ".feature-store.json")
     write_atomic(path, json.dumps(model, separators=(",", ":")))
     write_atomic(companion, json.dumps(store, indent=1) + "\n")

@@ -21,7 +21,11 @@ __all__ = ["LtrPluginModel", "RankLibModel", "SolrModel", "VespaLightGBMModel", 
 
 
 def load(path: Path, fmt: str, feature_names: list[str] | None = None) -> Any:
-    """The interpreter for *fmt* over the file *path* (``feature_names``: the LTR featureset order)."""
+    """Return the interpreter for *fmt* over the file *path*.
+
+    ``feature_names``: the LTR featureset's order (the other formats name or
+    number their features in the file).
+    """
     if fmt in ("opensearch-ltr", "elasticsearch-ltr"):
         if feature_names is None:
             raise ValueError(f"feature_names: required for {fmt} (the featureset's feature "

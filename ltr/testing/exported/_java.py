@@ -34,7 +34,7 @@ def parse_float(text: str) -> np.float32:
 
 
 def jackson_float(value: float) -> np.float32:
-    """A JSON number read by Jackson's ``getFloatValue`` (the double, then ``(float)``)."""
+    """Return a JSON number as Jackson's ``getFloatValue`` reads it (double, then float)."""
     return np.float32(float(value))
 
 

@@ -1,4 +1,4 @@
-"""Reference interpreter of RankLib's LambdaMART model text (also the LTR plugin's ``model/ranklib``).
+"""Reference interpreter of RankLib's LambdaMART model text (LTR plugin: ``model/ranklib``).
 
 Written from RankLib 2.x (as in codelibs/ranklib):
 ``ciir/umass/edu/learning/tree/LambdaMART.java`` (``loadFromString``: lines
@@ -39,7 +39,7 @@ class RankLibModel:
         self.trees = []
         for tree in root.iter("tree"):
             weight = parse_float(tree.attrib["weight"])
-            self.trees.append((weight, self._create(list(tree)[0])))
+            self.trees.append((weight, self._create(next(iter(tree)))))
 
     def _create(self, split: ET.Element) -> Any:
         kids = list(split)

@@ -1,0 +1,83 @@
+"""Export speed: a 1,000-tree, 255-leaf model per format (target <= 2 s per format).
+
+Trains one LightGBM and one XGBoost model of 1,000 trees with up to 255 leaves
+on synthetic data, exports each to every format and times the export (best of
+``--repeats``).  Writes experiments/results/export_speed.md with the load
+average at the start and the end.
+
+    python experiments/bench_export.py [--repeats 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ltr.engines import train
+from ltr.export import FORMATS, export_model
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=2)
+    args = ap.parse_args()
+    load0 = os.getloadavg()
+    rng = np.random.default_rng(0)
+    n_q, docs, n_f = 400, 50, 20
+    X = rng.normal(size=(n_q * docs, n_f))
+    y = np.clip((X[:, 0] + X[:, 1] + rng.normal(size=len(X))).round(), 0, 4)
+    off = np.arange(0, len(X) + 1, docs)
+    models = {
+        "lightgbm": train(X, y, off, params={"num_leaves": 255, "min_data_in_leaf": 5,
+                                             "learning_rate": 0.05}, num_boost_round=1000,
+                          random_state=0, n_jobs=2),
+        "xgboost": train(X, y, off, engine="xgboost",
+                         params={"max_depth": 0, "max_leaves": 255, "grow_policy": "lossguide",
+                                 "learning_rate": 0.05}, num_boost_round=1000,
+                         random_state=0, n_jobs=2),
+    }
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for engine, model in models.items():
+            from ltr.export import ensemble_of
+
+            ens = ensemble_of(model)
+            leaves = int(np.diff(ens.trees.leaf_start).max())
+            for fmt in FORMATS:
+                best = np.inf
+                for _ in range(args.repeats):
+                    t0 = time.perf_counter()
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        kw = {"reference": X, "adjust_thresholds": True} if fmt == "solr-ltr" else {}
+                        r = export_model(model, fmt, Path(tmp) / f"m.{fmt}", **kw)
+                    best = min(best, time.perf_counter() - t0)
+                size = sum(p.stat().st_size for p in r.files)
+                rows.append((engine, ens.n_trees, leaves, fmt, best, size))
+                print(rows[-1], flush=True)
+    load1 = os.getloadavg()
+    lines = [
+        "# Export speed (experiments/bench_export.py)",
+        "",
+        (f"1,000 trees, up to 255 leaves, 20 features; best of {args.repeats}; "
+         f"load average {load0[0]:.1f} at the start, {load1[0]:.1f} at the end "
+         f"({os.cpu_count()} CPUs, shared machine).  Solr includes the training-row check "
+         "(--adjust-thresholds)."),
+        "",
+        "| engine | trees | max leaves | format | export s | files MB |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [f"| {e} | {n} | {lv} | {f} | {t:.2f} | {s / 1e6:.1f} |" for e, n, lv, f, t, s in rows]
+    out = Path(__file__).parent / "results" / "export_speed.md"
+    out.write_text("\n".join(lines) + "\n")
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
