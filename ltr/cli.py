@@ -223,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--qid", help="query id column of tabular data (default: the run's)")
     p.add_argument("--doc-id", help="document id column of tabular data (default: row number)")
     p.add_argument("--n-features", type=int, metavar="N", help="LETOR: feature count")
+    p.add_argument("--exported", metavar="FILE",
+                   help="score through this file written by ltr export (the artefact deployed)")
+    p.add_argument("--exported-format", metavar="F", help="format of --exported (as ltr export)")
     _add_common(p)
 
     p = sub.add_parser(
@@ -425,6 +428,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             doc_id=args.doc_id,
             n_features=args.n_features,
             tag=args.tag,
+            exported=args.exported,
+            exported_format=args.exported_format,
         )
         files = (args.out, args.trec_run, args.trec_qrels)
         written = ", ".join(str(p) for p in files if p is not None)

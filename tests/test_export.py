@@ -303,6 +303,18 @@ def test_cli_export_records_the_file_and_its_checksum_in_the_run(run_dir, tmp_pa
     model = RankingModel.load(run_dir / "model.json")
     X = np.random.default_rng(0).normal(size=(50, 6))
     np.testing.assert_array_equal(load_exported(out, "onnx").predict(X), model.predict(X))
+    # round trip: a labelled file scored through the exported artefact
+    rows = [f"{(i * 7) % 3} qid:{i // 6} " + " ".join(f"{j}:{((i + 1) * j) % 11 / 11}"
+                                                      for j in range(1, 7)) for i in range(60)]
+    data = tmp_path / "test.letor"
+    data.write_text("\n".join(rows) + "\n")
+    a, b = tmp_path / "model.csv", tmp_path / "exported.csv"
+    assert main(["predict", str(run_dir), "--data", str(data), "--out", str(a)]) == 0
+    assert main(["predict", str(run_dir), "--data", str(data), "--out", str(b),
+                 "--exported", str(out), "--exported-format", "onnx"]) == 0
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(pd.read_csv(a), pd.read_csv(b))
     out = tmp_path / "solr.json"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)

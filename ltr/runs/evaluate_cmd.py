@@ -193,6 +193,8 @@ def predict_run(
     doc_id: str | None = None,
     n_features: int | None = None,
     tag: str = "ltr",
+    exported: str | os.PathLike[str] | None = None,
+    exported_format: str | None = None,
 ) -> Any:
     """Score every document of a data file with a saved model.
 
@@ -217,6 +219,11 @@ def predict_run(
         the document id is the row's position in the file.
     tag : str, default="ltr"
         The run tag of a TREC run file.
+    exported, exported_format : path-like and str, optional
+        Score through this file that ``ltr export`` wrote (format
+        *exported_format*) instead of the model: ONNX in onnxruntime, other
+        formats in :mod:`ltr.testing.exported`'s reference interpreters.  The
+        model still supplies the data settings and feature names.
 
     Returns
     -------
@@ -231,7 +238,20 @@ def predict_run(
     cfg, ds = _load_scored_file(
         model, run_dir, base, data_path, fmt=fmt, label=label, qid=qid, n_features=n_features
     )
-    scores = np.asarray(model.predict(ds.X), dtype=np.float64)
+    if (exported is None) != (exported_format is None):
+        raise RunError("--exported and --exported-format go together")
+    if exported is not None:
+        from ltr.export import load_exported
+
+        try:
+            scorer = load_exported(exported, str(exported_format), feature_names=None if (
+                model.feature_names is None) else list(model.feature_names))
+        except ValueError as exc:
+            raise RunError(f"--exported: {exc}") from exc
+        X = ds.X.toarray() if hasattr(ds.X, "toarray") else ds.X
+        scores = np.asarray(scorer.predict(np.asarray(X, dtype=np.float64)), dtype=np.float64)
+    else:
+        scores = np.asarray(model.predict(ds.X), dtype=np.float64)
     docs: Any = np.arange(ds.n_rows)
     if doc_id is not None:
         if cfg.data.source not in ("csv", "parquet"):
