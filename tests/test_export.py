@@ -162,12 +162,40 @@ def test_lightgbm_zero_as_missing_exports_exactly_or_names_the_node(tmp_path):
                             str(exc))
 
 
-def test_categorical_split_is_refused_with_the_node_named(tmp_path):
-    X, y, off = _data(4, nan=0.0)
-    X[:, 0] = np.floor(np.abs(X[:, 0]) * 3)
+def test_lightgbm_categorical_splits_export_to_onnx_as_set_membership_and_are_refused_elsewhere(
+        tmp_path):
+    rng = np.random.default_rng(0)
+    X, _, off = _data(4)
+    X[:, 0] = rng.integers(0, 12, len(X))  # the category coding: integer codes
+    y = np.clip((X[:, 0] % 3) + (np.nan_to_num(X[:, 1]) > 0) + rng.integers(0, 2, len(X)), 0, 3)
     ds = lgb.Dataset(X, y, group=np.diff(off), categorical_feature=[0])
-    booster = lgb.train({"objective": "lambdarank", "verbose": -1, "min_data_per_group": 2,
-                         "cat_smooth": 1, "min_data_in_leaf": 3}, ds, 10)
+    booster = lgb.train({"objective": "lambdarank", "verbose": -1, "min_data_per_group": 5,
+                         "cat_smooth": 1, "min_data_in_leaf": 5, "num_leaves": 7,
+                         "max_cat_to_onehot": 2, "num_threads": 1}, ds, 20)
+    assert ensemble_of(booster).categories  # many-vs-many category splits
+    export_model(booster, "onnx", tmp_path / "m.onnx")
+    H, _, _ = _data(5)
+    H[:, 0] = rng.integers(-2, 15, len(H))  # unseen and negative codes too
+    H[::7, 0] = np.nan
+    got = load_exported(tmp_path / "m.onnx", "onnx").predict(H)
+    np.testing.assert_array_equal(got, booster.predict(H, raw_score=True))
+    for fmt in sorted(set(FORMATS) - {"onnx"}):
+        with pytest.raises(ExportError, match=r"tree \d+ node \d+: a categorical split"):
+            export_model(booster, fmt, tmp_path / f"m.{fmt}")
+    with pytest.raises(ExportError, match=r"tree \d+ node \d+: a categorical split"):
+        export_model(booster, "onnx", tmp_path / "m3.onnx", onnx_opset=3)
+
+
+def test_xgboost_categorical_split_is_refused_with_the_node_named(tmp_path):
+    import pandas as pd
+    import xgboost as xgb
+
+    X, y, off = _data(6, nan=0.0)
+    df = pd.DataFrame(X, columns=[f"c{j}" for j in range(5)])
+    df["c0"] = pd.Categorical(np.floor(np.abs(X[:, 0]) * 3).astype(int))
+    dm = xgb.DMatrix(df, y, group=np.diff(off), enable_categorical=True)
+    booster = xgb.train({"objective": "rank:ndcg", "max_depth": 3, "max_cat_to_onehot": 1,
+                         "nthread": 1}, dm, 10)
     with pytest.raises(ExportError, match=r"tree \d+ node \d+: a categorical split"):
         export_model(booster, "onnx", tmp_path / "m.onnx")
 

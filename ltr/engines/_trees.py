@@ -107,6 +107,7 @@ class FlatTrees:
     leaf_value: np.ndarray  # float64 (LightGBM) or float32 (XGBoost)
     init: float = 0.0
     strict: bool = False
+    categories: dict[int, np.ndarray] | None = None  # flat node -> categories going left
 
     @property
     def n_trees(self) -> int:
@@ -206,7 +207,8 @@ def _assemble(parts: dict[str, list[np.ndarray]], paths_of: list[dict[int, list[
     )
 
 
-def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None) -> FlatTrees | None:
+def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None,
+                         categorical: bool = False) -> FlatTrees | None:
     """Flat arrays from ``model_to_string`` (thresholds and leaf values as stored, 17 digits).
 
     Parameters
@@ -215,6 +217,10 @@ def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None) -> Flat
     num_iteration : int, optional
         Passed to ``model_to_string`` (None: the best iteration if there is one;
         <= 0: every tree).
+    categorical : bool, default=False
+        Keep categorical splits (``decision`` bit 0 set) and return their
+        left-going categories in ``categories`` (for :mod:`ltr.export`; the
+        numba walks do not read them).
 
     Returns
     -------
@@ -233,13 +239,16 @@ def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None) -> Flat
     trees_of: dict[int, list[int]] = {}
     paths_of: list[dict[int, list[int]]] = []
     leaf_values: list[np.ndarray] = []
+    categories: dict[int, np.ndarray] = {}
+    n_nodes = 0
     for t, sec in enumerate(sections):
         kv = {}
         for line in sec.splitlines()[1:]:
             key, sep, value = line.partition("=")
             if sep:
                 kv[key.strip()] = value.strip()
-        if kv.get("is_linear", "0") != "0" or int(kv.get("num_cat", "0")) > 0:
+        if kv.get("is_linear", "0") != "0" or (int(kv.get("num_cat", "0")) > 0
+                                               and not categorical):
             return None
         leaf_values.append(np.array(kv.get("leaf_value", "0").split(), dtype=np.float64))
         if int(kv.get("num_leaves", "1")) < 2 or "split_feature" not in kv:
@@ -251,7 +260,16 @@ def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None) -> Flat
         f = np.array(kv["split_feature"].split(), dtype=np.int32)
         dec = np.array(kv["decision_type"].split(), dtype=np.int8)
         if np.any(dec & 1):
-            return None
+            if not categorical:
+                return None
+            bounds = np.array(kv["cat_boundaries"].split(), dtype=np.int64)
+            words = np.array(kv["cat_threshold"].split(), dtype=np.uint64)
+            thr = np.array(kv["threshold"].split(), dtype=np.float64)
+            for k in np.flatnonzero(dec & 1):
+                w = words[bounds[int(thr[k])]: bounds[int(thr[k]) + 1]]
+                bits = (w[:, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)
+                categories[n_nodes + int(k)] = np.flatnonzero(bits.reshape(-1)).astype(np.int64)
+        n_nodes += f.size
         parts["feature"].append(f)
         parts["threshold"].append(np.array(kv["threshold"].split(), dtype=np.float64))
         parts["decision"].append(dec)
@@ -260,7 +278,9 @@ def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None) -> Flat
         paths_of.append(_root_leaf_paths(parts["left"][-1], parts["right"][-1]))
         for j in np.unique(f):
             trees_of.setdefault(int(j), []).append(t)
-    return _assemble(parts, paths_of, trees_of, leaf_values, np.float64, 0.0, strict=False)
+    flat = _assemble(parts, paths_of, trees_of, leaf_values, np.float64, 0.0, strict=False)
+    flat.categories = categories if categorical else None
+    return flat
 
 
 def parse_xgboost_trees(booster: Any) -> FlatTrees | None:

@@ -27,7 +27,7 @@ nearest rounding can land on the wrong side of a float32 feature value.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -132,6 +132,7 @@ class Ensemble:
     float32_sum: bool
     n_features: int
     feature_names: list[str]
+    categories: dict[int, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_trees(self) -> int:
@@ -149,6 +150,16 @@ class Ensemble:
     def is_single_leaf(self, t: int) -> bool:
         """Return True when tree *t* is one leaf."""
         return bool(self.trees.start[t + 1] == self.trees.start[t])
+
+    def check_no_categorical(self, fmt: str) -> None:
+        """Refuse categorical splits (only ONNX ``TreeEnsemble`` has set membership)."""
+        if self.categories:
+            t, k = self.locate(min(self.categories))
+            raise ExportError(
+                f"tree {t} node {k}: a categorical split (set membership); {fmt} has no "
+                "set-membership split: export to onnx (opset 5), or train without "
+                "categorical_feature"
+            )
 
     def check_zero_missing(self, fmt: str) -> None:
         """Refuse a LightGBM zero-as-missing split whose threshold sends 0 the other way."""
@@ -222,7 +233,8 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
         raise TypeError(f"model: expected a LightGBM/XGBoost model, got {type(model).__name__}")
     if is_lightgbm_booster(booster):
         engine = "lightgbm"
-        flat = parse_lightgbm_trees(booster, num_iteration=booster.current_iteration())
+        flat = parse_lightgbm_trees(booster, num_iteration=booster.current_iteration(),
+                                    categorical=True)
         n_features = int(booster.num_feature())
         own: list[str] | None = [str(n) for n in booster.feature_name()]
     else:
@@ -231,8 +243,9 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
         n_features = int(booster.num_features())
         own = None if booster.feature_names is None else [str(n) for n in booster.feature_names]
     if flat is None:
-        raise ExportError(f"cannot export exactly: {_categorical_node(booster)}; no tree format "
-                          "of ltr.export expresses it (categorical splits are not supported yet)")
+        raise ExportError(f"cannot export exactly: {_categorical_node(booster)}; no format of "
+                          "ltr.export expresses it (categorical splits: LightGBM models to onnx "
+                          "only)")
     names = _check_names(feature_names if feature_names is not None else own, n_features)
     dec = flat.decision.astype(np.int64)
     default_left = (dec & 2) != 0
@@ -242,6 +255,11 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
         nan_left = np.where(missing == 0, 0.0 <= bound, default_left)
         zero_missing = missing == 1
         leaf = flat.leaf_value.astype(np.float64)
+        cats = np.zeros(bound.size, dtype=bool)
+        cats[list(flat.categories or {})] = True
+        bound[cats] = np.nan  # a categorical node's threshold is an index, not a value
+        nan_left[cats] = False  # CategoricalDecision: NaN goes right
+        zero_missing[cats] = False
     else:
         bound = xgboost_bound(flat.threshold.astype(np.float32))
         nan_left = default_left.copy()
@@ -259,6 +277,7 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
         float32_sum=engine == "xgboost",
         n_features=n_features,
         feature_names=names,
+        categories=dict(flat.categories or {}),
     )
 
 

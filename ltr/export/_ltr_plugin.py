@@ -79,6 +79,7 @@ def _trees(ens: Ensemble, thr: np.ndarray) -> list[Any]:
 def write_ltr_plugin(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: str,
                      reference: Any = None, adjust: bool = False) -> tuple[list[Path], list[str]]:
     """Write the definition and the ``_createmodel`` request body; return (files, notes)."""
+    ens.check_no_categorical(fmt)
     ens.check_zero_missing(fmt)
     if fmt == "elasticsearch-ltr":
         warn_nan_right(ens, fmt)

@@ -16,13 +16,18 @@ float32 threshold, so ``float32(x) < t`` holds exactly for double inputs);
 NaN's direction per node (LightGBM missing type None: where 0 goes);
 zero-as-missing splits are refused unless the threshold already sends 0 the
 default way; a base score is a first tree whose two branches share one leaf.
+LightGBM categorical splits become ``BRANCH_MEMBER`` (mode 6) nodes over the
+categories going left (``membership_values``, NaN-separated); NaN and negative
+codes go right as in LightGBM's ``CategoricalDecision``; exact for integer
+category codes (LightGBM truncates other values, ONNX compares them).
 Leaves stay doubles: LightGBM's scores are reproduced bit for bit when
 onnxruntime sums the trees in order (one thread); XGBoost's float32 sum is
 matched to about 1e-7 relative.
 
 Fallback (``opset=3``, explicit): ``TreeEnsembleRegressor`` of ``ai.onnx.ml``
 opset 3 (IR version 8), float32 input, thresholds and output: ``BRANCH_LEQ``
-with ``floor_float32(bound)``, exact for float32 inputs only.
+with ``floor_float32(bound)``, exact for float32 inputs only; no categorical
+splits.
 """
 
 from __future__ import annotations
@@ -49,10 +54,13 @@ def _tables(ens: Ensemble) -> dict[str, Any]:
     """Flat node/leaf tables in ONNX TreeEnsemble (opset 5) numbering."""
     tr = ens.trees
     feat, true_id, true_leaf, false_id, false_leaf, split, miss = [], [], [], [], [], [], []
+    modes: list[int] = []
+    members: list[float] = []
     roots: list[int] = []
     leaves: list[float] = []
     if ens.base != 0.0:  # a root whose two branches share one leaf
         roots.append(0)
+        modes.append(0)
         feat.append(0)
         split.append(0.0)
         miss.append(1)
@@ -67,6 +75,7 @@ def _tables(ens: Ensemble) -> dict[str, Any]:
         leaves.extend(lv.tolist())
         if ens.is_single_leaf(t):
             roots.append(len(feat))
+            modes.append(0)
             feat.append(0)
             split.append(0.0)
             miss.append(1)
@@ -84,7 +93,13 @@ def _tables(ens: Ensemble) -> dict[str, Any]:
         for k in internal:
             f = s + int(k)
             feat.append(int(tr.feature[f]))
-            split.append(float(ens.bound[f]))
+            if f in ens.categories:  # BRANCH_MEMBER: the categories going left
+                modes.append(6)
+                split.append(0.0)
+                members.extend(ens.categories[f].astype(np.float64).tolist() + [np.nan])
+            else:
+                modes.append(0)
+                split.append(float(ens.bound[f]))
             miss.append(int(ens.nan_left[f]))
             for child, ids, flags in ((tr.left[f], true_id, true_leaf),
                                       (tr.right[f], false_id, false_leaf)):
@@ -96,7 +111,7 @@ def _tables(ens: Ensemble) -> dict[str, Any]:
                     flags.append(0)
     return {"feat": feat, "true_id": true_id, "true_leaf": true_leaf, "false_id": false_id,
             "false_leaf": false_leaf, "split": split, "miss": miss, "roots": roots,
-            "leaves": leaves}
+            "leaves": leaves, "modes": modes, "members": members}
 
 
 def onnx_model(ens: Ensemble, opset: int = 5) -> Any:
@@ -108,21 +123,28 @@ def onnx_model(ens: Ensemble, opset: int = 5) -> Any:
         raise ValueError(f"opset: must be 5 (TreeEnsemble) or 3 (TreeEnsembleRegressor "
                          f"fallback), got {opset!r}")
     ens.check_zero_missing("onnx")
+    if opset == 3:
+        ens.check_no_categorical("onnx opset 3 (TreeEnsembleRegressor)")
     tb = _tables(ens)
     n = ens.n_features
     if opset == 5:
+        extra: dict[str, Any] = {}
+        if tb["members"]:
+            extra["membership_values"] = numpy_helper.from_array(
+                np.asarray(tb["members"], dtype=np.float64))
         node = helper.make_node(
             "TreeEnsemble", ["X"], ["scores"], domain="ai.onnx.ml",
             aggregate_function=1, post_transform=0, n_targets=1,
             tree_roots=tb["roots"],
             nodes_featureids=tb["feat"],
             nodes_splits=numpy_helper.from_array(np.asarray(tb["split"], dtype=np.float64)),
-            nodes_modes=numpy_helper.from_array(np.zeros(len(tb["feat"]), dtype=np.uint8)),
+            nodes_modes=numpy_helper.from_array(np.asarray(tb["modes"], dtype=np.uint8)),
             nodes_truenodeids=tb["true_id"], nodes_trueleafs=tb["true_leaf"],
             nodes_falsenodeids=tb["false_id"], nodes_falseleafs=tb["false_leaf"],
             nodes_missing_value_tracks_true=tb["miss"],
             leaf_targetids=[0] * len(tb["leaves"]),
             leaf_weights=numpy_helper.from_array(np.asarray(tb["leaves"], dtype=np.float64)),
+            **extra,
         )
         dtype, ir, opsets = TensorProto.DOUBLE, 10, [("", 21), ("ai.onnx.ml", 5)]
     else:

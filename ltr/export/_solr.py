@@ -90,6 +90,7 @@ def solr_text(x: float) -> str:
 def write_solr(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: str,
                reference: Any = None, adjust: bool = False) -> tuple[list[Path], list[str]]:
     """Write the model and the feature-store stub; return (files, notes)."""
+    ens.check_no_categorical(fmt)
     ens.check_zero_missing(fmt)
     warn_nan_right(ens, fmt)
     thr = float32_thresholds(ens, "<=", fmt)

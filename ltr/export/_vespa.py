@@ -44,6 +44,7 @@ __all__ = ["write_vespa"]
 def write_vespa(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: str,
                 reference: Any = None, adjust: bool = False) -> tuple[list[Path], list[str]]:
     """Write the dump JSON and the rank-profile snippet; return (files, notes)."""
+    ens.check_no_categorical(fmt)
     ens.check_zero_missing(fmt)
     thr = np.nextafter(ens.bound, np.inf).tolist()
     leaves = ens.leaf_value.tolist()
