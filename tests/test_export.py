@@ -148,18 +148,18 @@ def test_one_and_a_thousand_trees(engine, rounds, tmp_path):
         _check(model, fmt, X, off, tmp_path)
 
 
-def test_lightgbm_zero_as_missing_exports_exactly_or_names_the_node(tmp_path):
-    X, y, off = _data(3, nan=0.0, zeros=0.3)
+def test_lightgbm_zero_as_missing_splits_are_rewritten_and_export_exactly(tmp_path):
+    X, y, off = _data(3, nan=0.05, zeros=0.3)
     model = train(X, y, off, params={**LGB, "zero_as_missing": True}, num_boost_round=15,
                   random_state=0, n_jobs=1)
-    ens = ensemble_of(model)
-    assert ens.zero_missing.any()
-    for fmt in ("onnx", "vespa", "opensearch-ltr"):
-        try:
-            _check(model, fmt, X, off, tmp_path)
-        except ExportError as exc:
-            assert re.match(r"tree \d+ node \d+: LightGBM treats \|x\| <= 1e-35 as missing",
-                            str(exc))
+    root = model.booster.dump_model()["tree_info"][0]["tree_structure"]
+    assert root["missing_type"] == "Zero"
+    held, _, held_off = _data(7, nan=0.05, zeros=0.3)
+    held[::9, 2] = 1e-36  # inside LightGBM's zero band
+    held[::13, 3] = -1e-35
+    E, off2 = _edge_rows(model, held, held_off)
+    for fmt in ("onnx", "vespa", "opensearch-ltr", "ranklib"):
+        _check(model, fmt, E, off2, tmp_path)
 
 
 def test_lightgbm_categorical_splits_export_to_onnx_as_set_membership_and_are_refused_elsewhere(

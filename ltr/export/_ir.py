@@ -39,6 +39,7 @@ from ltr.engines._trees import (
     parse_lightgbm_trees,
     parse_xgboost_trees,
 )
+from ltr.export._zero import K_ZERO, expand_zero_missing
 
 __all__ = [
     "K_ZERO",
@@ -51,7 +52,6 @@ __all__ = [
     "xgboost_bound",
 ]
 
-K_ZERO = float(np.float32(1e-35))  # LightGBM kZeroThreshold (a float widened to double)
 
 
 class ExportError(ValueError):
@@ -161,23 +161,6 @@ class Ensemble:
                 "categorical_feature"
             )
 
-    def check_zero_missing(self, fmt: str) -> None:
-        """Refuse a LightGBM zero-as-missing split whose threshold sends 0 the other way."""
-        idx = np.flatnonzero(self.zero_missing)
-        for i in idx:
-            dl = bool(self.default_left[i])
-            b = float(self.bound[i])
-            consistent = (K_ZERO <= b) if dl else (-K_ZERO > b)
-            if not consistent:
-                t, k = self.locate(int(i))
-                side = "left" if dl else "right"
-                raise ExportError(
-                    f"tree {t} node {k}: LightGBM treats |x| <= 1e-35 as missing and sends "
-                    f"it {side}, but its threshold {b!r} sends 0 the other way; {fmt} has no "
-                    "zero-as-missing rule (train with zero_as_missing=False, or export to onnx "
-                    "after retraining)"
-                )
-
     def locate(self, flat: int) -> tuple[int, int]:
         """``(tree, node)`` of a flat node index."""
         t = int(np.searchsorted(self.trees.start, flat, side="right") - 1)
@@ -265,7 +248,7 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
         nan_left = default_left.copy()
         zero_missing = np.zeros(bound.size, dtype=bool)
         leaf = flat.leaf_value.astype(np.float64)
-    return Ensemble(
+    ens = Ensemble(
         engine=engine,
         trees=flat,
         bound=bound,
@@ -279,6 +262,9 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
         feature_names=names,
         categories=dict(flat.categories or {}),
     )
+    if engine == "lightgbm":
+        ens = expand_zero_missing(ens)
+    return ens
 
 
 def _check_names(names: list[str] | None, n_features: int) -> list[str]:

@@ -18,9 +18,9 @@ o19s/elasticsearch-learning-to-rank):
 How ltr maps the engines onto it: a split ``v <= bound`` becomes ``v <
 next_float32(floor_float32(bound))`` (exact for every float32 feature value;
 for XGBoost this is its own float32 threshold); NaN's direction is written as
-``missing`` (LightGBM missing type None: where 0 goes); a LightGBM
-zero-as-missing split is refused unless its threshold already sends 0 the
-default way; XGBoost's ``base_score`` becomes a first one-leaf tree (the
+``missing`` (LightGBM missing type None: where 0 goes); LightGBM
+zero-as-missing splits arrive rewritten as plain splits
+(:mod:`ltr.export._zero`); XGBoost's ``base_score`` becomes a first one-leaf tree (the
 plugin adds no base score).  LightGBM's float64 leaves are rounded to float32
 (about 6e-8 relative per leaf).
 
@@ -80,7 +80,6 @@ def write_ltr_plugin(ens: Ensemble, path: Path, *, fmt: str, name: str, features
                      reference: Any = None, adjust: bool = False) -> tuple[list[Path], list[str]]:
     """Write the definition and the ``_createmodel`` request body; return (files, notes)."""
     ens.check_no_categorical(fmt)
-    ens.check_zero_missing(fmt)
     if fmt == "elasticsearch-ltr":
         warn_nan_right(ens, fmt)
     thr = float32_thresholds(ens, "<", fmt)

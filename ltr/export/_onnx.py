@@ -14,8 +14,8 @@ How ltr maps the engines onto it: the split is ``x <= bound`` exactly
 (LightGBM: its threshold; XGBoost: the last double that rounds below its
 float32 threshold, so ``float32(x) < t`` holds exactly for double inputs);
 NaN's direction per node (LightGBM missing type None: where 0 goes);
-zero-as-missing splits are refused unless the threshold already sends 0 the
-default way; a base score is a first tree whose two branches share one leaf.
+LightGBM zero-as-missing splits arrive rewritten as plain splits
+(:mod:`ltr.export._zero`); a base score is a first tree whose two branches share one leaf.
 LightGBM categorical splits become ``BRANCH_MEMBER`` (mode 6) nodes over the
 categories going left (``membership_values``, NaN-separated); NaN and negative
 codes go right as in LightGBM's ``CategoricalDecision``; exact for integer
@@ -122,7 +122,6 @@ def onnx_model(ens: Ensemble, opset: int = 5) -> Any:
     if opset not in OPSETS:
         raise ValueError(f"opset: must be 5 (TreeEnsemble) or 3 (TreeEnsembleRegressor "
                          f"fallback), got {opset!r}")
-    ens.check_zero_missing("onnx")
     if opset == 3:
         ens.check_no_categorical("onnx opset 3 (TreeEnsembleRegressor)")
     tb = _tables(ens)

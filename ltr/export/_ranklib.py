@@ -45,7 +45,6 @@ def write_ranklib(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset:
                   reference: Any = None, adjust: bool = False) -> tuple[list[Path], list[str]]:
     """Write the ensemble text; return (files, notes)."""
     ens.check_no_categorical(fmt)
-    ens.check_zero_missing(fmt)
     warn_nan_right(ens, fmt)
     thr = float32_thresholds(ens, "<=", fmt)
     thr, notes = check_reference(ens, thr, "<=", reference, adjust, fmt)

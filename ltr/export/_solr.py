@@ -17,8 +17,9 @@ float32 ``p`` whose sum with the slack lands exactly on it.  Where no such
 ``p`` exists (the slack skips some float32 values near zero) the export is
 refused, or with ``adjust_thresholds`` moved to the nearest reachable value
 that keeps every training row on its side.  NaN goes right (a warning when
-the model learned another direction); zero-as-missing as in
-:mod:`ltr.export._ltr_plugin`; a base score becomes a first one-leaf tree.
+the model learned another direction); zero-as-missing splits arrive
+rewritten as plain splits (:mod:`ltr.export._zero`); a base score becomes a
+first one-leaf tree.
 
 Files: ``FILE`` (the model, ``PUT /solr/COLLECTION/schema/model-store``) and
 ``FILE.feature-store.json`` (one ``FieldValueFeature`` per feature, to edit,
@@ -91,7 +92,6 @@ def write_solr(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: st
                reference: Any = None, adjust: bool = False) -> tuple[list[Path], list[str]]:
     """Write the model and the feature-store stub; return (files, notes)."""
     ens.check_no_categorical(fmt)
-    ens.check_zero_missing(fmt)
     warn_nan_right(ens, fmt)
     thr = float32_thresholds(ens, "<=", fmt)
     thr, notes = check_reference(ens, thr, "<=", reference, adjust, fmt, reachable=_reachable,

@@ -19,9 +19,9 @@ both engines export exactly for double inputs.  Both engines use this one
 format (Vespa's XGBoost importer would round thresholds to float32 and
 compare doubles, which is not XGBoost's rule).  ``default_left`` is where NaN
 must go (LightGBM missing type None: where 0 goes); zero-as-missing splits
-are refused unless the threshold already sends 0 the default way; a base
-score is a first one-leaf tree.  Vespa may evaluate large forests with its
-float32 fast-forest optimisation; this is outside what is checked here.
+arrive rewritten as plain splits (:mod:`ltr.export._zero`); a base score
+is a first one-leaf tree.  Vespa may evaluate large forests with its float32
+fast-forest optimisation; this is outside what is checked here.
 
 Files: ``FILE`` (put it under ``models/`` of the application package) and
 ``FILE.rank-profile.sd`` (a rank profile using it).
@@ -45,7 +45,6 @@ def write_vespa(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: s
                 reference: Any = None, adjust: bool = False) -> tuple[list[Path], list[str]]:
     """Write the dump JSON and the rank-profile snippet; return (files, notes)."""
     ens.check_no_categorical(fmt)
-    ens.check_zero_missing(fmt)
     thr = np.nextafter(ens.bound, np.inf).tolist()
     leaves = ens.leaf_value.tolist()
     nan_left = ens.nan_left.tolist()
