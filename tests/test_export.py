@@ -361,3 +361,33 @@ def test_cli_export_rejects_bad_options_with_the_option_named(run_dir, tmp_path,
     assert main(["export", str(run_dir), "--format", "onnx", "--out",
                  str(tmp_path / "no" / "m")]) == 1
     assert "--out: folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_engine_models_export_only_the_trees_they_predict_with(engine, tmp_path):
+    import xgboost as xgb
+
+    X, y, off = _data(8, n_queries=20)
+    V, yv, offv = _data(9, n_queries=10)
+    if engine == "lightgbm":
+        ds = lgb.Dataset(X, y, group=np.diff(off))
+        booster = lgb.train({"objective": "lambdarank", "verbose": -1, "learning_rate": 0.5,
+                             "num_leaves": 15, "min_data_in_leaf": 2, "num_threads": 1}, ds, 200,
+                            valid_sets=[lgb.Dataset(V, yv, group=np.diff(offv), reference=ds)],
+                            callbacks=[lgb.early_stopping(3, verbose=False)],
+                            keep_training_booster=True)  # keeps the trees after the best
+        best, total = booster.best_iteration, booster.current_iteration()
+        want = booster.predict(V, raw_score=True)
+    else:  # the scikit-learn wrapper predicts up to best_iteration (a Booster: every tree)
+        booster = xgb.XGBRanker(objective="rank:ndcg", learning_rate=0.5, n_jobs=1,
+                                n_estimators=200, early_stopping_rounds=3)
+        booster.fit(X, y, qid=np.repeat(np.arange(len(off) - 1), np.diff(off)),
+                    eval_set=[(V, yv)], eval_qid=[np.repeat(np.arange(len(offv) - 1),
+                                                            np.diff(offv))], verbose=False)
+        best, total = booster.best_iteration + 1, booster.get_booster().num_boosted_rounds()
+        want = booster.predict(V, output_margin=True)
+    assert best < total
+    assert ensemble_of(booster).n_trees == best
+    export_model(booster, "onnx", tmp_path / "m.onnx")
+    got = load_exported(tmp_path / "m.onnx", "onnx").predict(V)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())

@@ -201,7 +201,10 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
     Parameters
     ----------
     model : RankingModel, estimator or booster
-        Anything :func:`ltr.engines._trees.find_booster` recognises.
+        Anything :func:`ltr.engines._trees.find_booster` recognises.  Only the
+        trees the model predicts with by default: a LightGBM booster's and
+        XGBoost's scikit-learn models' ``best_iteration`` (an XGBoost
+        ``Booster`` predicts with all its trees; ``ltr`` models are already cut).
     feature_names : list of str, optional
         Search-engine names of the model's columns, in order (default: the
         model's own; ``f0, f1, ...`` when it has none).
@@ -216,12 +219,20 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
         raise TypeError(f"model: expected a LightGBM/XGBoost model, got {type(model).__name__}")
     if is_lightgbm_booster(booster):
         engine = "lightgbm"
-        flat = parse_lightgbm_trees(booster, num_iteration=booster.current_iteration(),
-                                    categorical=True)
+        best = int(getattr(booster, "best_iteration", 0) or 0)  # as LightGBM's predict
+        flat = parse_lightgbm_trees(booster, num_iteration=best if best > 0
+                                    else booster.current_iteration(), categorical=True)
         n_features = int(booster.num_feature())
         own: list[str] | None = [str(n) for n in booster.feature_name()]
     else:
         engine = "xgboost"
+        # a Booster predicts with every tree; XGBRanker/XGBRegressor stop at best_iteration
+        try:
+            best = None if booster is model else getattr(model, "best_iteration", None)
+        except AttributeError:  # the scikit-learn wrapper raises without early stopping
+            best = None
+        if best is not None and int(best) + 1 < booster.num_boosted_rounds():
+            booster = booster[: int(best) + 1]
         flat = parse_xgboost_trees(booster)
         n_features = int(booster.num_features())
         own = None if booster.feature_names is None else [str(n) for n in booster.feature_names]
