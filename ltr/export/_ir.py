@@ -228,11 +228,11 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
         engine = "xgboost"
         # a Booster predicts with every tree; XGBRanker/XGBRegressor stop at best_iteration
         try:
-            best = None if booster is model else getattr(model, "best_iteration", None)
+            stop = None if booster is model else getattr(model, "best_iteration", None)
         except AttributeError:  # the scikit-learn wrapper raises without early stopping
-            best = None
-        if best is not None and int(best) + 1 < booster.num_boosted_rounds():
-            booster = booster[: int(best) + 1]
+            stop = None
+        if stop is not None and int(stop) + 1 < booster.num_boosted_rounds():
+            booster = booster[: int(stop) + 1]
         flat = parse_xgboost_trees(booster)
         n_features = int(booster.num_features())
         own = None if booster.feature_names is None else [str(n) for n in booster.feature_names]
