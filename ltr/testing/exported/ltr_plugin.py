@@ -1,10 +1,11 @@
 """Reference interpreter of the LTR plugin's ``model/xgboost+json`` (OpenSearch and Elasticsearch).
 
 Written from opensearch-project/opensearch-learning-to-rank-base (main, 3.x):
-``src/main/java/com/o19s/es/ltr/ranker/parser/XGBoostJsonParser.java`` and
-``src/main/java/com/o19s/es/ltr/ranker/dectree/NaiveAdditiveDecisionTree.java``,
-and o19s/elasticsearch-learning-to-rank (1.5.x) ``XGBoostJsonParser.java``,
-whose ``missing`` field is parsed and ignored.  Independent of ``ltr.export``.
+``src/main/java/com/o19s/es/ltr/ranker/parser/XGBoostJsonParser.java`` (commit
+3ebd19a) and ``src/main/java/com/o19s/es/ltr/ranker/dectree/
+NaiveAdditiveDecisionTree.java`` (commit 090f77e), and
+o19s/elasticsearch-learning-to-rank (1.5.x) ``XGBoostJsonParser.java`` (commit
+0331fe5), whose ``missing`` field is parsed and ignored.  Independent of ``ltr.export``.
 
 * the definition is an array of trees (or an object with ``splits``);
 * a split needs ``nodeid, depth, split, split_condition, yes, no, children``

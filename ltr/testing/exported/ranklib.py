@@ -1,6 +1,6 @@
 """Reference interpreter of RankLib's LambdaMART model text (LTR plugin: ``model/ranklib``).
 
-Written from RankLib 2.x (as in codelibs/ranklib):
+Written from RankLib 2.x (as in codelibs/ranklib, commit 378a17d):
 ``ciir/umass/edu/learning/tree/LambdaMART.java`` (``loadFromString``: lines
 trimmed, empty and ``##`` lines skipped, the rest concatenated),
 ``Ensemble.java`` (``Ensemble(String)``, ``eval``) and ``Split.java``

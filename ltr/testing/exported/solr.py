@@ -1,7 +1,8 @@
 """Reference interpreter of Solr's ``MultipleAdditiveTreesModel``.
 
 Written from apache/solr (main, 9.x)
-``solr/modules/ltr/src/java/org/apache/solr/ltr/model/MultipleAdditiveTreesModel.java``.
+``solr/modules/ltr/src/java/org/apache/solr/ltr/model/MultipleAdditiveTreesModel.java``
+(commit 1a87471).
 Independent of ``ltr.export``.
 
 * ``features`` gives the feature vector's order (``fname2index``);

@@ -2,7 +2,7 @@
 
 Written from vespa-engine/vespa (8.x)
 ``model-integration/src/main/java/ai/vespa/rankingexpression/importer/lightgbm/LightGBMParser.java``
-(``nodeToRankingExpression``, ``applyObjective``).  Independent of ``ltr.export``.
+(commit 089e174; ``nodeToRankingExpression``, ``applyObjective``).  Independent of ``ltr.export``.
 
 * each tree becomes ``if (cond, left, right)``; numerical nodes (any
   ``decision_type`` but ``==``): ``Double.parseDouble(threshold)``, ``cond`` is
