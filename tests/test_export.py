@@ -391,3 +391,13 @@ def test_engine_models_export_only_the_trees_they_predict_with(engine, tmp_path)
     export_model(booster, "onnx", tmp_path / "m.onnx")
     got = load_exported(tmp_path / "m.onnx", "onnx").predict(V)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
+
+
+def test_interpreters_parse_floats_as_java_does_at_a_float32_midpoint():
+    from ltr.testing.exported._java import parse_float
+
+    # 1 + 2**-24 is halfway between float32 1.0 and the next; the shortest double text of
+    # that midpoint is slightly above it as a decimal, so Java rounds it up
+    assert parse_float("1.000000059604644775390625") == np.float32(1.0)  # a tie: to even
+    assert parse_float("1.0000000596046448") == np.nextafter(np.float32(1), np.float32(2))
+    assert np.float32(float("1.0000000596046448")) == np.float32(1.0)  # double rounding

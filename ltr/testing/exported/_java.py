@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["jackson_float", "parse_float", "partition"]
+__all__ = ["jackson_float", "parse_float"]
 
 
 def parse_float(text: str) -> np.float32:
@@ -37,7 +37,3 @@ def jackson_float(value: float) -> np.float32:
     """Return a JSON number as Jackson's ``getFloatValue`` reads it (double, then float)."""
     return np.float32(float(value))
 
-
-def partition(rows: np.ndarray, go_left: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Split row indices by a boolean mask over them."""
-    return rows[go_left], rows[~go_left]
