@@ -208,7 +208,7 @@ def _assemble(parts: dict[str, list[np.ndarray]], paths_of: list[dict[int, list[
 
 
 def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None,
-                         categorical: bool = False) -> FlatTrees | None:
+                         categorical: bool = False, paths: bool = True) -> FlatTrees | None:
     """Flat arrays from ``model_to_string`` (thresholds and leaf values as stored, 17 digits).
 
     Parameters
@@ -221,6 +221,9 @@ def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None,
         Keep categorical splits (``decision`` bit 0 set) and return their
         left-going categories in ``categories`` (for :mod:`ltr.export`; the
         numba walks do not read them).
+    paths : bool, default=True
+        Build ``paths`` (root-to-leaf node lists); without them ``paths`` is
+        empty and ``first_nodes``/``code_bounds`` are unusable (for export).
 
     Returns
     -------
@@ -275,7 +278,8 @@ def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None,
         parts["decision"].append(dec)
         parts["left"].append(np.array(kv["left_child"].split(), dtype=np.int32))
         parts["right"].append(np.array(kv["right_child"].split(), dtype=np.int32))
-        paths_of.append(_root_leaf_paths(parts["left"][-1], parts["right"][-1]))
+        paths_of.append(_root_leaf_paths(parts["left"][-1], parts["right"][-1]) if paths
+                        else {})
         for j in np.unique(f):
             trees_of.setdefault(int(j), []).append(t)
     flat = _assemble(parts, paths_of, trees_of, leaf_values, np.float64, 0.0, strict=False)
@@ -283,11 +287,12 @@ def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None,
     return flat
 
 
-def parse_xgboost_trees(booster: Any) -> FlatTrees | None:
+def parse_xgboost_trees(booster: Any, paths: bool = True) -> FlatTrees | None:
     """Flat arrays from XGBoost's JSON model (float32 thresholds and leaf values).
 
     Node ids stay XGBoost's (a leaf's own entry, feature -1, is never visited); leaves are
-    numbered in node order.  ``init`` is the float32 ``base_score``.
+    numbered in node order.  ``init`` is the float32 ``base_score``.  ``paths``: as in
+    :func:`parse_lightgbm_trees`.
 
     Returns
     -------
@@ -339,7 +344,7 @@ def parse_xgboost_trees(booster: Any) -> FlatTrees | None:
         parts["decision"].append(np.where(default_left, 2, 0) | (2 << 2))  # NaN is missing
         parts["left"].append(lchild)
         parts["right"].append(rchild)
-        paths_of.append(_root_leaf_paths(lchild, rchild))
+        paths_of.append(_root_leaf_paths(lchild, rchild) if paths else {})
         for j in np.unique(feats[~is_leaf]):
             trees_of.setdefault(int(j), []).append(t)
     return _assemble(parts, paths_of, trees_of, leaf_values, np.float32,

@@ -139,6 +139,11 @@ class Ensemble:
         """Number of trees."""
         return self.trees.n_trees
 
+    def lists(self) -> tuple[list[int], list[int], list[int]]:
+        """``(start, left, right)`` as Python lists (for :func:`preorder`)."""
+        tr = self.trees
+        return tr.start.tolist(), tr.left.tolist(), tr.right.tolist()
+
     def node(self, t: int, k: int) -> int:
         """Flat index of node *k* of tree *t*."""
         return int(self.trees.start[t] + k)
@@ -221,7 +226,8 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
         engine = "lightgbm"
         best = int(getattr(booster, "best_iteration", 0) or 0)  # as LightGBM's predict
         flat = parse_lightgbm_trees(booster, num_iteration=best if best > 0
-                                    else booster.current_iteration(), categorical=True)
+                                    else booster.current_iteration(), categorical=True,
+                                    paths=False)
         n_features = int(booster.num_feature())
         own: list[str] | None = [str(n) for n in booster.feature_name()]
     else:
@@ -233,7 +239,7 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
             stop = None
         if stop is not None and int(stop) + 1 < booster.num_boosted_rounds():
             booster = booster[: int(stop) + 1]
-        flat = parse_xgboost_trees(booster)
+        flat = parse_xgboost_trees(booster, paths=False)
         n_features = int(booster.num_features())
         own = None if booster.feature_names is None else [str(n) for n in booster.feature_names]
     if flat is None:
@@ -298,6 +304,40 @@ def _check_names(names: list[str] | None, n_features: int) -> list[str]:
     return names
 
 
+def preorder(ens: Ensemble, t: int, out: list[str], lists: tuple[list[int], ...],
+             open_: Any, mid: Any, close: Any, leaf: Any) -> None:
+    """Append the text of tree *t* to *out*, node by node in pre-order.
+
+    A split contributes ``open_(flat, node, depth)``, its left subtree,
+    ``mid(flat)``, its right subtree and ``close(flat)``; a leaf ``leaf(i,
+    depth)`` (``i``: its number in the tree).  *lists* is ``(start, left,
+    right)`` of the trees as Python lists (:meth:`Ensemble.lists`).  No
+    recursion: the text of a subtree is never copied.
+    """
+    start, left, right = lists
+    if start[t + 1] == start[t]:
+        out.append(leaf(0, 0))
+        return
+    base = start[t]
+    stack: list[tuple[int, int, int]] = [(0, 0, 0)]
+    while stack:
+        kind, k, depth = stack.pop()
+        if kind == 0:
+            if k < 0:
+                out.append(leaf(~k, depth))
+                continue
+            flat = base + k
+            out.append(open_(flat, k, depth))
+            stack.append((2, flat, depth))
+            stack.append((0, right[flat], depth + 1))
+            stack.append((1, flat, depth))
+            stack.append((0, left[flat], depth + 1))
+        elif kind == 1:
+            out.append(mid(k))
+        else:
+            out.append(close(k))
+
+
 def walk(ens: Ensemble, t: int, split: Any, leaf: Any) -> Any:
     """Build tree *t* bottom-up: ``split(flat, node, depth, left, right)`` and ``leaf(i, depth)``.
 
@@ -320,22 +360,34 @@ def walk(ens: Ensemble, t: int, split: Any, leaf: Any) -> Any:
     return build(0, 0)
 
 
-def float32_thresholds(ens: Ensemble, op: str, fmt: str) -> np.ndarray:
+def float32_thresholds(ens: Ensemble, op: str) -> tuple[np.ndarray, list[str]]:
     """Float32 thresholds (as float64) for a float32 engine comparing with *op* (``<=``/``<``).
 
-    Exact for every float32 feature value (the engines round features to
-    float32 before comparing).
+    Exact for every finite float32 feature value (the engines round features
+    to float32 before comparing), see :func:`finite_thresholds` for the
+    returned notes.
     """
     low = floor32(ens.bound)
-    if op == "<=":
-        return low.astype(np.float64)
-    thr = next32(low)
-    bad = np.flatnonzero(~np.isfinite(thr) & np.isfinite(ens.bound) & (ens.trees.feature >= 0))
-    if bad.size:
-        t, k = ens.locate(int(bad[0]))
-        raise ExportError(f"tree {t} node {k}: threshold {float(ens.bound[bad[0]])!r} is above "
-                          f"the largest float32; {fmt} cannot express it")
-    return thr.astype(np.float64)
+    thr = low if op == "<=" else next32(low)
+    return finite_thresholds(ens, thr.astype(np.float64), float(np.finfo(np.float32).max))
+
+
+def finite_thresholds(ens: Ensemble, thr: np.ndarray, big: float) -> tuple[np.ndarray, list[str]]:
+    """Replace infinite thresholds by +-*big* (JSON has no infinity); one note per node.
+
+    A split that sends every finite value one way (LightGBM writes such
+    thresholds as ``inf``) keeps doing so, except for the value *big* itself.
+    """
+    bad = np.flatnonzero(~np.isfinite(thr) & ~np.isnan(thr) & (ens.trees.feature >= 0))
+    notes = []
+    thr = thr.copy()
+    for i in bad:
+        t, k = ens.locate(int(i))
+        thr[i] = big if thr[i] > 0 else -big
+        notes.append(f"tree {t} node {k}: threshold {float(ens.bound[i])!r} written as "
+                     f"{float(thr[i])!r} (the file format has no infinity; only that value "
+                     "itself can change side)")
+    return thr, notes
 
 
 def warn_nan_right(ens: Ensemble, fmt: str) -> None:

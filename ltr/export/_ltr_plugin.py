@@ -41,7 +41,7 @@ from ltr.export._ir import (
     Ensemble,
     check_reference,
     float32_thresholds,
-    walk,
+    preorder,
     warn_nan_right,
 )
 
@@ -50,30 +50,39 @@ __all__ = ["write_ltr_plugin"]
 TYPE = "model/xgboost+json"
 
 
-def _trees(ens: Ensemble, thr: np.ndarray) -> list[Any]:
-    leaf32 = ens.leaf_value.astype(np.float32).astype(np.float64).tolist()
-    thr_l = thr.tolist()
+def _definition(ens: Ensemble, thr: np.ndarray) -> str:
+    """Return the dump array as JSON text (node by node, see :func:`preorder`)."""
+    leaf32 = [repr(v) for v in ens.leaf_value.astype(np.float32).astype(np.float64).tolist()]
+    thr_s = [repr(v) for v in thr.tolist()]
     nan_left = ens.nan_left.tolist()
     feature = ens.trees.feature.tolist()
-    names = ens.feature_names
-    out: list[Any] = []
+    names = [json.dumps(n) for n in ens.feature_names]
+    lists = ens.lists()
+    start, left, right = lists
+    leaf_start = ens.trees.leaf_start.tolist()
+    out: list[str] = ["["]
     if ens.base != 0.0:
-        out.append({"nodeid": 0, "leaf": float(np.float32(ens.base))})
+        out.append(f'{{"nodeid":0,"leaf":{float(np.float32(ens.base))!r}}},')
     for t in range(ens.n_trees):
-        n_internal = int(ens.trees.start[t + 1] - ens.trees.start[t])
-        lstart = int(ens.trees.leaf_start[t])
+        n_nodes, base, lstart = start[t + 1] - start[t], start[t], leaf_start[t]
 
-        def leaf(i: int, depth: int, n_internal: int = n_internal, lstart: int = lstart) -> Any:
-            return {"nodeid": n_internal + i, "leaf": leaf32[lstart + i]}
+        def ident(c: int, n_nodes: int = n_nodes) -> int:
+            return n_nodes + ~c if c < 0 else c
 
-        def split(flat: int, k: int, depth: int, a: Any, b: Any) -> Any:
-            yes, no = a["nodeid"], b["nodeid"]
-            return {"nodeid": k, "depth": depth, "split": names[feature[flat]],
-                    "split_condition": thr_l[flat], "yes": yes, "no": no,
-                    "missing": yes if nan_left[flat] else no, "children": [a, b]}
+        def open_(flat: int, k: int, depth: int, base: int = base) -> str:
+            yes, no = ident(left[flat]), ident(right[flat])
+            return (f'{{"nodeid":{k},"depth":{depth},"split":{names[feature[flat]]},'
+                    f'"split_condition":{thr_s[flat]},"yes":{yes},"no":{no},'
+                    f'"missing":{yes if nan_left[flat] else no},"children":[')
 
-        out.append(walk(ens, t, split, leaf))
-    return out
+        def leaf(i: int, depth: int, n_nodes: int = n_nodes, lstart: int = lstart) -> str:
+            return f'{{"nodeid":{n_nodes + i},"leaf":{leaf32[lstart + i]}}}'
+
+        if t:
+            out.append(",")
+        preorder(ens, t, out, lists, open_, lambda flat: ",", lambda flat: "]}", leaf)
+    out.append("]")
+    return "".join(out)
 
 
 def write_ltr_plugin(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: str,
@@ -82,9 +91,10 @@ def write_ltr_plugin(ens: Ensemble, path: Path, *, fmt: str, name: str, features
     ens.check_no_categorical(fmt)
     if fmt == "elasticsearch-ltr":
         warn_nan_right(ens, fmt)
-    thr = float32_thresholds(ens, "<", fmt)
+    thr, inf_notes = float32_thresholds(ens, "<")
     thr, notes = check_reference(ens, thr, "<", reference, adjust, fmt)
-    definition = json.dumps(_trees(ens, thr), separators=(",", ":"))
+    notes = inf_notes + notes
+    definition = _definition(ens, thr)
     body = {"model": {"name": name, "model": {"type": TYPE, "definition": definition}}}
     companion = path.with_name(path.name + ".createmodel.json")
     write_atomic(path, definition)

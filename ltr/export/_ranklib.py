@@ -46,8 +46,9 @@ def write_ranklib(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset:
     """Write the ensemble text; return (files, notes)."""
     ens.check_no_categorical(fmt)
     warn_nan_right(ens, fmt)
-    thr = float32_thresholds(ens, "<=", fmt)
+    thr, inf_notes = float32_thresholds(ens, "<=")
     thr, notes = check_reference(ens, thr, "<=", reference, adjust, fmt)
+    notes = inf_notes + notes
     thr_s = [_f(x) for x in thr.tolist()]
     leaf_s = [_f(v) for v in ens.leaf_value.tolist()]
     feature = ens.trees.feature.tolist()

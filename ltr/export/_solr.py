@@ -93,9 +93,10 @@ def write_solr(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: st
     """Write the model and the feature-store stub; return (files, notes)."""
     ens.check_no_categorical(fmt)
     warn_nan_right(ens, fmt)
-    thr = float32_thresholds(ens, "<=", fmt)
+    thr, inf_notes = float32_thresholds(ens, "<=")
     thr, notes = check_reference(ens, thr, "<=", reference, adjust, fmt, reachable=_reachable,
                                   nearby=_nearby)
+    notes = inf_notes + notes
     pre = _preimage(thr)
     pre_s = [solr_text(p) if not np.isnan(p) else "" for p in pre.tolist()]
     leaf_s = [solr_text(v) for v in ens.leaf_value.tolist()]

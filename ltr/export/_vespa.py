@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ltr._io import write_atomic
-from ltr.export._ir import Ensemble, walk
+from ltr.export._ir import Ensemble, finite_thresholds, walk
 
 __all__ = ["write_vespa"]
 
@@ -45,7 +45,9 @@ def write_vespa(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: s
                 reference: Any = None, adjust: bool = False) -> tuple[list[Path], list[str]]:
     """Write the dump JSON and the rank-profile snippet; return (files, notes)."""
     ens.check_no_categorical(fmt)
-    thr = np.nextafter(ens.bound, np.inf).tolist()
+    thr_a, notes = finite_thresholds(ens, np.nextafter(ens.bound, np.inf),
+                                     float(np.finfo(np.float64).max))
+    thr = thr_a.tolist()
     leaves = ens.leaf_value.tolist()
     nan_left = ens.nan_left.tolist()
     feature = ens.trees.feature.tolist()
@@ -82,4 +84,4 @@ def write_vespa(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: s
     companion = path.with_name(path.name + ".rank-profile.sd")
     write_atomic(path, json.dumps(dump, separators=(",", ":")))
     write_atomic(companion, profile)
-    return [path, companion], []
+    return [path, companion], notes

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
-__all__ = ["jackson_float", "parse_float"]
+__all__ = ["jackson_float", "parse_float", "strict_json"]
 
 
 def parse_float(text: str) -> np.float32:
@@ -37,3 +39,12 @@ def jackson_float(value: float) -> np.float32:
     """Return a JSON number as Jackson's ``getFloatValue`` reads it (double, then float)."""
     return np.float32(float(value))
 
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON number {name!r} (Jackson rejects it by default)")
+
+
+def strict_json(text: str) -> Any:
+    """Parse JSON as Jackson does by default: no ``NaN``/``Infinity`` literals."""
+    return json.loads(text, parse_constant=_no_constant)

@@ -20,13 +20,12 @@ o19s/elasticsearch-learning-to-rank (1.5.x) ``XGBoostJsonParser.java`` (commit
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ltr.testing.exported._java import jackson_float
+from ltr.testing.exported._java import jackson_float, strict_json
 
 __all__ = ["LtrPluginModel"]
 
@@ -35,7 +34,7 @@ class LtrPluginModel:
     """A parsed definition; :meth:`predict` scores rows whose columns follow *feature_names*."""
 
     def __init__(self, text: str, feature_names: list[str], honour_missing: bool = True) -> None:
-        data = json.loads(text)
+        data = strict_json(text)
         splits = data["splits"] if isinstance(data, dict) else data
         if not isinstance(splits, list) or not splits:
             raise ValueError("XGBoost model must define at least one tree")

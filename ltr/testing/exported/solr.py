@@ -15,13 +15,12 @@ Independent of ``ltr.export``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ltr.testing.exported._java import parse_float
+from ltr.testing.exported._java import parse_float, strict_json
 
 __all__ = ["SolrModel"]
 
@@ -36,7 +35,7 @@ class SolrModel:
     """A parsed model; :meth:`predict` scores rows in the order of its ``features``."""
 
     def __init__(self, text: str) -> None:
-        data = json.loads(text)
+        data = strict_json(text)
         if data.get("class") != "org.apache.solr.ltr.model.MultipleAdditiveTreesModel":
             raise ValueError("not a MultipleAdditiveTreesModel")
         self.feature_names = [f["name"] for f in data["features"]]

@@ -16,11 +16,12 @@ Written from vespa-engine/vespa (8.x)
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ltr.testing.exported._java import strict_json
 
 __all__ = ["VespaLightGBMModel"]
 
@@ -29,7 +30,7 @@ class VespaLightGBMModel:
     """A parsed dump; :meth:`predict` scores rows in the order of ``feature_names``."""
 
     def __init__(self, text: str) -> None:
-        data = json.loads(text)
+        data = strict_json(text)
         if "tree_info" not in data:
             raise ValueError("not a LightGBM JSON dump (no tree_info)")
         self.objective = str(data.get("objective", "regression"))
