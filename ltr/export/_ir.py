@@ -309,8 +309,8 @@ def preorder(ens: Ensemble, t: int, out: list[str], lists: tuple[list[int], ...]
     """Append the text of tree *t* to *out*, node by node in pre-order.
 
     A split contributes ``open_(flat, node, depth)``, its left subtree,
-    ``mid(flat)``, its right subtree and ``close(flat)``; a leaf ``leaf(i,
-    depth)`` (``i``: its number in the tree).  *lists* is ``(start, left,
+    ``mid(flat, depth)``, its right subtree and ``close(flat, depth)``; a leaf
+    ``leaf(i, depth)`` (``i``: its number in the tree).  *lists* is ``(start, left,
     right)`` of the trees as Python lists (:meth:`Ensemble.lists`).  No
     recursion: the text of a subtree is never copied.
     """
@@ -333,31 +333,9 @@ def preorder(ens: Ensemble, t: int, out: list[str], lists: tuple[list[int], ...]
             stack.append((1, flat, depth))
             stack.append((0, left[flat], depth + 1))
         elif kind == 1:
-            out.append(mid(k))
+            out.append(mid(k, depth))
         else:
-            out.append(close(k))
-
-
-def walk(ens: Ensemble, t: int, split: Any, leaf: Any) -> Any:
-    """Build tree *t* bottom-up: ``split(flat, node, depth, left, right)`` and ``leaf(i, depth)``.
-
-    ``left``/``right`` are what the calls returned for the children; ``i`` is
-    the leaf's number within the tree.
-    """
-    tr = ens.trees
-    base = int(tr.start[t])
-    lefts, rights = tr.left, tr.right
-
-    def build(k: int, depth: int) -> Any:
-        flat = base + k
-        lo, hi = int(lefts[flat]), int(rights[flat])
-        a = leaf(~lo, depth + 1) if lo < 0 else build(lo, depth + 1)
-        b = leaf(~hi, depth + 1) if hi < 0 else build(hi, depth + 1)
-        return split(flat, k, depth, a, b)
-
-    if ens.is_single_leaf(t):
-        return leaf(0, 0)
-    return build(0, 0)
+            out.append(close(k, depth))
 
 
 def float32_thresholds(ens: Ensemble, op: str) -> tuple[np.ndarray, list[str]]:

@@ -80,7 +80,7 @@ def _definition(ens: Ensemble, thr: np.ndarray) -> str:
 
         if t:
             out.append(",")
-        preorder(ens, t, out, lists, open_, lambda flat: ",", lambda flat: "]}", leaf)
+        preorder(ens, t, out, lists, open_, lambda f, d: ",", lambda f, d: "]}", leaf)
     out.append("]")
     return "".join(out)
 

@@ -30,7 +30,7 @@ from ltr.export._ir import (
     Ensemble,
     check_reference,
     float32_thresholds,
-    walk,
+    preorder,
     warn_nan_right,
 )
 
@@ -49,39 +49,40 @@ def write_ranklib(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset:
     thr, inf_notes = float32_thresholds(ens, "<=")
     thr, notes = check_reference(ens, thr, "<=", reference, adjust, fmt)
     notes = inf_notes + notes
-    thr_s = [_f(x) for x in thr.tolist()]
-    leaf_s = [_f(v) for v in ens.leaf_value.tolist()]
-    feature = ens.trees.feature.tolist()
-    lines = [
-        "## LambdaMART",
-        f"## exported by ltr from a {ens.engine} model; feature j+1 is model column j",
-        f"## No. of trees = {ens.n_trees + (ens.base != 0.0)}",
-        "## Learning rate = 1.0",
-        "",
-        "<ensemble>",
+    thr_s = [repr(x) for x in thr.tolist()]  # float32 values already
+    leaf_s = [repr(v) for v in ens.leaf_value.astype(np.float32).astype(np.float64).tolist()]
+    feature = [j + 1 for j in ens.trees.feature.tolist()]
+    lists = ens.lists()
+    leaf_start = ens.trees.leaf_start.tolist()
+    out = [
+        "## LambdaMART\n",
+        f"## exported by ltr from a {ens.engine} model; feature j+1 is model column j\n",
+        f"## No. of trees = {ens.n_trees + (ens.base != 0.0)}\n",
+        "## Learning rate = 1.0\n\n<ensemble>\n",
     ]
     tid = 0
     if ens.base != 0.0:
         tid += 1
-        lines += [f'\t<tree id="{tid}" weight="1.0">', "\t\t<split>",
-                  f"\t\t\t<output> {_f(ens.base)} </output>", "\t\t</split>", "\t</tree>"]
+        out.append(f'\t<tree id="{tid}" weight="1.0">\n\t\t<split>\n'
+                   f"\t\t\t<output> {_f(ens.base)} </output>\n\t\t</split>\n\t</tree>\n")
     for t in range(ens.n_trees):
-        lstart = int(ens.trees.leaf_start[t])
+        lstart = leaf_start[t]
 
-        def leaf(i: int, depth: int, lstart: int = lstart) -> Any:
-            return [f"<output> {leaf_s[lstart + i]} </output>"]
+        def leaf(i: int, depth: int, lstart: int = lstart) -> str:
+            return f"{"\t" * (3 + depth)}<output> {leaf_s[lstart + i]} </output>\n"
 
-        def split(flat: int, k: int, depth: int, a: Any, b: Any) -> Any:
-            return ([f"<feature> {feature[flat] + 1} </feature>",
-                     f"<threshold> {thr_s[flat]} </threshold>", '<split pos="left">']
-                    + ["\t" + x for x in a] + ["</split>", '<split pos="right">']
-                    + ["\t" + x for x in b] + ["</split>"])
+        def open_(flat: int, k: int, depth: int) -> str:
+            ind = "\t" * (3 + depth)
+            return (f"{ind}<feature> {feature[flat]} </feature>\n"
+                    f"{ind}<threshold> {thr_s[flat]} </threshold>\n{ind}<split pos=\"left\">\n")
+
+        def mid(flat: int, depth: int) -> str:
+            return f'{"\t" * (3 + depth)}</split>\n{"\t" * (3 + depth)}<split pos="right">\n'
 
         tid += 1
-        body = walk(ens, t, split, leaf)
-        lines += [f'\t<tree id="{tid}" weight="1.0">', "\t\t<split>"]
-        lines += ["\t\t\t" + x for x in body]
-        lines += ["\t\t</split>", "\t</tree>"]
-    lines.append("</ensemble>")
-    write_atomic(path, "\n".join(lines) + "\n")
+        out.append(f'\t<tree id="{tid}" weight="1.0">\n\t\t<split>\n')
+        preorder(ens, t, out, lists, open_, mid, lambda f, d: f"{"\t" * (3 + d)}</split>\n", leaf)
+        out.append("\t\t</split>\n\t</tree>\n")
+    out.append("</ensemble>\n")
+    write_atomic(path, "".join(out))
     return [path], notes

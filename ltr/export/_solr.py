@@ -39,7 +39,7 @@ from ltr.export._ir import (
     Ensemble,
     check_reference,
     float32_thresholds,
-    walk,
+    preorder,
     warn_nan_right,
 )
 
@@ -102,26 +102,33 @@ def write_solr(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: st
     leaf_s = [solr_text(v) for v in ens.leaf_value.tolist()]
     feature = ens.trees.feature.tolist()
     names = ens.feature_names
-    trees: list[Any] = []
+    jnames = [json.dumps(n) for n in names]
+    lists = ens.lists()
+    leaf_start = ens.trees.leaf_start.tolist()
+    out: list[str] = []
     if ens.base != 0.0:
-        trees.append({"weight": "1", "root": {"value": solr_text(ens.base)}})
+        out.append(f'{{"weight":"1","root":{{"value":"{solr_text(ens.base)}"}}}}')
     for t in range(ens.n_trees):
-        lstart = int(ens.trees.leaf_start[t])
+        lstart = leaf_start[t]
 
-        def leaf(i: int, depth: int, lstart: int = lstart) -> Any:
-            return {"value": leaf_s[lstart + i]}
+        def leaf(i: int, depth: int, lstart: int = lstart) -> str:
+            return f'{{"value":"{leaf_s[lstart + i]}"}}'
 
-        def split(flat: int, k: int, depth: int, a: Any, b: Any) -> Any:
-            return {"feature": names[feature[flat]], "threshold": pre_s[flat],
-                    "left": a, "right": b}
+        def open_(flat: int, k: int, depth: int) -> str:
+            return f'{{"feature":{jnames[feature[flat]]},"threshold":"{pre_s[flat]}","left":'
 
-        trees.append({"weight": "1", "root": walk(ens, t, split, leaf)})
+        if out:
+            out.append(",")
+        out.append('{"weight":"1","root":')
+        preorder(ens, t, out, lists, open_, lambda f, d: ',"right":', lambda f, d: "}", leaf)
+        out.append("}")
     model = {"class": CLASS, "name": name, "store": featureset,
-             "features": [{"name": n} for n in names], "params": {"trees": trees}}
+             "features": [{"name": n} for n in names], "params": {"trees": "@TREES@"}}
     store = [{"store": featureset, "name": n,
               "class": "org.apache.solr.ltr.feature.FieldValueFeature", "params": {"field": n}}
              for n in names]
     companion = path.with_name(path.name + ".feature-store.json")
-    write_atomic(path, json.dumps(model, separators=(",", ":")))
+    head = json.dumps(model, separators=(",", ":"))
+    write_atomic(path, head.replace('"@TREES@"', "[" + "".join(out) + "]", 1))
     write_atomic(companion, json.dumps(store, indent=1) + "\n")
     return [path, companion], notes

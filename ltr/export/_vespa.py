@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ltr._io import write_atomic
-from ltr.export._ir import Ensemble, finite_thresholds, walk
+from ltr.export._ir import Ensemble, finite_thresholds, preorder
 
 __all__ = ["write_vespa"]
 
@@ -48,30 +48,38 @@ def write_vespa(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: s
     thr_a, notes = finite_thresholds(ens, np.nextafter(ens.bound, np.inf),
                                      float(np.finfo(np.float64).max))
     thr = thr_a.tolist()
-    leaves = ens.leaf_value.tolist()
-    nan_left = ens.nan_left.tolist()
+    leaves = [repr(v) for v in ens.leaf_value.tolist()]
+    thr_s = [repr(v) for v in thr]
+    nan_left = ["true" if x else "false" for x in ens.nan_left.tolist()]
     feature = ens.trees.feature.tolist()
-    info: list[Any] = []
+    lists = ens.lists()
+    leaf_start = ens.trees.leaf_start.tolist()
+    out: list[str] = []
     if ens.base != 0.0:
-        info.append({"tree_index": 0, "num_leaves": 1, "shrinkage": 1,
-                     "tree_structure": {"leaf_value": ens.base}})
+        out.append('{"tree_index":0,"num_leaves":1,"shrinkage":1,'
+                   f'"tree_structure":{{"leaf_value":{ens.base!r}}}}}')
     for t in range(ens.n_trees):
-        lstart = int(ens.trees.leaf_start[t])
+        lstart = leaf_start[t]
 
-        def leaf(i: int, depth: int, lstart: int = lstart) -> Any:
-            return {"leaf_index": i, "leaf_value": leaves[lstart + i]}
+        def leaf(i: int, depth: int, lstart: int = lstart) -> str:
+            return f'{{"leaf_index":{i},"leaf_value":{leaves[lstart + i]}}}'
 
-        def split(flat: int, k: int, depth: int, a: Any, b: Any) -> Any:
-            return {"split_index": k, "split_feature": feature[flat], "threshold": thr[flat],
-                    "decision_type": "<", "default_left": nan_left[flat],
-                    "missing_type": "NaN", "left_child": a, "right_child": b}
+        def open_(flat: int, k: int, depth: int) -> str:
+            return (f'{{"split_index":{k},"split_feature":{feature[flat]},'
+                    f'"threshold":{thr_s[flat]},"decision_type":"<",'
+                    f'"default_left":{nan_left[flat]},"missing_type":"NaN","left_child":')
 
-        n_leaves = int(ens.trees.leaf_start[t + 1] - lstart)
-        info.append({"tree_index": len(info), "num_leaves": n_leaves, "shrinkage": 1,
-                     "tree_structure": walk(ens, t, split, leaf)})
+        if out:
+            out.append(",")
+        n_leaves = leaf_start[t + 1] - lstart
+        out.append(f'{{"tree_index":{t + int(ens.base != 0.0)},"num_leaves":{n_leaves},'
+                   '"shrinkage":1,"tree_structure":')
+        preorder(ens, t, out, lists, open_, lambda f, d: ',"right_child":', lambda f, d: "}",
+                 leaf)
+        out.append("}")
     dump = {"name": "tree", "version": "v4", "objective": "lambdarank",
             "max_feature_idx": ens.n_features - 1, "feature_names": ens.feature_names,
-            "pandas_categorical": [], "tree_info": info}
+            "pandas_categorical": [], "tree_info": "@TREES@"}
     profile = (
         f"# ltr export of a {ens.engine} model: copy {path.name} to models/ of the application\n"
         "# package; every name in feature_names must be a rank feature (or a function) there.\n"
@@ -82,6 +90,7 @@ def write_vespa(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: s
         "}\n"
     )
     companion = path.with_name(path.name + ".rank-profile.sd")
-    write_atomic(path, json.dumps(dump, separators=(",", ":")))
+    head = json.dumps(dump, separators=(",", ":"))
+    write_atomic(path, head.replace('"@TREES@"', "[" + "".join(out) + "]", 1))
     write_atomic(companion, profile)
     return [path, companion], notes

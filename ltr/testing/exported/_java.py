@@ -40,7 +40,6 @@ def jackson_float(value: float) -> np.float32:
     return np.float32(float(value))
 
 
-
 def _no_constant(name: str) -> Any:
     raise ValueError(f"non-standard JSON number {name!r} (Jackson rejects it by default)")
 
