@@ -69,7 +69,7 @@ def write_ranklib(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset:
         lstart = leaf_start[t]
 
         def leaf(i: int, depth: int, lstart: int = lstart) -> str:
-            return f"{"\t" * (3 + depth)}<output> {leaf_s[lstart + i]} </output>\n"
+            return "\t" * (3 + depth) + f"<output> {leaf_s[lstart + i]} </output>\n"
 
         def open_(flat: int, k: int, depth: int) -> str:
             ind = "\t" * (3 + depth)
@@ -77,11 +77,13 @@ def write_ranklib(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset:
                     f"{ind}<threshold> {thr_s[flat]} </threshold>\n{ind}<split pos=\"left\">\n")
 
         def mid(flat: int, depth: int) -> str:
-            return f'{"\t" * (3 + depth)}</split>\n{"\t" * (3 + depth)}<split pos="right">\n'
+            ind = "\t" * (3 + depth)
+            return f'{ind}</split>\n{ind}<split pos="right">\n'
 
         tid += 1
         out.append(f'\t<tree id="{tid}" weight="1.0">\n\t\t<split>\n')
-        preorder(ens, t, out, lists, open_, mid, lambda f, d: f"{"\t" * (3 + d)}</split>\n", leaf)
+        preorder(ens, t, out, lists, open_, mid, lambda f, d: "\t" * (3 + d) + "</split>\n",
+                 leaf)
         out.append("\t\t</split>\n\t</tree>\n")
     out.append("</ensemble>\n")
     write_atomic(path, "".join(out))
