@@ -25,6 +25,7 @@ from ltr.export import FORMATS, export_model
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--cache", metavar="DIR", help="keep the trained models there between runs")
     args = ap.parse_args()
     load0 = os.getloadavg()
     import lightgbm as lgb
@@ -36,17 +37,26 @@ def main() -> None:
     y = np.clip((X[:, 0] + X[:, 1] + rng.normal(size=len(X))).round(), 0, 4)
     group = np.full(n_q, docs)
     t0 = time.perf_counter()
-    models = {  # the engines' own training: only the export is measured
-        "lightgbm": lgb.train({"objective": "lambdarank", "num_leaves": 255,
-                               "min_data_in_leaf": 2, "min_sum_hessian_in_leaf": 0,
-                               "learning_rate": 0.05, "verbose": -1, "num_threads": 2},
-                              lgb.Dataset(X, y, group=group), 1000),
-        "xgboost": xgb.train({"objective": "rank:ndcg", "max_depth": 0, "max_leaves": 255,
-                              "grow_policy": "lossguide", "min_child_weight": 0,
-                              "learning_rate": 0.05, "nthread": 2},
-                             xgb.DMatrix(X, y, group=group), 1000),
-    }
-    print(f"trained in {time.perf_counter() - t0:.0f} s", flush=True)
+    cache = Path(args.cache) if args.cache else None
+    if cache is not None and (cache / "lgb.txt").exists() and (cache / "xgb.json").exists():
+        models = {"lightgbm": lgb.Booster(model_file=str(cache / "lgb.txt")),
+                  "xgboost": xgb.Booster(model_file=str(cache / "xgb.json"))}
+    else:
+        models = {  # the engines' own training: only the export is measured
+            "lightgbm": lgb.train({"objective": "lambdarank", "num_leaves": 255,
+                                   "min_data_in_leaf": 2, "min_sum_hessian_in_leaf": 0,
+                                   "learning_rate": 0.05, "verbose": -1, "num_threads": 2},
+                                  lgb.Dataset(X, y, group=group), 1000),
+            "xgboost": xgb.train({"objective": "rank:ndcg", "max_depth": 0, "max_leaves": 255,
+                                  "grow_policy": "lossguide", "min_child_weight": 0,
+                                  "learning_rate": 0.05, "nthread": 2},
+                                 xgb.DMatrix(X, y, group=group), 1000),
+        }
+        if cache is not None:
+            cache.mkdir(parents=True, exist_ok=True)
+            models["lightgbm"].save_model(str(cache / "lgb.txt"))
+            models["xgboost"].save_model(str(cache / "xgb.json"))
+    print(f"models ready in {time.perf_counter() - t0:.0f} s", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for engine, model in models.items():

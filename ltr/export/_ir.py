@@ -423,24 +423,31 @@ def check_reference(ens: Ensemble, thr32: np.ndarray, op: str, reference: Any, a
                 "rows (CLI: --adjust-thresholds) to move it where no training row changes side"
             )
         return thr32, notes
-    cols: dict[int, np.ndarray] = {}
-    for i in internal:
-        j = int(ens.trees.feature[i])
-        if j not in cols:
-            v = X[:, j]
-            cols[j] = np.unique(v[~np.isnan(v)])
-        v = cols[j]
+    # the float32 values of the nearest training values on each side of every split
+    lo32 = np.full(thr32.size, -np.inf)
+    hi32 = np.full(thr32.size, np.inf)
+    feature = ens.trees.feature
+    for j in np.unique(feature[internal]):
+        nodes = internal[feature[internal] == j]
+        v = X[:, int(j)]
+        v = np.unique(v[~np.isnan(v)])
+        pos = np.searchsorted(v, ens.bound[nodes], side="right")  # values <= bound
+        has = pos > 0
+        lo32[nodes[has]] = v[pos[has] - 1].astype(np.float32)
+        has = pos < v.size
+        hi32[nodes[has]] = v[pos[has]].astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        fine = ((lo32 <= thr32) & (thr32 < hi32)) if op == "<=" else (
+            (lo32 < thr32) & (thr32 <= hi32))
+    for i in internal[~fine[internal] | need[internal]]:
+        j = int(feature[i])
         b = float(ens.bound[i])
-        lv, rv = v[v <= b], v[v > b]
-        lmax = float(lv[-1].astype(np.float32)) if lv.size else -np.inf
-        rmin = float(rv[0].astype(np.float32)) if rv.size else np.inf
+        lmax, rmin = float(lo32[i]), float(hi32[i])
 
         def keeps(x: float, lmax: float = lmax, rmin: float = rmin) -> bool:
             return (lmax <= x < rmin) if op == "<=" else (lmax < x <= rmin)
 
         x0 = float(thr32[i])
-        if keeps(x0) and not need[i]:
-            continue
         t, k = ens.locate(int(i))
         if not adjust:
             raise ExportError(

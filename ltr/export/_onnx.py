@@ -51,67 +51,62 @@ def _onnx() -> Any:
 
 
 def _tables(ens: Ensemble) -> dict[str, Any]:
-    """Flat node/leaf tables in ONNX TreeEnsemble (opset 5) numbering."""
+    """Flat node/leaf arrays in ONNX ``TreeEnsemble`` (opset 5) numbering, built vectorised.
+
+    Nodes are ordered tree by tree (a base score first); a one-leaf tree (and the
+    base score) is one node whose two branches share its leaf.
+    """
     tr = ens.trees
-    feat, true_id, true_leaf, false_id, false_leaf, split, miss = [], [], [], [], [], [], []
-    modes: list[int] = []
+    n_trees = ens.n_trees
+    start = tr.start
+    internal = tr.feature >= 0  # XGBoost keeps entries for its leaves
+    excl = np.concatenate([[0], np.cumsum(internal)])  # internal nodes before each flat index
+    per_tree = excl[start[1:]] - excl[start[:-1]]
+    single = per_tree == 0
+    extra = int(ens.base != 0.0)
+    offset = extra + np.concatenate([[0], np.cumsum(np.where(single, 1, per_tree))])[:-1]
+    total = extra + int(np.where(single, 1, per_tree).sum())
+    tree_of = np.repeat(np.arange(n_trees), np.diff(start))
+    flat = np.flatnonzero(internal)
+    t_of = tree_of[flat]
+    new = offset[t_of] + excl[flat] - excl[start[t_of]]
+    leaf_base = extra + tr.leaf_start[:-1]
+
+    feat = np.zeros(total, dtype=np.int64)
+    split = np.zeros(total, dtype=np.float64)
+    modes = np.zeros(total, dtype=np.uint8)
+    miss = np.ones(total, dtype=np.int64)
+    ids = {"true": np.zeros(total, dtype=np.int64), "false": np.zeros(total, dtype=np.int64)}
+    flags = {"true": np.ones(total, dtype=np.int64), "false": np.ones(total, dtype=np.int64)}
+    if extra:
+        ids["true"][0] = ids["false"][0] = 0
+    dummy = offset[single]
+    for side in ("true", "false"):
+        ids[side][dummy] = leaf_base[single]
+    feat[new] = tr.feature[flat]
+    split[new] = ens.bound[flat]
+    miss[new] = ens.nan_left[flat]
+    for side, child in (("true", tr.left[flat]), ("false", tr.right[flat])):
+        is_leaf = child < 0
+        c_flat = start[t_of] + np.where(is_leaf, 0, child)
+        node_id = offset[t_of] + excl[c_flat] - excl[start[t_of]]
+        ids[side][new] = np.where(is_leaf, leaf_base[t_of] + ~child, node_id)
+        flags[side][new] = is_leaf
     members: list[float] = []
-    roots: list[int] = []
-    leaves: list[float] = []
-    if ens.base != 0.0:  # a root whose two branches share one leaf
-        roots.append(0)
-        modes.append(0)
-        feat.append(0)
-        split.append(0.0)
-        miss.append(1)
-        true_id.append(0)
-        false_id.append(0)
-        true_leaf.append(1)
-        false_leaf.append(1)
-        leaves.append(ens.base)
-    for t in range(ens.n_trees):
-        lv = ens.leaves(t)
-        leaf0 = len(leaves)
-        leaves.extend(lv.tolist())
-        if ens.is_single_leaf(t):
-            roots.append(len(feat))
-            modes.append(0)
-            feat.append(0)
-            split.append(0.0)
-            miss.append(1)
-            true_id.append(leaf0)
-            false_id.append(leaf0)
-            true_leaf.append(1)
-            false_leaf.append(1)
-            continue
-        s, e = int(tr.start[t]), int(tr.start[t + 1])
-        node0 = len(feat)
-        roots.append(node0)
-        internal = np.flatnonzero(tr.feature[s:e] >= 0)  # XGBoost keeps leaf entries
-        pos = np.full(e - s, -1, dtype=np.int64)
-        pos[internal] = node0 + np.arange(internal.size)
-        for k in internal:
-            f = s + int(k)
-            feat.append(int(tr.feature[f]))
-            if f in ens.categories:  # BRANCH_MEMBER: the categories going left
-                modes.append(6)
-                split.append(0.0)
-                members.extend(ens.categories[f].astype(np.float64).tolist() + [np.nan])
-            else:
-                modes.append(0)
-                split.append(float(ens.bound[f]))
-            miss.append(int(ens.nan_left[f]))
-            for child, ids, flags in ((tr.left[f], true_id, true_leaf),
-                                      (tr.right[f], false_id, false_leaf)):
-                if child < 0:
-                    ids.append(leaf0 + int(~child))
-                    flags.append(1)
-                else:
-                    ids.append(int(pos[int(child)]))
-                    flags.append(0)
-    return {"feat": feat, "true_id": true_id, "true_leaf": true_leaf, "false_id": false_id,
-            "false_leaf": false_leaf, "split": split, "miss": miss, "roots": roots,
-            "leaves": leaves, "modes": modes, "members": members}
+    cat_nodes = sorted(ens.categories)
+    if cat_nodes:
+        where = dict(zip(flat.tolist(), new.tolist()))
+        order = sorted(cat_nodes, key=lambda f: where[f])
+        for f in order:
+            modes[where[f]] = 6  # BRANCH_MEMBER: the categories going left
+            split[where[f]] = 0.0
+            members.extend(ens.categories[f].astype(np.float64).tolist() + [np.nan])
+    leaves = np.concatenate([[ens.base] if extra else [], ens.leaf_value]).astype(np.float64)
+    roots = ([0] if extra else []) + offset.tolist()
+    return {"feat": feat.tolist(), "true_id": ids["true"].tolist(),
+            "true_leaf": flags["true"].tolist(), "false_id": ids["false"].tolist(),
+            "false_leaf": flags["false"].tolist(), "split": split, "miss": miss.tolist(),
+            "roots": roots, "leaves": leaves, "modes": modes, "members": members}
 
 
 def onnx_model(ens: Ensemble, opset: int = 5) -> Any:
@@ -124,9 +119,9 @@ def onnx_model(ens: Ensemble, opset: int = 5) -> Any:
                          f"fallback), got {opset!r}")
     if opset == 3:
         ens.check_no_categorical("onnx opset 3 (TreeEnsembleRegressor)")
-    tb = _tables(ens)
     n = ens.n_features
     if opset == 5:
+        tb = _tables(ens)
         extra: dict[str, Any] = {}
         if tb["members"]:
             extra["membership_values"] = numpy_helper.from_array(
@@ -136,18 +131,18 @@ def onnx_model(ens: Ensemble, opset: int = 5) -> Any:
             aggregate_function=1, post_transform=0, n_targets=1,
             tree_roots=tb["roots"],
             nodes_featureids=tb["feat"],
-            nodes_splits=numpy_helper.from_array(np.asarray(tb["split"], dtype=np.float64)),
-            nodes_modes=numpy_helper.from_array(np.asarray(tb["modes"], dtype=np.uint8)),
+            nodes_splits=numpy_helper.from_array(tb["split"]),
+            nodes_modes=numpy_helper.from_array(tb["modes"]),
             nodes_truenodeids=tb["true_id"], nodes_trueleafs=tb["true_leaf"],
             nodes_falsenodeids=tb["false_id"], nodes_falseleafs=tb["false_leaf"],
             nodes_missing_value_tracks_true=tb["miss"],
             leaf_targetids=[0] * len(tb["leaves"]),
-            leaf_weights=numpy_helper.from_array(np.asarray(tb["leaves"], dtype=np.float64)),
+            leaf_weights=numpy_helper.from_array(tb["leaves"]),
             **extra,
         )
         dtype, ir, opsets = TensorProto.DOUBLE, 10, [("", 21), ("ai.onnx.ml", 5)]
     else:
-        node = _regressor_node(ens, tb, helper)
+        node = _regressor_node(ens, helper)
         dtype, ir, opsets = TensorProto.FLOAT, 8, [("", 17), ("ai.onnx.ml", 3)]
     graph = helper.make_graph(
         [node], "ltr_ranker",
@@ -164,7 +159,7 @@ def onnx_model(ens: Ensemble, opset: int = 5) -> Any:
     return model
 
 
-def _regressor_node(ens: Ensemble, tb: dict[str, Any], helper: Any) -> Any:
+def _regressor_node(ens: Ensemble, helper: Any) -> Any:
     """``TreeEnsembleRegressor`` (opset 3): float32 thresholds, one tree id per tree."""
     tr = ens.trees
     tree_ids, node_ids, feat, modes, values, t_ids, f_ids, miss = ([] for _ in range(8))
