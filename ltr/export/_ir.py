@@ -444,9 +444,6 @@ def check_reference(ens: Ensemble, thr32: np.ndarray, op: str, reference: Any, a
         b = float(ens.bound[i])
         lmax, rmin = float(lo32[i]), float(hi32[i])
 
-        def keeps(x: float, lmax: float = lmax, rmin: float = rmin) -> bool:
-            return (lmax <= x < rmin) if op == "<=" else (lmax < x <= rmin)
-
         x0 = float(thr32[i])
         t, k = ens.locate(int(i))
         if not adjust:
@@ -455,19 +452,24 @@ def check_reference(ens: Ensemble, thr32: np.ndarray, op: str, reference: Any, a
                 f"both sides of threshold {b!r} round to float32 so that {fmt}'s threshold "
                 f"{x0!r} sends one of them the other way; pass adjust_thresholds=True "
                 "(CLI: --adjust-thresholds) to move it"
+            ) if not need[i] else ExportError(
+                f"tree {t} node {k}: {fmt} cannot hold threshold {b!r} exactly and training "
+                "rows were given without adjust_thresholds=True; pass it to move the threshold"
             )
         found = None
-        seeds = [x0, lmax, rmin]
-        seeds += [float(next32(np.float32(x))) for x in (lmax,) if np.isfinite(x)]
-        seeds += [float(np.nextafter(np.float32(x), np.float32(-np.inf)))
-                  for x in (rmin,) if np.isfinite(x)]
-        cands = [c for c in seeds if np.isfinite(c)]
+        seeds = np.array([x0, lmax, rmin, float(next32(np.float32(lmax))),
+                          float(np.nextafter(np.float32(rmin), np.float32(-np.inf)))])
+        cands = seeds[np.isfinite(seeds)]
         if nearby is not None:
-            cands = [float(c) for x in cands for c in nearby(x)]
-        ok = [c for c in cands if keeps(c)
-              and (reachable is None or bool(reachable(np.array([c]))[0]))]
-        if ok:
-            found = min(ok, key=lambda c: abs(c - x0))
+            cands = np.concatenate([nearby(float(x)) for x in cands])
+        with np.errstate(invalid="ignore"):
+            ok = ((lmax <= cands) & (cands < rmin)) if op == "<=" else (
+                (lmax < cands) & (cands <= rmin))
+        if reachable is not None:
+            ok &= reachable(cands)
+        if ok.any():
+            good = cands[ok]
+            found = float(good[np.argmin(np.abs(good - x0))])
         if found is None:
             raise ExportError(
                 f"tree {t} node {k}: no float32 threshold near {b!r} keeps every training row "
