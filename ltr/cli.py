@@ -689,8 +689,10 @@ def _run_export(args: argparse.Namespace) -> int:
     result = export_run(args.model, args.fmt, args.out, features=args.features,
                         adjust_thresholds=args.adjust_thresholds, name=args.name,
                         featureset=args.featureset, onnx_opset=args.onnx_opset)
-    for note in result.notes:
+    for note in result.notes[:5]:
         print(f"adjusted: {note}")
+    if len(result.notes) > 5:
+        print(f"adjusted: ... {len(result.notes) - 5} more (all in the run's exports.json)")
     for path in result.files:
         print(f"wrote {path} (sha256 {result.sha256[path.name]})")
     return EXIT_OK

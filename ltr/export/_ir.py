@@ -320,22 +320,23 @@ def preorder(ens: Ensemble, t: int, out: list[str], lists: tuple[list[int], ...]
         return
     base = start[t]
     stack: list[tuple[int, int, int]] = [(0, 0, 0)]
+    push, pop, emit = stack.append, stack.pop, out.append
     while stack:
-        kind, k, depth = stack.pop()
+        kind, k, depth = pop()
         if kind == 0:
             if k < 0:
-                out.append(leaf(~k, depth))
+                emit(leaf(~k, depth))
                 continue
             flat = base + k
-            out.append(open_(flat, k, depth))
-            stack.append((2, flat, depth))
-            stack.append((0, right[flat], depth + 1))
-            stack.append((1, flat, depth))
-            stack.append((0, left[flat], depth + 1))
+            emit(open_(flat, k, depth))
+            push((2, flat, depth))
+            push((0, right[flat], depth + 1))
+            push((1, flat, depth))
+            push((0, left[flat], depth + 1))
         elif kind == 1:
-            out.append(mid(k, depth))
+            emit(mid(k, depth))
         else:
-            out.append(close(k, depth))
+            emit(close(k, depth))
 
 
 def float32_thresholds(ens: Ensemble, op: str) -> tuple[np.ndarray, list[str]]:
@@ -402,7 +403,8 @@ def check_reference(ens: Ensemble, thr32: np.ndarray, op: str, reference: Any, a
     float32 engine sees ``float32(value)``.  Every row must land on the same
     side.  With *adjust*, a threshold that does not is replaced by the nearest
     float32 that keeps every row on its side (and that *reachable*, when
-    given, accepts; *nearby* lists the representable values near a float32);
+    given, accepts; *nearby* lists the representable values near an array of
+    float32 values);
     otherwise :class:`ExportError`.  Returns the thresholds
     and one note per rewrite.
     """
@@ -461,7 +463,7 @@ def check_reference(ens: Ensemble, thr32: np.ndarray, op: str, reference: Any, a
                           float(np.nextafter(np.float32(rmin), np.float32(-np.inf)))])
         cands = seeds[np.isfinite(seeds)]
         if nearby is not None:
-            cands = np.concatenate([nearby(float(x)) for x in cands])
+            cands = nearby(cands)
         with np.errstate(invalid="ignore"):
             ok = ((lmax <= cands) & (cands < rmin)) if op == "<=" else (
                 (lmax < cands) & (cands <= rmin))

@@ -72,15 +72,15 @@ def _reachable(thr: np.ndarray) -> np.ndarray:
     return ~np.isnan(_preimage(thr))
 
 
-def _nearby(x: float) -> np.ndarray:
+def _nearby(x: np.ndarray) -> np.ndarray:
     """Return the thresholds Solr can reach near *x* (``p + 1e-6f``, ``p`` near ``x - 1e-6``)."""
-    p = np.float32(x - float(SLACK))
+    p = (np.asarray(x, dtype=np.float64) - float(SLACK)).astype(np.float32)
     ps = [p]
     up = down = p
     for _ in range(16):
         up, down = np.nextafter(up, np.float32(np.inf)), np.nextafter(down, np.float32(-np.inf))
         ps += [up, down]
-    return np.unique(np.asarray(ps, dtype=np.float32) + SLACK).astype(np.float64)
+    return np.unique(np.concatenate(ps) + SLACK).astype(np.float64)
 
 
 def solr_text(x: float) -> str:
@@ -98,8 +98,8 @@ def write_solr(ens: Ensemble, path: Path, *, fmt: str, name: str, featureset: st
                                   nearby=_nearby)
     notes = inf_notes + notes
     pre = _preimage(thr)
-    pre_s = [solr_text(p) if not np.isnan(p) else "" for p in pre.tolist()]
-    leaf_s = [solr_text(v) for v in ens.leaf_value.tolist()]
+    pre_s = [repr(p) for p in pre.astype(np.float64).tolist()]  # float32 values (NaN: unused)
+    leaf_s = [repr(v) for v in ens.leaf_value.astype(np.float32).astype(np.float64).tolist()]
     feature = ens.trees.feature.tolist()
     names = ens.feature_names
     jnames = [json.dumps(n) for n in names]
