@@ -186,18 +186,30 @@ def test_lightgbm_categorical_splits_export_to_onnx_as_set_membership_and_are_re
         export_model(booster, "onnx", tmp_path / "m3.onnx", onnx_opset=3)
 
 
-def test_xgboost_categorical_split_is_refused_with_the_node_named(tmp_path):
+def test_xgboost_categorical_splits_export_to_onnx_and_are_refused_elsewhere(tmp_path):
     import pandas as pd
     import xgboost as xgb
 
-    X, y, off = _data(6, nan=0.0)
+    rng = np.random.default_rng(1)
+    X, _, off = _data(6)
+    codes = rng.integers(0, 10, len(X))
+    y = np.clip((codes % 3) + (np.nan_to_num(X[:, 1]) > 0), 0, 3)
     df = pd.DataFrame(X, columns=[f"c{j}" for j in range(5)])
-    df["c0"] = pd.Categorical(np.floor(np.abs(X[:, 0]) * 3).astype(int))
+    df["c0"] = pd.Categorical(codes, categories=list(range(10)))
     dm = xgb.DMatrix(df, y, group=np.diff(off), enable_categorical=True)
     booster = xgb.train({"objective": "rank:ndcg", "max_depth": 3, "max_cat_to_onehot": 1,
                          "nthread": 1}, dm, 10)
-    with pytest.raises(ExportError, match=r"tree \d+ node \d+: a categorical split"):
-        export_model(booster, "onnx", tmp_path / "m.onnx")
+    assert ensemble_of(booster).categories
+    export_model(booster, "onnx", tmp_path / "m.onnx")
+    H, _, _ = _data(7)
+    H[:, 0] = rng.integers(-2, 14, len(H))  # the coding: category codes; negative, unseen too
+    H[::7, 0] = np.nan
+    want = booster.inplace_predict(H, predict_type="margin")  # codes as the model reads them
+    got = load_exported(tmp_path / "m.onnx", "onnx").predict(H)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
+    for fmt in sorted(set(FORMATS) - {"onnx"}):
+        with pytest.raises(ExportError, match=r"tree \d+ node \d+: a categorical split"):
+            export_model(booster, fmt, tmp_path / f"m.{fmt}")
 
 
 def test_solr_refuses_an_unreachable_threshold_then_adjusts_it_keeping_training_rows(models,
@@ -401,3 +413,11 @@ def test_interpreters_parse_floats_as_java_does_at_a_float32_midpoint():
     assert parse_float("1.000000059604644775390625") == np.float32(1.0)  # a tie: to even
     assert parse_float("1.0000000596046448") == np.nextafter(np.float32(1), np.float32(2))
     assert np.float32(float("1.0000000596046448")) == np.float32(1.0)  # double rounding
+
+
+def test_linear_trees_are_refused_with_the_tree_named(tmp_path):
+    X, y, off = _data(10, nan=0.0)
+    booster = lgb.train({"objective": "lambdarank", "verbose": -1, "linear_tree": True,
+                         "num_threads": 1}, lgb.Dataset(X, y, group=np.diff(off)), 3)
+    with pytest.raises(ExportError, match=r"tree \d+: a linear tree"):
+        export_model(booster, "onnx", tmp_path / "m.onnx")

@@ -107,7 +107,8 @@ class FlatTrees:
     leaf_value: np.ndarray  # float64 (LightGBM) or float32 (XGBoost)
     init: float = 0.0
     strict: bool = False
-    categories: dict[int, np.ndarray] | None = None  # flat node -> categories going left
+    categories: dict[int, np.ndarray] | None = None  # flat node -> its category set
+    categories_right: bool = False  # the sets go right (XGBoost), else left (LightGBM)
 
     @property
     def n_trees(self) -> int:
@@ -287,12 +288,14 @@ def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None,
     return flat
 
 
-def parse_xgboost_trees(booster: Any, paths: bool = True) -> FlatTrees | None:
+def parse_xgboost_trees(booster: Any, paths: bool = True,
+                        categorical: bool = False) -> FlatTrees | None:
     """Flat arrays from XGBoost's JSON model (float32 thresholds and leaf values).
 
     Node ids stay XGBoost's (a leaf's own entry, feature -1, is never visited); leaves are
     numbered in node order.  ``init`` is the float32 ``base_score``.  ``paths``: as in
-    :func:`parse_lightgbm_trees`.
+    :func:`parse_lightgbm_trees`.  ``categorical``: keep categorical splits, their
+    categories (which go *right*, ``categories_right``) in ``categories`` (for export).
 
     Returns
     -------
@@ -316,6 +319,8 @@ def parse_xgboost_trees(booster: Any, paths: bool = True) -> FlatTrees | None:
     trees_of: dict[int, list[int]] = {}
     paths_of: list[dict[int, list[int]]] = []
     leaf_values: list[np.ndarray] = []
+    categories: dict[int, np.ndarray] = {}
+    n_nodes = 0
     for t, tree in enumerate(gb["model"]["trees"]):
         if int(tree.get("tree_param", {}).get("size_leaf_vector", "1") or 1) > 1:
             return None
@@ -325,7 +330,14 @@ def parse_xgboost_trees(booster: Any, paths: bool = True) -> FlatTrees | None:
         kinds = np.asarray(tree.get("split_type", np.zeros(left.size)), dtype=np.int64)
         is_leaf = left < 0
         if np.any(kinds[~is_leaf] != 0):
-            return None
+            if not categorical:
+                return None
+            cats = np.asarray(tree["categories"], dtype=np.int64)
+            for nid, beg, size in zip(tree["categories_nodes"], tree["categories_segments"],
+                                      tree["categories_sizes"]):
+                categories[n_nodes + int(nid)] = cats[int(beg): int(beg) + int(size)]
+        if not is_leaf[0]:
+            n_nodes += left.size
         leaf_id = np.cumsum(is_leaf) - 1
         leaf_values.append(cond[is_leaf])
         if is_leaf[0]:
@@ -347,8 +359,11 @@ def parse_xgboost_trees(booster: Any, paths: bool = True) -> FlatTrees | None:
         paths_of.append(_root_leaf_paths(lchild, rchild) if paths else {})
         for j in np.unique(feats[~is_leaf]):
             trees_of.setdefault(int(j), []).append(t)
-    return _assemble(parts, paths_of, trees_of, leaf_values, np.float32,
+    flat = _assemble(parts, paths_of, trees_of, leaf_values, np.float32,
                      float(np.float32(base[0])), strict=True)
+    flat.categories = categories if categorical else None
+    flat.categories_right = True
+    return flat
 
 
 def xgboost_split_info(booster: Any) -> tuple[dict[int, np.ndarray], set[int]] | None:

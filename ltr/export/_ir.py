@@ -133,6 +133,7 @@ class Ensemble:
     n_features: int
     feature_names: list[str]
     categories: dict[int, np.ndarray] = field(default_factory=dict)
+    categories_right: bool = False  # the sets go right (XGBoost) or left (LightGBM)
 
     @property
     def n_trees(self) -> int:
@@ -163,7 +164,7 @@ class Ensemble:
             raise ExportError(
                 f"tree {t} node {k}: a categorical split (set membership); {fmt} has no "
                 "set-membership split: export to onnx (opset 5), or train without "
-                "categorical_feature"
+                "categorical features"
             )
 
     def locate(self, flat: int) -> tuple[int, int]:
@@ -174,8 +175,8 @@ class Ensemble:
         return t, int(flat - self.trees.start[t])
 
 
-def _categorical_node(booster: Any) -> str:
-    """Name the first categorical / unsupported split of *booster* (for the refusal)."""
+def _unsupported(booster: Any) -> str:
+    """Say what the tree parser could not take (for the refusal)."""
     import json
 
     if is_lightgbm_booster(booster):
@@ -184,19 +185,11 @@ def _categorical_node(booster: Any) -> str:
             kv = dict(line.partition("=")[::2] for line in sec.splitlines()[1:])
             if kv.get("is_linear", "0").strip() != "0":
                 return f"tree {t}: a linear tree (linear_tree=True)"
-            dec = [int(d) for d in kv.get("decision_type", "").split()]
-            for k, d in enumerate(dec):
-                if d & 1:
-                    return f"tree {t} node {k}: a categorical split (set membership)"
         return "the model has several trees per iteration or averages its trees"
     model = json.loads(bytes(booster.save_raw(raw_format="json")))
     gb = model["learner"]["gradient_booster"]
     if gb.get("name") != "gbtree":
         return f"booster {gb.get('name')!r} (only gbtree is exported)"
-    for t, tree in enumerate(gb["model"]["trees"]):
-        for k, kind in enumerate(tree.get("split_type", [])):
-            if kind != 0 and tree["left_children"][k] >= 0:
-                return f"tree {t} node {k}: a categorical split (set membership)"
     return "vector leaves or several outputs"
 
 
@@ -217,7 +210,7 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
     Raises
     ------
     ExportError
-        For categorical splits, linear trees, several outputs, dart or gblinear.
+        For linear trees, several outputs, dart or gblinear.
     """
     booster = find_booster(model)
     if booster is None:
@@ -239,13 +232,12 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
             stop = None
         if stop is not None and int(stop) + 1 < booster.num_boosted_rounds():
             booster = booster[: int(stop) + 1]
-        flat = parse_xgboost_trees(booster, paths=False)
+        flat = parse_xgboost_trees(booster, paths=False, categorical=True)
         n_features = int(booster.num_features())
         own = None if booster.feature_names is None else [str(n) for n in booster.feature_names]
     if flat is None:
-        raise ExportError(f"cannot export exactly: {_categorical_node(booster)}; no format of "
-                          "ltr.export expresses it (categorical splits: LightGBM models to onnx "
-                          "only)")
+        raise ExportError(f"cannot export exactly: {_unsupported(booster)}; no format of "
+                          "ltr.export expresses it")
     names = _check_names(feature_names if feature_names is not None else own, n_features)
     dec = flat.decision.astype(np.int64)
     default_left = (dec & 2) != 0
@@ -262,6 +254,7 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
         zero_missing[cats] = False
     else:
         bound = xgboost_bound(flat.threshold.astype(np.float32))
+        bound[list(flat.categories or {})] = np.nan  # a categorical node has no threshold
         nan_left = default_left.copy()
         zero_missing = np.zeros(bound.size, dtype=bool)
         leaf = flat.leaf_value.astype(np.float64)
@@ -278,6 +271,7 @@ def ensemble_of(model: Any, feature_names: list[str] | None = None) -> Ensemble:
         n_features=n_features,
         feature_names=names,
         categories=dict(flat.categories or {}),
+        categories_right=flat.categories_right,
     )
     if engine == "lightgbm":
         ens = expand_zero_missing(ens)

@@ -16,10 +16,13 @@ float32 threshold, so ``float32(x) < t`` holds exactly for double inputs);
 NaN's direction per node (LightGBM missing type None: where 0 goes);
 LightGBM zero-as-missing splits arrive rewritten as plain splits
 (:mod:`ltr.export._zero`); a base score is a first tree whose two branches share one leaf.
-LightGBM categorical splits become ``BRANCH_MEMBER`` (mode 6) nodes over the
-categories going left (``membership_values``, NaN-separated); NaN and negative
-codes go right as in LightGBM's ``CategoricalDecision``; exact for integer
-category codes (LightGBM truncates other values, ONNX compares them).
+Categorical splits become ``BRANCH_MEMBER`` (mode 6) nodes
+(``membership_values``, NaN-separated): LightGBM's set is the categories going
+left (NaN and negative codes go right, as its ``CategoricalDecision``);
+XGBoost's the categories going right (the member branch is then the right
+child; NaN goes the default way, negative and unseen codes left, as its
+``Decision``).  Exact for integer category codes (the engines truncate other
+values, ONNX compares them).
 Leaves stay doubles: LightGBM's scores are reproduced bit for bit when
 onnxruntime sums the trees in order (one thread); XGBoost's float32 sum is
 matched to about 1e-7 relative.
@@ -98,9 +101,14 @@ def _tables(ens: Ensemble) -> dict[str, Any]:
         where = dict(zip(flat.tolist(), new.tolist()))
         order = sorted(cat_nodes, key=lambda f: where[f])
         for f in order:
-            modes[where[f]] = 6  # BRANCH_MEMBER: the categories going left
-            split[where[f]] = 0.0
+            n = where[f]
+            modes[n] = 6  # BRANCH_MEMBER: a member takes the true branch
+            split[n] = 0.0
             members.extend(ens.categories[f].astype(np.float64).tolist() + [np.nan])
+            if ens.categories_right:  # XGBoost: the set goes right, NaN the default way
+                for d in (ids, flags):
+                    d["true"][n], d["false"][n] = d["false"][n], d["true"][n]
+                miss[n] = 1 - miss[n]
     leaves = np.concatenate([[ens.base] if extra else [], ens.leaf_value]).astype(np.float64)
     roots = ([0] if extra else []) + offset.tolist()
     return {"feat": feat.tolist(), "true_id": ids["true"].tolist(),
