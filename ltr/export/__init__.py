@@ -11,8 +11,9 @@ node.  :func:`load_exported` reads an exported file back (onnxruntime for
 ONNX, the reference interpreters of :mod:`ltr.testing.exported` otherwise) so
 the artefact that is deployed can be scored.
 
-Modules: ``_ir`` (the one tree form and threshold arithmetic), one module per
-format.
+Modules: ``_ir`` (the one tree form, built from :mod:`ltr.engines._trees`, and
+the threshold arithmetic), ``_zero`` (LightGBM zero-as-missing splits as plain
+splits), one module per format.
 """
 
 from __future__ import annotations
