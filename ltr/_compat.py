@@ -47,6 +47,8 @@ _PROVIDERS: dict[str, tuple[str, str | None]] = {
     "shap": ("shap", "shap"),  # ltr.inspection.to_shap_explanation only
     "optuna": ("optuna", "optuna"),
     "mlflow": ("mlflow", "mlflow"),
+    "onnx": ("onnx", "export"),
+    "onnxruntime": ("onnxruntime", "export"),
 }
 
 

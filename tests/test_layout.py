@@ -45,6 +45,7 @@ LAYERS: dict[str, int] = {
     "ltr.objectives": 2,
     "ltr.engines": 3,
     "ltr.build": 3,
+    "ltr.export": 3,
     "ltr.dask": 3,
     "ltr.estimator": 4,
     "ltr.tracking": 4,

@@ -12,6 +12,7 @@
     ltr score RUN_DIR|MODEL [--data FILE] [--eval-at K ...]
     ltr predict RUN_DIR|MODEL --data FILE [--out FILE] [--trec-run FILE]
     ltr explain RUN_DIR|MODEL --query Q [--data FILE] [--k K] [--plot FILE]
+    ltr export RUN_DIR|MODEL --format F --out FILE [--features NAMES] [--adjust-thresholds]
     ltr compare RUN_A RUN_B [--out DIR] [--fail-on-regression]
     ltr monitor LOG (-c CONFIG | --metric M --window W --min X) [--out DIR] [--state FILE]
 
@@ -45,7 +46,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ltr.cli import _evaluate, _inspect, _train, _watch
+from ltr.cli import _deploy, _evaluate, _inspect, _train, _watch
 from ltr.cli._common import (
     EXIT_ALERT,
     EXIT_ERROR,
@@ -75,7 +76,8 @@ __all__ = [
 
 #: Every subcommand, in the order ``ltr --help`` lists them.
 COMMANDS: tuple[Command, ...] = (
-    _train.COMMANDS + _evaluate.COMMANDS + _inspect.COMMANDS + _watch.COMMANDS
+    _train.COMMANDS + _evaluate.COMMANDS + _inspect.COMMANDS + _deploy.COMMANDS
+    + _watch.COMMANDS
 )
 _BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}
 

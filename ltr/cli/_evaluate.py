@@ -131,7 +131,14 @@ def _configure_score(p: argparse.ArgumentParser) -> None:
         choices=SCORER_CONVENTIONS,
         help="nDCG convention (default: the run's, or the model's engine)",
     )
+    _add_exported(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _add_exported(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--exported", metavar="FILE",
+                   help="score through this file written by ltr export (the artefact deployed)")
+    p.add_argument("--exported-format", metavar="F", help="format of --exported (as ltr export)")
 
 
 def _run_score(args: argparse.Namespace) -> int:
@@ -153,6 +160,8 @@ def _score(args: argparse.Namespace, model: str) -> int:
         eval_at=args.eval_at,
         convention=args.convention,
         n_features=args.n_features,
+        exported=getattr(args, "exported", None),
+        exported_format=getattr(args, "exported_format", None),
     )
     print_metrics(metrics, args.json)
     if not args.json:
@@ -170,6 +179,7 @@ def _configure_predict(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--tag", default="ltr", help="run tag of the TREC run file (default: ltr)")
     p.add_argument("--doc-id", help="document id column of tabular data (default: row number)")
+    _add_exported(p)
 
 
 def _run_predict(args: argparse.Namespace) -> int:
@@ -190,6 +200,8 @@ def _run_predict(args: argparse.Namespace) -> int:
         doc_id=args.doc_id,
         n_features=args.n_features,
         tag=args.tag,
+        exported=args.exported,
+        exported_format=args.exported_format,
     )
     files = (args.out, args.trec_run, args.trec_qrels)
     written = ", ".join(str(p) for p in files if p is not None)

@@ -194,6 +194,42 @@ class RankingModel:
         get_adapter(self.engine).save_native(self.booster, path)
         return path
 
+    def export(
+        self,
+        format: str,
+        path: str | os.PathLike[str],
+        *,
+        feature_names: Any = None,
+        reference: Any = None,
+        adjust_thresholds: bool = False,
+        **options: Any,
+    ) -> Any:
+        """Write the model in a search engine's format (see :func:`ltr.export.export_model`).
+
+        Parameters
+        ----------
+        format : {"opensearch-ltr", "elasticsearch-ltr", "solr-ltr", "vespa", "ranklib", "onnx"}
+        path : path-like
+            The model file (companions go beside it).
+        feature_names : sequence of str, optional
+            Search-engine feature names in the model's column order.
+        reference : array-like, optional
+            Training rows, to check (and with *adjust_thresholds* move) float32
+            thresholds.
+        adjust_thresholds : bool, default=False
+        **options
+            ``name``, ``featureset``, ``onnx_opset`` of :func:`ltr.export.export_model`.
+
+        Returns
+        -------
+        ltr.export.ExportResult
+        """
+        from ltr.export import export_model
+
+        return export_model(self, format, path, feature_names=feature_names,
+                            reference=reference, adjust_thresholds=adjust_thresholds,
+                            **options)
+
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> RankingModel:
         """Read a model written by :meth:`save`.

@@ -109,6 +109,8 @@ class FlatTrees:
     leaf_value: np.ndarray  # float64 (LightGBM) or float32 (XGBoost)
     init: float = 0.0
     strict: bool = False
+    categories: dict[int, np.ndarray] | None = None  # flat node -> its category set
+    categories_right: bool = False  # the sets go right (XGBoost), else left (LightGBM)
 
     @property
     def n_trees(self) -> int:
@@ -208,7 +210,8 @@ def _assemble(parts: dict[str, list[np.ndarray]], paths_of: list[dict[int, list[
     )
 
 
-def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None) -> FlatTrees | None:
+def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None,
+                         categorical: bool = False, paths: bool = True) -> FlatTrees | None:
     """Flat arrays from ``model_to_string`` (thresholds and leaf values as stored, 17 digits).
 
     Parameters
@@ -217,6 +220,13 @@ def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None) -> Flat
     num_iteration : int, optional
         Passed to ``model_to_string`` (None: the best iteration if there is one;
         <= 0: every tree).
+    categorical : bool, default=False
+        Keep categorical splits (``decision`` bit 0 set) and return their
+        left-going categories in ``categories`` (for :mod:`ltr.export`; the
+        numba walks do not read them).
+    paths : bool, default=True
+        Build ``paths`` (root-to-leaf node lists); without them ``paths`` is
+        empty and ``first_nodes``/``code_bounds`` are unusable (for export).
 
     Returns
     -------
@@ -235,13 +245,16 @@ def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None) -> Flat
     trees_of: dict[int, list[int]] = {}
     paths_of: list[dict[int, list[int]]] = []
     leaf_values: list[np.ndarray] = []
+    categories: dict[int, np.ndarray] = {}
+    n_nodes = 0
     for t, sec in enumerate(sections):
         kv = {}
         for line in sec.splitlines()[1:]:
             key, sep, value = line.partition("=")
             if sep:
                 kv[key.strip()] = value.strip()
-        if kv.get("is_linear", "0") != "0" or int(kv.get("num_cat", "0")) > 0:
+        if kv.get("is_linear", "0") != "0" or (int(kv.get("num_cat", "0")) > 0
+                                               and not categorical):
             return None
         leaf_values.append(np.array(kv.get("leaf_value", "0").split(), dtype=np.float64))
         if int(kv.get("num_leaves", "1")) < 2 or "split_feature" not in kv:
@@ -253,23 +266,38 @@ def parse_lightgbm_trees(booster: Any, num_iteration: int | None = None) -> Flat
         f = np.array(kv["split_feature"].split(), dtype=np.int32)
         dec = np.array(kv["decision_type"].split(), dtype=np.int8)
         if np.any(dec & 1):
-            return None
+            if not categorical:
+                return None
+            bounds = np.array(kv["cat_boundaries"].split(), dtype=np.int64)
+            words = np.array(kv["cat_threshold"].split(), dtype=np.uint64)
+            thr = np.array(kv["threshold"].split(), dtype=np.float64)
+            for k in np.flatnonzero(dec & 1):
+                w = words[bounds[int(thr[k])]: bounds[int(thr[k]) + 1]]
+                bits = (w[:, None] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)
+                categories[n_nodes + int(k)] = np.flatnonzero(bits.reshape(-1)).astype(np.int64)
+        n_nodes += f.size
         parts["feature"].append(f)
         parts["threshold"].append(np.array(kv["threshold"].split(), dtype=np.float64))
         parts["decision"].append(dec)
         parts["left"].append(np.array(kv["left_child"].split(), dtype=np.int32))
         parts["right"].append(np.array(kv["right_child"].split(), dtype=np.int32))
-        paths_of.append(_root_leaf_paths(parts["left"][-1], parts["right"][-1]))
+        paths_of.append(_root_leaf_paths(parts["left"][-1], parts["right"][-1]) if paths
+                        else {})
         for j in np.unique(f):
             trees_of.setdefault(int(j), []).append(t)
-    return _assemble(parts, paths_of, trees_of, leaf_values, np.float64, 0.0, strict=False)
+    flat = _assemble(parts, paths_of, trees_of, leaf_values, np.float64, 0.0, strict=False)
+    flat.categories = categories if categorical else None
+    return flat
 
 
-def parse_xgboost_trees(booster: Any) -> FlatTrees | None:
+def parse_xgboost_trees(booster: Any, paths: bool = True,
+                        categorical: bool = False) -> FlatTrees | None:
     """Flat arrays from XGBoost's JSON model (float32 thresholds and leaf values).
 
     Node ids stay XGBoost's (a leaf's own entry, feature -1, is never visited); leaves are
-    numbered in node order.  ``init`` is the float32 ``base_score``.
+    numbered in node order.  ``init`` is the float32 ``base_score``.  ``paths``: as in
+    :func:`parse_lightgbm_trees`.  ``categorical``: keep categorical splits, their
+    categories (which go *right*, ``categories_right``) in ``categories`` (for export).
 
     Returns
     -------
@@ -293,6 +321,8 @@ def parse_xgboost_trees(booster: Any) -> FlatTrees | None:
     trees_of: dict[int, list[int]] = {}
     paths_of: list[dict[int, list[int]]] = []
     leaf_values: list[np.ndarray] = []
+    categories: dict[int, np.ndarray] = {}
+    n_nodes = 0
     for t, tree in enumerate(gb["model"]["trees"]):
         if int(tree.get("tree_param", {}).get("size_leaf_vector", "1") or 1) > 1:
             return None
@@ -302,7 +332,14 @@ def parse_xgboost_trees(booster: Any) -> FlatTrees | None:
         kinds = np.asarray(tree.get("split_type", np.zeros(left.size)), dtype=np.int64)
         is_leaf = left < 0
         if np.any(kinds[~is_leaf] != 0):
-            return None
+            if not categorical:
+                return None
+            cats = np.asarray(tree["categories"], dtype=np.int64)
+            for nid, beg, size in zip(tree["categories_nodes"], tree["categories_segments"],
+                                      tree["categories_sizes"]):
+                categories[n_nodes + int(nid)] = cats[int(beg): int(beg) + int(size)]
+        if not is_leaf[0]:
+            n_nodes += left.size
         leaf_id = np.cumsum(is_leaf) - 1
         leaf_values.append(cond[is_leaf])
         if is_leaf[0]:
@@ -321,11 +358,14 @@ def parse_xgboost_trees(booster: Any) -> FlatTrees | None:
         parts["decision"].append(np.where(default_left, 2, 0) | (2 << 2))  # NaN is missing
         parts["left"].append(lchild)
         parts["right"].append(rchild)
-        paths_of.append(_root_leaf_paths(lchild, rchild))
+        paths_of.append(_root_leaf_paths(lchild, rchild) if paths else {})
         for j in np.unique(feats[~is_leaf]):
             trees_of.setdefault(int(j), []).append(t)
-    return _assemble(parts, paths_of, trees_of, leaf_values, np.float32,
+    flat = _assemble(parts, paths_of, trees_of, leaf_values, np.float32,
                      float(np.float32(base[0])), strict=True)
+    flat.categories = categories if categorical else None
+    flat.categories_right = True
+    return flat
 
 
 def has_categorical_splits(booster: Any) -> bool:

@@ -292,6 +292,7 @@ class RunReport:
     config: dict[str, Any] = field(default_factory=dict)
     importance: list[dict[str, Any]] = field(default_factory=list)
     images: dict[str, Path] = field(default_factory=dict)
+    exports: list[dict[str, Any]] = field(default_factory=list)  # exports.json (ltr export)
 
     @classmethod
     def from_run_dir(cls, run_dir: str | os.PathLike[str]) -> RunReport:
@@ -323,8 +324,12 @@ class RunReport:
             )
             if (run_dir / f"{name}.png").exists()
         }
+        exports = []
+        if (run_dir / "exports.json").exists():
+            exports = json.loads((run_dir / "exports.json").read_text(encoding="utf-8"))
         return cls(
-            title=run_dir.name, metrics=metrics, config=config, importance=importance, images=images
+            title=run_dir.name, metrics=metrics, config=config, importance=importance,
+            images=images, exports=exports,
         )
 
     # -- data views -------------------------------------------------------------
@@ -337,6 +342,7 @@ class RunReport:
             "config": self.config,
             "importance": self.importance,
             "images": {k: v.name for k, v in self.images.items()},
+            "exports": self.exports,
         }
 
     def sections(self) -> list[tuple[str, str, Any]]:
@@ -468,6 +474,10 @@ class RunReport:
                         _table(header, [[r.get(h) for h in header] for r in results]),
                     )
                 )
+        if self.exports:
+            rows = [[e.get("format"), f, e.get("sha256", {}).get(Path(f).name), e.get("time")]
+                    for e in self.exports for f in e.get("files", [])]
+            out.append(("Exports", "table", _table(["format", "file", "sha256", "written"], rows)))
         return out
 
     # -- renderers ----------------------------------------------------------------

@@ -154,6 +154,8 @@ def evaluate_model(
     eval_at: Sequence[int] | None = None,
     convention: str | None = None,
     n_features: int | None = None,
+    exported: str | os.PathLike[str] | None = None,
+    exported_format: str | None = None,
 ) -> MetricsBySet:
     """nDCG@k of a saved model on a data file (or on a run's own valid/test sets).
 
@@ -177,6 +179,9 @@ def evaluate_model(
     n_features : int, optional
         LETOR files: the feature count when the file's last features are zero
         in every row (LETOR omits zeros, so the file alone under-counts).
+    exported, exported_format : path-like and str, optional
+        Score through this file that ``ltr export`` wrote (the artefact
+        deployed) instead of the model, as in :func:`predict_run`.
 
     Returns
     -------
@@ -185,6 +190,7 @@ def evaluate_model(
         empty-query rule per set and how many queries it applied to.
     """
     model, run_dir, base = _model_and_base(model_path)
+    scorer = _exported_scorer(model, exported, exported_format)
     updates: dict[str, Any] = {}
     if eval_at is not None:
         try:
@@ -201,7 +207,7 @@ def evaluate_model(
         sets = load_data(prepare_config(base))
         check_same_data(run_dir, sets)
         out = MetricsBySet(
-            (n, set_metrics(base, ds, np.asarray(model.predict(ds.X), dtype=np.float64)))
+            (n, set_metrics(base, ds, _scores(model, ds.X, scorer)))
             for n, ds in sets.items()
             if n != "train"
         )
@@ -210,11 +216,34 @@ def evaluate_model(
     cfg, ds = _load_scored_file(
         model, run_dir, base, data_path, fmt=fmt, label=label, qid=qid, n_features=n_features
     )
-    scores = np.asarray(model.predict(ds.X), dtype=np.float64)
+    scores = _scores(model, ds.X, scorer)
     name = Path(data_path).name
     out = MetricsBySet({name: set_metrics(cfg, ds, scores)})
     out.empty = {name: _empty_rule(cfg, ds)}
     return out
+
+
+def _exported_scorer(model: Any, exported: Any, exported_format: str | None) -> Any:
+    """Return the scorer of a file ``ltr export`` wrote (``None`` without one), or raise."""
+    if (exported is None) != (exported_format is None):
+        raise RunError("--exported and --exported-format go together")
+    if exported is None:
+        return None
+    from ltr.export import load_exported
+
+    names = None if model.feature_names is None else list(model.feature_names)
+    try:
+        return load_exported(exported, str(exported_format), feature_names=names)
+    except (OSError, ValueError) as exc:
+        raise RunError(f"--exported: {exc}") from exc
+
+
+def _scores(model: Any, X: Any, scorer: Any) -> np.ndarray:
+    """Scores of *X*: the model's, or (the artefact deployed) the exported file's."""
+    if scorer is None:
+        return np.asarray(model.predict(X), dtype=np.float64)
+    dense = X.toarray() if hasattr(X, "toarray") else X
+    return np.asarray(scorer.predict(np.asarray(dense, dtype=np.float64)), dtype=np.float64)
 
 
 class MetricsBySet(dict):  # type: ignore[type-arg]
@@ -240,6 +269,8 @@ def predict_run(
     doc_id: str | None = None,
     n_features: int | None = None,
     tag: str = "ltr",
+    exported: str | os.PathLike[str] | None = None,
+    exported_format: str | None = None,
 ) -> Any:
     """Score every document of a data file with a saved model.
 
@@ -264,6 +295,11 @@ def predict_run(
         the document id is the row's position in the file.
     tag : str, default="ltr"
         The run tag of a TREC run file.
+    exported, exported_format : path-like and str, optional
+        Score through this file that ``ltr export`` wrote (format
+        *exported_format*) instead of the model: ONNX in onnxruntime, other
+        formats in :mod:`ltr.testing.exported`'s reference interpreters.  The
+        model still supplies the data settings and feature names.
 
     Returns
     -------
@@ -284,6 +320,7 @@ def predict_run(
         if target is not None:
             _check_output(option, Path(target))
     model, run_dir, base = _model_and_base(model_path)
+    scorer = _exported_scorer(model, exported, exported_format)  # checked before any write
     p = Path(data_path)
     tabular = p.is_file() and _format_of(p, fmt) in ("csv", "parquet")
     if doc_id is not None and p.is_file() and not tabular:
@@ -303,7 +340,7 @@ def predict_run(
         exclude=() if doc_id is None else (doc_id,),
         columns=None if table is None else list(table.columns),
     )
-    scores = np.asarray(model.predict(ds.X), dtype=np.float64)
+    scores = _scores(model, ds.X, scorer)
     # the user's ids, as in the file (rows are never reordered: a query split in two is refused)
     qids: Any = np.asarray(ds.qid)
     if table is not None:
