@@ -38,7 +38,7 @@ import pandas as pd
 
 from ltr.build import build_training
 from ltr.engines import train
-from ltr.runs.commands import tune_run
+from ltr.runs.tune_cmd import tune_run
 from ltr.runs.config import load_config
 from ltr.runs.data import load_data
 from ltr.runs.folder import prepare_config

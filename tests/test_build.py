@@ -26,9 +26,10 @@ from ltr.build import (
 from ltr.engines import RankingModel
 from ltr.estimator import LambdaMARTRanker
 from ltr.objectives.sampling import TopKPairSampling
-from ltr.runs.commands import train_run, tune_run
+from ltr.runs.commands import train_run
 from ltr.runs.config import load_config
 from ltr.runs.data import load_data
+from ltr.runs.tune_cmd import tune_run
 
 pytest.importorskip("xgboost")
 

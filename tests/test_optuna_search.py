@@ -22,8 +22,8 @@ import pandas as pd
 import pytest
 
 from ltr.metrics import ndcg
-from ltr.runs.commands import tune_run
 from ltr.runs.config import ConfigError, RunError, parse_config
+from ltr.runs.tune_cmd import tune_run
 
 optuna = pytest.importorskip("optuna")  # in the test extra; skips only a bare install
 

@@ -21,9 +21,10 @@ import pandas as pd
 import pytest
 
 from ltr.estimator import LambdaMARTRanker
-from ltr.runs.commands import train_run, tune_run
+from ltr.runs.commands import train_run
 from ltr.runs.config import parse_config
 from ltr.runs.score_cmd import predict_run
+from ltr.runs.tune_cmd import tune_run
 from ltr.synthetic import make_ranking
 
 mlflow = pytest.importorskip("mlflow")  # in the test extra; skips only a bare install

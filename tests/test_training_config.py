@@ -367,8 +367,8 @@ def test_ltr_train_builds_and_validates_the_settings_once(tmp_path, monkeypatch,
 
 
 def test_a_search_space_is_checked_by_the_model_sections_rule(tmp_path):
-    from ltr.runs.commands import tune_run
     from ltr.runs.config import RunError
+    from ltr.runs.tune_cmd import tune_run
 
     cfg = load_config(CONFIGS / "tune.yaml", [*SMALL, "search.param_grid={num_leaves: [7, 1]}",
                                               f"output.runs_dir={tmp_path}"])

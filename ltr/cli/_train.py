@@ -23,10 +23,10 @@ from ltr.runs.commands import (
     importance_run,
     render_report,
     train_run,
-    tune_run,
     validate,
 )
 from ltr.runs.config import dump_config, load_config
+from ltr.runs.tune_cmd import tune_run
 
 __all__ = ["COMMANDS", "print_summary"]
 

@@ -6,12 +6,11 @@ and IPS metrics (:mod:`.ips`).
 
 from __future__ import annotations
 
+from ltr.clicks._propensity import estimate_propensity_em, estimate_propensity_swap
 from ltr.clicks._simulate import (
     DEFAULT_CLICK_LADDER,
     ClickLog,
     PropensityEstimate,
-    estimate_propensity_em,
-    estimate_propensity_swap,
     simulate_cascade,
     simulate_pbm,
 )

@@ -11,11 +11,11 @@ from ltr.runs.commands import (
     importance_run,
     render_report,
     train_run,
-    tune_run,
     validate,
 )
 from ltr.runs.config import ConfigError, RunConfig, RunError, RunInterrupted, load_config
 from ltr.runs.score_cmd import evaluate_model, predict_run
+from ltr.runs.tune_cmd import tune_run
 
 __all__ = [
     "ConfigError",
