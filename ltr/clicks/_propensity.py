@@ -113,6 +113,7 @@ def estimate_propensity_em(
     Examples
     --------
     >>> import numpy as np
+    >>> from ltr.clicks import simulate_pbm
     >>> labels = np.tile([3, 2, 1, 0, 0], 200)
     >>> log = simulate_pbm(labels, group=[5] * 200, logging_scores=np.zeros(1000),
     ...                    temperature=1.0, examination=1.0, n_sessions=20, random_state=0)
@@ -227,6 +228,7 @@ def estimate_propensity_swap(
     Examples
     --------
     >>> import numpy as np
+    >>> from ltr.clicks import simulate_pbm
     >>> log = simulate_pbm(np.tile([2, 1, 0, 1], 500), group=[4] * 500, examination=1.0,
     ...                    n_sessions=40, swap_depth=4, random_state=1)
     >>> np.round(estimate_propensity_swap(log).propensity, 2).tolist()  # simulated: 1/p

@@ -13,8 +13,9 @@ import glob
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from ltr.runs._section import Section
 from ltr.runs.errors import ConfigError
 from ltr.runs.overrides import got
 
@@ -28,11 +29,7 @@ _SCHEDULER = re.compile(r"^(tcp|tls|ucx|ws|wss)://[^\s/:]+(:\d+)?/?$")
 _BYTES = re.compile(r"^\d+(\.\d+)?\s*([kKMGT]i?B|B)?$")
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
-
-
-class LocalClusterConfig(_Section):
+class LocalClusterConfig(Section):
     """A Dask ``LocalCluster`` of worker processes on this machine (bound to 127.0.0.1)."""
 
     n_workers: int = Field(2, ge=1, le=4096, description="worker processes")
@@ -49,7 +46,7 @@ class LocalClusterConfig(_Section):
         return value
 
 
-class ClusterConfig(_Section):
+class ClusterConfig(Section):
     """Train on a Dask cluster (``ltr.dask``): a running scheduler, or a local cluster."""
 
     address: str | None = Field(None, description="tcp://host:port of a running scheduler")

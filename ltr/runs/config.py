@@ -31,13 +31,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AliasChoices,
-    BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
@@ -45,6 +41,7 @@ from ltr._compat import import_yaml
 from ltr._validation import check_eval_at
 from ltr.build import TrainSettings, validate_settings
 from ltr.runs._schema_errors import format_validation_error
+from ltr.runs._section import MAX_INT, Section
 from ltr.runs.checks import check_consistency
 from ltr.runs.cluster_config import (
     ClusterConfig,
@@ -52,6 +49,13 @@ from ltr.runs.cluster_config import (
     is_glob,
     path_candidates,
     resolve_glob,
+)
+from ltr.runs.data_config import (
+    DataConfig,
+    ObjectiveColumnConfig,
+    SplitConfig,
+    SyntheticClicksConfig,
+    SyntheticConfig,
 )
 from ltr.runs.errors import ConfigError, RunError, RunInterrupted
 from ltr.runs.overrides import apply_overrides, got, parse_override, yaml_reason
@@ -68,7 +72,6 @@ from ltr.runs.training_config import (
 )
 
 #: Largest count or cut-off a config may hold: the engines take 32-bit ints.
-_MAX_INT = 2**31 - 1
 
 #: Longest run name: file systems allow 255 bytes, the folder adds "-YYYYmmdd-HHMMSS-NNN".
 _MAX_NAME = 200
@@ -110,181 +113,17 @@ __all__ = [
 ]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
-
-
 # --------------------------------------------------------------------------- data
 
 
-class SyntheticClicksConfig(_Section):
-    """A click log simulated on the synthetic sets after their split by query (ltr.clicks).
-
-    Every query is shown ``sessions`` times, each session in a Plackett-Luce
-    order over a noisy logger (grade + ``logger_noise`` x N(0, 1)); each
-    session is one list of the set, with its positions, clicks and document ids
-    (``data.position``/``click``/``doc`` need not be named).
-    """
-
-    model: Literal["pbm", "cascade"] = "pbm"
-    examination: float = Field(
-        1.0, ge=0, allow_inf_nan=False, description="pbm: examination (1/position)**examination"
-    )
-    sessions: int = Field(4, ge=1, le=10_000, description="sessions (lists) per query")
-    temperature: float = Field(
-        1.0, gt=0, allow_inf_nan=False, description="Plackett-Luce logging temperature"
-    )
-    logger_noise: float = Field(
-        1.0, ge=0, allow_inf_nan=False, description="logger score = grade + noise x N(0, 1)"
-    )
 
 
-class SyntheticConfig(_Section):
-    """Options of the deterministic synthetic generator ``ltr.synthetic.make_ranking``."""
-
-    n_queries: int = Field(
-        300, ge=3, le=_MAX_INT, description="number of queries (split into train/valid/test)"
-    )
-    n_features: int = Field(20, ge=1, le=_MAX_INT, description="number of features")
-    mean_docs: int = Field(30, ge=1, le=_MAX_INT, description="mean documents per query")
-    max_docs: int = Field(100, ge=1, le=_MAX_INT, description="maximum documents per query")
-    n_segments: int = Field(0, ge=0, le=_MAX_INT, description="number of row segments (0: none)")
-    n_categorical: int = Field(
-        0, ge=0, le=64, description="categorical columns c1..cK appended (see data.categorical)"
-    )
-    clicks: SyntheticClicksConfig | None = Field(
-        None, description="simulate a click log (positions, clicks, document ids) per set"
-    )
 
 
-class ObjectiveColumnConfig(_Section):
-    """One objective of a multi-objective data set (e.g. watch, share, follow).
-
-    For tabular data the objective's grades come either from ``column`` (a
-    column that already holds grades; default: the objective's name) or from
-    ``grades``: a preset name of ``ltr.relevance.PRESETS`` (``watch``,
-    ``share``, ``follow``, ``ecommerce``) or a grade mapping
-    ``{rules: {raw_column: {type: threshold, bins: [[0.3, 0], ...], above: 3}}, combine: max}``
-    applied to raw behaviour columns.  Synthetic data generates graded labels
-    per objective itself (``column`` and ``grades`` must be left out).
-    """
-
-    column: str | None = Field(
-        None, description="column already holding grades (default: the name)"
-    )
-    grades: Any = Field(None, description="preset name or grade-mapping dict (ltr.relevance)")
-    weight: float = Field(
-        ...,
-        gt=0,
-        allow_inf_nan=False,
-        description="weight in the composite nDCG and composite objective",
-    )
-
-    @field_validator("grades")
-    @classmethod
-    def _grades(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        if not isinstance(value, (str, Mapping)):
-            # pydantic turns only ValueError into a field error
-            raise ValueError(f"must be a preset name or a grade mapping, got {got(value)}")  # noqa: TRY004
-        from ltr.relevance import GradeMapping
-
-        try:
-            GradeMapping.from_dict(value)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(str(exc)) from None
-        return value
-
-    def grade_mapping(self) -> Any:
-        """Return the ``ltr.relevance.GradeMapping`` (None when ``grades`` is not set)."""
-        if self.grades is None:
-            return None
-        from ltr.relevance import GradeMapping
-
-        return GradeMapping.from_dict(self.grades)
 
 
-class SplitConfig(_Section):
-    """Query-level split of the training data, used for sets without their own file."""
-
-    valid: float = Field(0.2, ge=0, lt=1, description="fraction of queries for validation")
-    test: float = Field(0.2, ge=0, lt=1, description="fraction of queries for test")
-    seed: int | None = Field(
-        None, ge=0, le=_MAX_INT, description="split seed (default: the run's seed)"
-    )
-
-    @model_validator(mode="after")
-    def _fractions(self) -> SplitConfig:
-        if self.valid + self.test >= 1:
-            raise ValueError(f"@test: valid + test must be < 1, got {self.valid} + {self.test}")
-        return self
 
 
-class DataConfig(_Section):
-    """Where the data comes from and which columns mean what."""
-
-    source: Literal["synthetic", "letor", "parquet", "csv"] = "synthetic"
-    synthetic: SyntheticConfig = Field(default_factory=SyntheticConfig)
-    train: str | None = Field(None, description="training file (letor/parquet/csv)")
-    valid: str | None = Field(None, description="validation file; None: split from train")
-    test: str | None = Field(None, description="test file; None: split from train")
-    n_features: int | None = Field(
-        None, ge=1, le=_MAX_INT, description="LETOR: number of features (default: inferred)"
-    )
-    label: str = Field(
-        "label",
-        description="tabular: label column; with objectives and no such column, "
-        "the first objective's grades",
-    )
-    qid: str = Field("qid", description="tabular: query id column")
-    features: list[str] | None = Field(
-        None, description="tabular: feature columns (default: all others)"
-    )
-    segment: str | None = Field(None, description="tabular: segment column for per-segment metrics")
-    position: str | None = Field(
-        None,
-        validation_alias=AliasChoices("position", "position_column"),
-        description="tabular: display position column of the logged ranking (1 = top), for "
-        "model.unbiased and evaluation.ips",
-    )
-    click: str | None = Field(
-        None,
-        validation_alias=AliasChoices("click", "click_column"),
-        description="tabular: click column (0/1): training learns from clicks instead of "
-        "data.label (which, when present, stays the graded truth of valid/test metrics)",
-    )
-    doc: str | None = Field(
-        None,
-        description="tabular: integer document id column (one query-document pair across the "
-        "lists that show it), for evaluation.ips.propensity: em",
-    )
-    categorical: list[str] | None = Field(
-        None,
-        description="categorical feature columns (category ids): one coding fitted on the "
-        "training set, stored in the model, applied to valid/test and at predict",
-    )
-    split: SplitConfig = Field(default_factory=SplitConfig)
-    objectives: dict[str, ObjectiveColumnConfig] | None = Field(
-        None, description="multi-objective labels: name -> column, grades, weight"
-    )
-    max_queries: int | None = Field(
-        None, ge=3, le=_MAX_INT, description="keep only the first N training queries"
-    )
-
-    @model_validator(mode="after")
-    def _source_files(self) -> DataConfig:
-        if self.source != "synthetic" and self.train is None:
-            raise ValueError(f"@train: source {self.source!r} needs a 'train' file, got None")
-        if self.source == "synthetic" and any(
-            p is not None for p in (self.train, self.valid, self.test)
-        ):
-            raise ValueError(
-                "@source: 'synthetic' takes no train/valid/test files; use letor, parquet or csv"
-            )
-        if self.objectives is not None and not self.objectives:
-            raise ValueError("@objectives: must name at least one objective (or be omitted)")
-        return self
 
 
 # --------------------------------------------------------------------------- model
@@ -296,7 +135,7 @@ class DataConfig(_Section):
 # --------------------------------------------------------------------------- evaluation etc.
 
 
-class IPSConfig(_Section):
+class IPSConfig(Section):
     """Click-based (inverse-propensity-weighted) nDCG of valid/test from data.click and position."""
 
     propensity: Literal["em", "learned"] | list[Annotated[float, Field(gt=0, le=1)]] = Field(
@@ -311,14 +150,14 @@ class IPSConfig(_Section):
     self_normalized: bool = Field(False, description="divide by the mean importance weight")
 
 
-class EvaluationConfig(_Section):
+class EvaluationConfig(Section):
     """What metrics.json reports."""
 
-    eval_at: list[Annotated[int, Field(ge=1, le=_MAX_INT)]] = Field(
+    eval_at: list[Annotated[int, Field(ge=1, le=MAX_INT)]] = Field(
         default_factory=lambda: [1, 3, 5, 10, 20], min_length=1
     )
     k: int = Field(
-        10, ge=1, le=_MAX_INT, description="k of composite, per-segment and importance nDCG"
+        10, ge=1, le=MAX_INT, description="k of composite, per-segment and importance nDCG"
     )
     convention: Literal["lightgbm", "xgboost", "sklearn"] | None = Field(
         None,
@@ -367,11 +206,11 @@ class EvaluationConfig(_Section):
         return self
 
 
-class ImportanceConfig(_Section):
+class ImportanceConfig(Section):
     """Permutation importance (ΔnDCG) after training."""
 
     enabled: bool = False
-    n_repeats: int = Field(5, ge=1, le=_MAX_INT)
+    n_repeats: int = Field(5, ge=1, le=MAX_INT)
     strategy: Literal["global", "within_query"] = Field(
         "global",
         description="global: shuffle across all rows; within_query: only inside each query",
@@ -385,13 +224,13 @@ class ImportanceConfig(_Section):
         description="permute each single feature too (all, or those in 'features'); "
         "false: only the groups",
     )
-    max_queries: int | None = Field(None, ge=1, le=_MAX_INT)
+    max_queries: int | None = Field(None, ge=1, le=MAX_INT)
     evaluate_on: Literal["valid", "test"] = Field(
         "test", description="set whose queries are permuted"
     )
 
 
-class OutputConfig(_Section):
+class OutputConfig(Section):
     """Where run folders go: ``<runs_dir>/<name>-<timestamp>/``."""
 
     runs_dir: str = "runs"
@@ -410,10 +249,10 @@ class OutputConfig(_Section):
         return self
 
 
-class RunConfig(_Section):
+class RunConfig(Section):
     """A whole run."""
 
-    seed: int = Field(0, ge=0, le=_MAX_INT)
+    seed: int = Field(0, ge=0, le=MAX_INT)
     data: DataConfig = Field(default_factory=DataConfig)
     model: ModelConfig = Field(  # type: ignore[valid-type]
         default_factory=ModelConfig,

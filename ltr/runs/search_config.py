@@ -11,19 +11,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from ltr.runs._section import MAX_INT, Section
 
 __all__ = ["MlflowConfig", "SearchConfig", "TrackingConfig"]
 
 #: Largest count a config may hold (as ltr.runs.config).
-_MAX_INT = 2**31 - 1
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
-
-
-class SearchConfig(_Section):
+class SearchConfig(Section):
     """Hyper-parameter search: GridSearchCV / RandomizedSearchCV with GroupKFold, or Optuna.
 
     ``method: optuna`` trains each trial on the train split and scores it every
@@ -36,31 +33,31 @@ class SearchConfig(_Section):
     method: Literal["grid", "random", "optuna"] = "grid"
     param_grid: dict[str, list[Any]] | None = None
     param_distributions: dict[str, Any] | None = None
-    n_iter: int = Field(10, ge=1, le=_MAX_INT)
-    folds: int = Field(3, ge=2, le=_MAX_INT)
+    n_iter: int = Field(10, ge=1, le=MAX_INT)
+    folds: int = Field(3, ge=2, le=MAX_INT)
     scoring: str = Field(
         "ndcg@10", description="scorer name (ltr.scoring.get_scorer): ndcg@10, map@10, mrr, P_5..."
     )
-    n_jobs: int = Field(1, ge=1, le=_MAX_INT)
+    n_jobs: int = Field(1, ge=1, le=MAX_INT)
     # ---- method: optuna
     sampler: Literal["tpe", "random"] = Field("tpe", description="optuna: the sampler")
     pruner: Literal["median", "hyperband", "none"] = Field(
         "median", description="optuna: prunes trials on the per-round valid metric"
     )
     n_trials: int = Field(
-        20, ge=1, le=_MAX_INT, description="optuna: trials of the study (all processes together)"
+        20, ge=1, le=MAX_INT, description="optuna: trials of the study (all processes together)"
     )
     timeout: float | None = Field(
         None, gt=0, allow_inf_nan=False, description="optuna: seconds before no new trial starts"
     )
     startup_trials: int = Field(
-        5, ge=0, le=_MAX_INT, description="optuna median pruner: trials never pruned"
+        5, ge=0, le=MAX_INT, description="optuna median pruner: trials never pruned"
     )
     warmup_rounds: int = Field(
-        5, ge=0, le=_MAX_INT, description="optuna: rounds a trial runs before it can be pruned"
+        5, ge=0, le=MAX_INT, description="optuna: rounds a trial runs before it can be pruned"
     )
     seed: int | None = Field(
-        None, ge=0, le=_MAX_INT,
+        None, ge=0, le=MAX_INT,
         description="optuna sampler seed (default: the run's); a process joining an existing "
         "study derives its own",
     )
@@ -71,7 +68,7 @@ class SearchConfig(_Section):
         None, description="optuna: the study's name in storage (default: output.name)"
     )
     heartbeat_interval: int = Field(
-        30, ge=1, le=_MAX_INT,
+        30, ge=1, le=MAX_INT,
         description="optuna with storage: seconds between a trial's heartbeats; a trial silent "
         "for twice as long (its process killed) is marked failed",
     )
@@ -107,7 +104,7 @@ class SearchConfig(_Section):
         return self
 
 
-class MlflowConfig(_Section):
+class MlflowConfig(Section):
     """Where ``ltr train``/``ltr tune`` log the run in MLflow (extra ``ltr-rank[mlflow]``)."""
 
     tracking_uri: str | None = Field(
@@ -119,7 +116,7 @@ class MlflowConfig(_Section):
     run_name: str | None = Field(None, description="run name (default: output.name)")
 
 
-class TrackingConfig(_Section):
+class TrackingConfig(Section):
     """Experiment tracking of a run."""
 
     mlflow: MlflowConfig | None = Field(None, description="log the run to MLflow")

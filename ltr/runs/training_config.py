@@ -30,11 +30,12 @@ from collections.abc import Mapping
 from numbers import Integral, Real
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import Field, create_model, model_validator
 
 from ltr._validation import INT32_MAX
 from ltr.build import TrainSettings
 from ltr.estimator import LambdaMARTRanker
+from ltr.runs._section import Section
 from ltr.runs.errors import ConfigError
 
 __all__ = [
@@ -51,18 +52,14 @@ __all__ = [
 ]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_default=True)
-
-
-class StepConfig(_Section):
+class StepConfig(Section):
     """One stage of a steps schedule: train *rounds* rounds at truncation *k*."""
 
     k: int = Field(..., ge=1, le=INT32_MAX)
     rounds: int = Field(..., ge=1, le=INT32_MAX)
 
 
-class LinearScheduleConfig(_Section):
+class LinearScheduleConfig(Section):
     """k moves linearly from *start* to *end* over *rounds* rounds."""
 
     start: int = Field(..., ge=1, le=INT32_MAX)
@@ -70,7 +67,7 @@ class LinearScheduleConfig(_Section):
     rounds: int = Field(..., ge=1, le=INT32_MAX)
 
 
-class ScheduleConfig(_Section):
+class ScheduleConfig(Section):
     """A truncation schedule: ``steps`` (list of k/rounds) or ``linear``."""
 
     steps: list[StepConfig] | None = Field(None, min_length=1)
@@ -101,7 +98,7 @@ class ScheduleConfig(_Section):
         return Linear(start=lin.start, end=lin.end, rounds=lin.rounds)
 
 
-class _SamplingSection(_Section):
+class _SamplingSection(Section):
     """Top-k weighted pair sampling: ``TopKPairSampling``'s keyword arguments."""
 
     if typing.TYPE_CHECKING:  # the fields are generated from TopKPairSampling's signature
@@ -240,7 +237,7 @@ def _model_fields() -> dict[str, Any]:
     return fields
 
 
-class _ModelSection(_Section):
+class _ModelSection(Section):
     """Training parameters: the keyword arguments of ``LambdaMARTRanker``."""
 
     if typing.TYPE_CHECKING:  # the fields are generated from the estimator's signature
