@@ -440,7 +440,7 @@ def test_propensity_outputs_count_clicks_per_position_and_grey_out_thin_ones(tmp
 
 
 def test_propensity_plot_draws_thin_positions_grey_not_as_measured(tmp_path, monkeypatch):
-    from ltr.runs import report
+    from ltr.runs import report_plots as report
 
     figures = []
     monkeypatch.setattr(report, "_save_png", lambda fig, path: figures.append(fig) or path)

@@ -17,9 +17,9 @@ _EXPORTS: dict[str, str] = {
     "CONVENTIONS": "ltr.metrics._ndcg",
     "Convention": "ltr.metrics._ndcg",
     "MetricValue": "ltr.metrics._ndcg",
-    "cg": "ltr.metrics._ndcg",
-    "dcg": "ltr.metrics._ndcg",
-    "idcg": "ltr.metrics._ndcg",
+    "cg": "ltr.metrics._dcg",
+    "dcg": "ltr.metrics._dcg",
+    "idcg": "ltr.metrics._dcg",
     "ndcg": "ltr.metrics._ndcg",
     "average_precision": "ltr.metrics._rank",
     "err": "ltr.metrics._rank",
@@ -34,7 +34,8 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:  # pragma: no cover - lets type checkers see the lazy names
     from ltr.clicks.ips import ips_dcg, ips_ndcg
-    from ltr.metrics._ndcg import CONVENTIONS, Convention, MetricValue, cg, dcg, idcg, ndcg
+    from ltr.metrics._dcg import cg, dcg, idcg
+    from ltr.metrics._ndcg import CONVENTIONS, Convention, MetricValue, ndcg
     from ltr.metrics._rank import (
         average_precision,
         err,

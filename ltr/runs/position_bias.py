@@ -37,7 +37,7 @@ from ltr._io import write_atomic
 from ltr.metrics.names import format_metric_name
 from ltr.runs.config import RunConfig, RunError
 from ltr.runs.data import logged_column
-from ltr.runs.report import plot_propensity
+from ltr.runs.report_plots import plot_propensity
 
 if TYPE_CHECKING:  # pragma: no cover
     from ltr.datasets import RankingData
