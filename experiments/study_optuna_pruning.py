@@ -38,12 +38,12 @@ import pandas as pd
 
 from ltr.build import build_training
 from ltr.engines import train
-from ltr.runs.tune_cmd import tune_run
 from ltr.runs.config import load_config
 from ltr.runs.data import load_data
 from ltr.runs.folder import prepare_config
 from ltr.runs.optuna_search import PruningReporter
 from ltr.runs.training_config import training_settings
+from ltr.runs.tune_cmd import tune_run
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "tune_optuna.yaml"
