@@ -44,7 +44,7 @@ _PROVIDERS: dict[str, tuple[str, str | None]] = {
     "pydantic": ("pydantic", None),
     "dask": ("'dask[dataframe,distributed]'", "dask"),
     "distributed": ("'dask[dataframe,distributed]'", "dask"),
-    "shap": ("shap", "shap"),  # ltr.inspection.to_shap_explanation only
+    "shap": ("shap", None),  # ltr.inspection.to_shap_explanation only (shap needs numpy >= 2)
     "optuna": ("optuna", "optuna"),
     "mlflow": ("mlflow", "mlflow"),
     "onnx": ("onnx", "export"),
