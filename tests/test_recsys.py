@@ -184,3 +184,20 @@ def test_bad_options():
         evaluate(scores, rel, "ndcg@5", k=3)
     with pytest.raises(ValueError, match="convention"):
         evaluate(scores, rel, "ndcg@5", convention="sklearn")
+
+
+def test_the_empty_rule_counts_users_without_a_relevant_item_and_states_what_they_scored():
+    import scipy.sparse as sp
+
+    from ltr.evaluation.recsys import evaluate as recsys_evaluate
+
+    rng = np.random.default_rng(3)
+    held = (rng.random((40, 12)) < 0.08).astype(float)
+    truth = int((held.sum(axis=1) == 0).sum())  # counted independently of ltr
+    assert 0 < truth < 40
+    scores = rng.normal(size=held.shape)
+    skip = recsys_evaluate(scores, sp.csr_matrix(held), ["ndcg@5"])
+    assert (skip.empty_rule.n_empty, skip.empty_rule.n_queries) == (truth, 40)
+    assert skip.empty_rule.describe() == f"empty: {truth} of 40 queries left out (trec_eval)"
+    zero = recsys_evaluate(scores, sp.csr_matrix(held), ["ndcg@5"], empty=0.0)
+    assert zero.empty_rule.describe() == f"empty: {truth} of 40 queries scored 0 (trec_eval)"

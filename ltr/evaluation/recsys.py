@@ -34,6 +34,7 @@ from ltr.kernels import _recsys as R
 from ltr.metrics.names import QRELS_CONVENTIONS
 
 __all__ = ["RecsysResult", "evaluate"]
+from ltr.metrics.empty_queries import EmptyQueryRule
 
 
 @dataclass
@@ -44,7 +45,16 @@ class RecsysResult(EvaluationResult):
     ``"user"``) and keeps every user; users without a relevant item are NaN
     when ``empty="skip"`` and are listed in ``missing_queries``.  Means,
     intervals and ``n_queries`` count the evaluated (non-NaN) users only.
+    ``empty_score`` is what a user without a relevant item scores (None:
+    left out, ``empty="skip"``).
     """
+
+    empty_score: float | None = None
+
+    @property
+    def empty_rule(self) -> EmptyQueryRule:
+        """Users without a relevant item: how many, and whether they were left out or scored."""
+        return EmptyQueryRule(self.convention, self.empty_score, self.n_empty, self.n_users)
 
     def _evaluated(self) -> EvaluationResult:
         return EvaluationResult(self.per_query.dropna(how="all"), self.metrics,
@@ -319,4 +329,5 @@ def evaluate(
     out[empty_users] = fill
     frame = pd.DataFrame(out, index=pd.RangeIndex(n_users, name="user"), columns=names)
     missing = "skip" if math.isnan(fill) else "zero"
-    return RecsysResult(frame, names, [int(u) for u in empty_users], conv, level, missing)
+    return RecsysResult(frame, names, [int(u) for u in empty_users], conv, level, missing,
+                        empty_score=None if math.isnan(fill) else float(fill))
