@@ -97,7 +97,9 @@ def check_callbacks(callbacks: Any) -> tuple[Any, ...]:
     return tuple(callbacks)
 
 
-def report_round(callbacks: Sequence[Any], recorder: Recorder, first_round: int) -> None:
+def report_round(
+    callbacks: Sequence[Any], recorder: Recorder, first_round: int, local: int | None = None
+) -> None:
     """Pass the recorder's latest round to every callback (the adapters' hooks call this).
 
     Parameters
@@ -109,6 +111,11 @@ def report_round(callbacks: Sequence[Any], recorder: Recorder, first_round: int)
     first_round : int
         Global index of the first round of the engine call (its stage and ``k``
         are looked up in the plan).
+    local : int, optional
+        The round's 0-based index in this engine call, as the engine's callback
+        gives it (LightGBM ``env.iteration - env.begin_iteration``, XGBoost's
+        ``epoch``); default: the rounds the recorder has ended.  The engine's
+        index does not depend on the order the engine runs its callbacks in.
     """
     if not callbacks:
         return
@@ -116,7 +123,7 @@ def report_round(callbacks: Sequence[Any], recorder: Recorder, first_round: int)
         ev.name: {key: values[-1] for key, values in recorder.history[i].items() if values}
         for i, ev in enumerate(recorder.spec.eval_sets)
     }
-    rnd = first_round + recorder.rounds
+    rnd = first_round + (recorder.rounds if local is None else int(local))
     stage, k = 0, recorder.spec.plan[0][0]
     for i, (stage_k, first, n_rounds) in enumerate(recorder.spec.plan):
         if first <= rnd < first + n_rounds:

@@ -178,7 +178,8 @@ class _ReportCallback:
         self.first_round = first_round
 
     def __call__(self, env: lgb.callback.CallbackEnv) -> None:
-        report_round(self.recorder.spec.callbacks, self.recorder, self.first_round)
+        report_round(self.recorder.spec.callbacks, self.recorder, self.first_round,
+                     int(env.iteration) - int(env.begin_iteration))
 
 
 def record_feval(recorder: Recorder, index_of: dict[int, int]) -> _RecordFeval:

@@ -203,7 +203,7 @@ class _ReportCallback(_TrainingCallback):
         self.first_round = first_round
 
     def after_iteration(self, model: Any, epoch: int, evals_log: Any) -> bool:
-        report_round(self.recorder.spec.callbacks, self.recorder, self.first_round)
+        report_round(self.recorder.spec.callbacks, self.recorder, self.first_round, int(epoch))
         return False
 
 

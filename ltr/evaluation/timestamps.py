@@ -66,17 +66,17 @@ def parse_timestamps(col: pd.Series, name: str, row_offset: int = 0,
                 f"(ltr monitor --time-unit {unit}) to say so",
                 UserWarning, stacklevel=3,
             )
-        try:
-            out = pd.to_datetime(col, unit=unit, utc=True)
-        except (OverflowError, ValueError, pd.errors.OutOfBoundsDatetime):
-            out = None
-        if out is None or not (_PLAUSIBLE[0] <= out.min() and out.max() < _PLAUSIBLE[1]):
-            i = int(np.argmax(np.abs(num))) if out is None else int(np.flatnonzero(
-                ((out < _PLAUSIBLE[0]) | (out >= _PLAUSIBLE[1])).to_numpy())[0])
+        # the plausible range in the unit's own numbers: the first row outside it is named,
+        # whatever pandas does with out-of-range epochs (its versions differ)
+        per_second = _PER_SECOND[unit]
+        lo, hi = (t.timestamp() * per_second for t in _PLAUSIBLE)
+        outside = (num < lo) | (num >= hi)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
             raise ValueError(f"column {name!r}, row {i + row_offset}: {col.iloc[i]!r} as epoch "
                              f"{_UNIT_NAMES[unit]} (time_unit {unit!r}) is not a date between "
                              "1980 and 2100; check time_unit (s, ms, us or ns)")
-        return out
+        return pd.to_datetime(col, unit=unit, utc=True)
     missing = col.isna().to_numpy()
     if missing.any():
         i = int(np.flatnonzero(missing)[0])
@@ -101,6 +101,8 @@ def parse_timestamps(col: pd.Series, name: str, row_offset: int = 0,
 
 
 _UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+#: Epoch numbers per second, per unit.
+_PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
 
 
 def infer_unit(num: np.ndarray, name: str) -> str:

@@ -83,8 +83,9 @@ def lightgbm_bound(threshold: np.ndarray) -> np.ndarray:
     the band goes right (``bound`` is the double before ``-1e-35``), at or
     above zero it goes left (``bound`` is ``1e-35``).
 
-    >>> lightgbm_bound(np.array([0.5, 0.0]))[0], float(lightgbm_bound(np.array([0.0]))[0]) == K_ZERO
-    (np.float64(0.5), True)
+    >>> bound = lightgbm_bound(np.array([0.5, 0.0]))
+    >>> float(bound[0]), float(lightgbm_bound(np.array([0.0]))[0]) == K_ZERO
+    (0.5, True)
     """
     t = np.asarray(threshold, dtype=np.float64)
     neg = (t >= -K_ZERO) & (t < 0.0)
