@@ -218,8 +218,14 @@ def test_two_processes_share_one_sqlite_study_and_stop_at_n_trials(tmp_path):
     assert len({t.number for t in trials}) == len(trials)
     points = {json.dumps(t.params, sort_keys=True) for t in done}
     assert len(points) == 6  # no parameter point evaluated twice
-    # both processes ran trials of the one study (each records its process id)
-    assert len({t.user_attrs["pid"] for t in done}) == 2
+    # both processes worked on the one study: each one's search.csv lists its 6 trials (one
+    # still running in the other process when this one finished shows as running); which
+    # process ran which trial depends on start-up timing, so it is not asserted
+    numbers = {t.number for t in done}
+    for i in range(2):
+        table = pd.read_csv(tmp_path / f"p{i}" / "search.csv")
+        assert numbers <= set(table["number"])
+    assert {t.user_attrs["pid"] for t in done} <= {p.pid for p in procs}
 
 
 @pytest.mark.parametrize(
