@@ -66,11 +66,9 @@ def parse_timestamps(col: pd.Series, name: str, row_offset: int = 0,
                 f"(ltr monitor --time-unit {unit}) to say so",
                 UserWarning, stacklevel=3,
             )
-        # the plausible range in the unit's own numbers: the first row outside it is named,
-        # whatever pandas does with out-of-range epochs (its versions differ)
-        per_second = _PER_SECOND[unit]
-        lo, hi = (t.timestamp() * per_second for t in _PLAUSIBLE)
-        outside = (num < lo) | (num >= hi)
+        # the first row outside the plausible range is named, whatever pandas does with
+        # out-of-range epochs (its versions differ)
+        outside = _implausible(num, unit)
         if outside.any():
             i = int(np.flatnonzero(outside)[0])
             raise ValueError(f"column {name!r}, row {i + row_offset}: {col.iloc[i]!r} as epoch "
@@ -101,18 +99,21 @@ def parse_timestamps(col: pd.Series, name: str, row_offset: int = 0,
 
 
 _UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
-#: Epoch numbers per second, per unit.
-_PER_SECOND = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}
+#: Nanoseconds per epoch unit.
+_NS_PER_UNIT = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
+
+
+def _implausible(num: np.ndarray, unit: str) -> np.ndarray:
+    """Which epoch numbers, read in *unit*, fall outside 1980-2100 (the one range rule)."""
+    ns = num * _NS_PER_UNIT[unit]
+    return (ns < _PLAUSIBLE[0].value) | (ns >= _PLAUSIBLE[1].value)
 
 
 def infer_unit(num: np.ndarray, name: str) -> str:
     """Return the one epoch unit that puts every number between 1980 and 2100, else raise."""
     lo, hi = float(num.min()), float(num.max())
-    fits = []
-    for unit in TIME_UNITS:
-        scale = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}[unit]
-        if _PLAUSIBLE[0].value <= lo * scale and hi * scale < _PLAUSIBLE[1].value:
-            fits.append(unit)
+    bounds = np.array([lo, hi])
+    fits = [unit for unit in TIME_UNITS if not _implausible(bounds, unit).any()]
     if len(fits) != 1:
         raise ValueError(
             f"column {name!r}: epoch timestamps from {lo:.0f} to {hi:.0f} do not tell their unit "
