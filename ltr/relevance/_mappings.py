@@ -16,14 +16,7 @@ from ltr.relevance._graders import (
     ThresholdGrades,
 )
 
-__all__ = [
-    "PRESETS",
-    "CategoricalGrades",
-    "GradeMapping",
-    "ThresholdGrades",
-    "apply_mappings",
-    "from_dict",
-]
+__all__ = ["PRESETS", "GradeMapping", "apply_mappings", "from_dict"]
 
 
 class GradeMapping:
