@@ -149,4 +149,4 @@ def test_monitor_takes_its_config_like_every_other_command(tmp_path, capsys):
         args = build_parser().parse_args([str(a) for a in argv])
         from ltr.cli._common import config_of
 
-        assert config_of(args, "monitor") == str(missing)
+        assert config_of(args) == str(missing)

@@ -101,31 +101,29 @@ def add_set(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_config(
-    p: argparse.ArgumentParser, *, required: bool = True, what: str = "YAML config"
-) -> None:
-    """Add the config argument, the same in every command: ``CONFIG`` or ``-c/--config CONFIG``."""
+def add_config(p: argparse.ArgumentParser, *, what: str = "YAML config") -> None:
+    """Add the config argument, the same in every command: ``CONFIG`` or ``-c/--config CONFIG``.
+
+    A command that needs it reads it with :func:`require_config`, one where it
+    is optional with :func:`config_of`.
+    """
     p.add_argument("config", nargs="?", metavar="CONFIG", help=what)
     p.add_argument(
         "-c", "--config", dest="config_opt", metavar="CONFIG", help="the same as CONFIG"
     )
-    p.set_defaults(_config_required=required)
 
 
-def config_of(args: argparse.Namespace, command: str) -> str | None:
-    """Return the ``CONFIG`` or ``-c`` path (usage error: both given, or none when required)."""
+def config_of(args: argparse.Namespace) -> str | None:
+    """Return the ``CONFIG`` or ``-c`` path, or None (a usage error if both are given)."""
     pos, opt = getattr(args, "config", None), getattr(args, "config_opt", None)
     if pos is not None and opt is not None:
         raise UsageError(f"give CONFIG once, not both as {pos!r} and -c {opt!r}")
-    value = pos if pos is not None else opt
-    if value is None and getattr(args, "_config_required", False):
-        raise UsageError(f"{command} needs CONFIG (see: ltr {command} --help)")
-    return value
+    return pos if pos is not None else opt
 
 
 def require_config(args: argparse.Namespace, command: str) -> str:
     """Return the ``CONFIG`` or ``-c`` path of a command that needs one (a usage error if none)."""
-    value = config_of(args, command)
+    value = config_of(args)
     if value is None:
         raise UsageError(f"{command} needs CONFIG (see: ltr {command} --help)")
     return value

@@ -53,7 +53,7 @@ _CONFIG_HELP = "YAML config, or the name of a shipped example such as quickstart
 
 
 def _configure_train(p: argparse.ArgumentParser) -> None:
-    add_config(p, required=False, what=f"{_CONFIG_HELP} (optional with --resume)")
+    add_config(p, what=f"{_CONFIG_HELP} (optional with --resume)")
     add_set(p)
     add_out_dir(p, "run folder to create")
     p.add_argument("--mlflow", metavar="URI", help="log the run to MLflow at URI "
@@ -67,7 +67,7 @@ def _configure_train(p: argparse.ArgumentParser) -> None:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    path = config_of(args, "train")
+    path = config_of(args)
     if path is None and args.resume is None:
         raise UsageError("train needs CONFIG (or --resume RUN_DIR) (see: ltr train --help)")
     if path is None and args.overrides:

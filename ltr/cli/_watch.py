@@ -79,7 +79,7 @@ def _run_compare(args: argparse.Namespace) -> int:
 
 def _configure_monitor(p: argparse.ArgumentParser) -> None:
     p.add_argument("log", metavar="LOG")
-    add_config(p, required=False, what="monitor YAML: the metric matrix (see configs/monitor.yaml)")
+    add_config(p, what="monitor YAML: the metric matrix (see configs/monitor.yaml)")
     p.add_argument("--metric", help="quick rule: metric, e.g. ndcg@10")
     p.add_argument("--window", help="quick rule: window, e.g. 1h, 1D, or a count of queries")
     p.add_argument("--min", type=float, help="quick rule: alert below this value")
@@ -99,7 +99,7 @@ def _run_monitor(args: argparse.Namespace) -> int:
     from ltr.runs.monitor_cmd import monitor_log
 
     # positional LOG comes first, so a lone second positional is the config
-    config = config_of(args, "monitor")
+    config = config_of(args)
     quick = any(v is not None for v in (args.metric, args.window, args.min, args.max))
     if config is None and not quick:
         raise UsageError(
