@@ -316,10 +316,9 @@ class DaskPlacement:
 
     def prepare(self, spec: TrainSpec, params: dict[str, Any]) -> Any:
         """Build the engine's distributed data: LightGBM group sizes or XGBoost's DMatrix."""
-        self.categorical = tuple(spec.categorical)  # columns holding category codes
-        return getattr(self, _DISTRIBUTED[spec.engine][0])()
+        return getattr(self, _DISTRIBUTED[spec.engine][0])(spec)
 
-    def _groups(self) -> Any:
+    def _groups(self, spec: TrainSpec) -> Any:
         return self.frame.map_partitions(_group_part, self.qid,
                                          meta=pd.Series(dtype=np.int64, name="group"))
 
@@ -423,7 +422,7 @@ class DaskPlacement:
                 out = dxgb.train(self.client, p, dtrain, **kwargs)
         return out["booster"]
 
-    def _dmatrix(self) -> Any:
+    def _dmatrix(self, spec: TrainSpec) -> Any:
         dxgb = optional_import("xgboost.dask", purpose="distributed XGBoost training")
         assert self.layout is not None
         # One increasing query code per row across partitions: XGBoost needs qid sorted in the
@@ -438,10 +437,10 @@ class DaskPlacement:
         # lower bound), and the objective wrapper multiplies them in
         extra: dict[str, Any] = ({} if self.weight is None
                                  else {"label_lower_bound": frame[self.weight]})
-        if getattr(self, "categorical", ()):
+        if spec.categorical:  # columns holding category codes
             from ltr.engines.xgboost import categorical_dmatrix_args
 
-            extra.update(categorical_dmatrix_args(len(self.feats), self.categorical))
+            extra.update(categorical_dmatrix_args(len(self.feats), spec.categorical))
         return dxgb.DaskQuantileDMatrix(self.client, frame[self.feats],
                                         label=frame[self.engine_label], qid=codes,
                                         feature_names=self.feats, **extra)
