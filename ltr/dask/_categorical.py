@@ -17,7 +17,7 @@ import pandas as pd
 from ltr._compat import import_dask
 from ltr.categorical import CategoricalCoding
 
-__all__ = ["encode_frame", "fit_coding"]
+__all__ = ["code_training", "encode_frame", "fit_coding"]
 
 
 def fit_coding(frame: Any, columns: Any, feats: Sequence[str]) -> CategoricalCoding:
@@ -64,3 +64,22 @@ def encode_frame(frame: Any, coding: CategoricalCoding, feats: Sequence[str]) ->
     for name in coding.names:
         meta[name] = meta[name].astype(np.float64)
     return frame.map_partitions(_encode_part, coding, list(feats), meta=meta)
+
+
+def code_training(categorical: Any, data: Any, feats: list[str],
+                  evals: list[Any]) -> tuple[CategoricalCoding | None, Any, list[Any]]:
+    """Return ``(coding, data, eval sets)``: the coding fitted on *data* and applied, or given.
+
+    *categorical* is None (no coding), a fitted ``CategoricalCoding`` (the data and
+    eval sets already hold its codes) or the categorical columns (fitted on the
+    cluster, then applied to *data* and to the eval sets' ``X``).
+    """
+    if categorical is None:
+        return None, data, evals
+    if isinstance(categorical, CategoricalCoding):
+        return categorical, data, evals
+    coding = fit_coding(data, categorical, feats)
+    data = encode_frame(data, coding, feats)
+    out = [(item[0], coding.encode(item[1]), *item[2:])
+           if isinstance(item, tuple) and len(item) >= 2 else item for item in evals]
+    return coding, data, out

@@ -27,8 +27,7 @@ import numpy as np
 
 from ltr._compat import import_dask, import_distributed, passive_omp_wait
 from ltr._validation import check_int, short_repr
-from ltr.categorical import CategoricalCoding
-from ltr.dask._categorical import encode_frame, fit_coding
+from ltr.dask._categorical import code_training
 from ltr.dask._frame import check_frame
 from ltr.dask._placement import (
     _DISTRIBUTED,
@@ -66,20 +65,6 @@ def _refuse_position(position: Any, objective: Any) -> None:
             "single-machine with ltr.engines.train(..., position=...) and an unbiased "
             "LambdaRankObjective (or collect a sample that fits one machine)"
         )
-
-
-def _categorical(categorical: Any, data: Any, feats: list[str],
-                 evals: list[Any]) -> tuple[CategoricalCoding | None, Any, list[Any]]:
-    """``(coding, data, eval sets)``: the coding fitted (and applied) or taken as given."""
-    if categorical is None:
-        return None, data, evals
-    if isinstance(categorical, CategoricalCoding):
-        return categorical, data, evals
-    coding = fit_coding(data, categorical, feats)
-    data = encode_frame(data, coding, feats)
-    out = [(item[0], coding.encode(item[1]), *item[2:])
-           if isinstance(item, tuple) and len(item) >= 2 else item for item in evals]
-    return coding, data, out
 
 
 def _label_columns(labels: Any, columns: Sequence[str]) -> dict[str, str] | None:
@@ -290,7 +275,7 @@ def _train(
     if npartitions is not None:
         npartitions = check_int(npartitions, "npartitions", minimum=1)
     collected = _collect_eval_sets(eval_sets, qid, label, feats, label_cols)
-    coding, data, collected = _categorical(categorical, data, feats, collected)
+    coding, data, collected = code_training(categorical, data, feats, collected)
     placement = DaskPlacement(client, data, label=label, qid=qid, features=feats, weight=weight,
                               label_cols=label_cols, npartitions=npartitions)
     # 2. every training argument: the one builder, as ltr.engines.train (label columns live
