@@ -78,6 +78,7 @@ class TrainSettings:
     unbiased: bool = False
     bias_norm: float = 1.0
     propensity: Any = None
+    bias_cost: str = "reversed_pair_loss"
 
     def replace(self, **changes: Any) -> TrainSettings:
         """Return a copy with *changes* applied (unknown names are an error)."""
@@ -113,7 +114,8 @@ def validate_settings(settings: TrainSettings) -> TrainSettings:
     them); this checks what spans parameters, with the same rule for every path:
 
     * ``objective="native"`` cannot take ``sampling``, ``objectives`` or ``propensity``;
-    * ``propensity`` and ``bias_norm != 1`` need ``unbiased=True``; ``unbiased`` excludes
+    * ``propensity``, ``bias_norm != 1`` and ``bias_cost="pair_loss"`` need
+      ``unbiased=True`` (``bias_cost`` also ltr's objective); ``unbiased`` excludes
       ``objectives``; LightGBM's native debiasing has no ``bias_norm``;
     * a schedule longer than ``n_estimators`` would be cut (a shorter one keeps its last k;
       a linear schedule with the native objective trains one stage per k);
@@ -160,6 +162,14 @@ def validate_settings(settings: TrainSettings) -> TrainSettings:
         raise ValueError(
             f"bias_norm={settings.bias_norm!r} only applies with unbiased=True; set it, or "
             "leave bias_norm at 1.0"
+        )
+    if settings.bias_cost != TrainSettings.bias_cost and (
+        not settings.unbiased or choice == "native"
+    ):
+        raise ValueError(
+            f"bias_cost={settings.bias_cost!r} is the pair cost of ltr's learned position "
+            "biases: it needs unbiased=True with objective='lambdarank' (or None); set them, "
+            f"or leave bias_cost at {TrainSettings.bias_cost!r}"
         )
     if settings.unbiased and settings.objectives is not None:
         raise ValueError(
@@ -315,7 +325,8 @@ def build_training(
 
             if settings.unbiased:
                 common.update(
-                    unbiased=True, bias_norm=settings.bias_norm, propensity=settings.propensity
+                    unbiased=True, bias_norm=settings.bias_norm, propensity=settings.propensity,
+                    bias_cost=settings.bias_cost,
                 )
             objective = LambdaRankObjective(**common)
         schedule = None  # the objective carries it

@@ -99,6 +99,7 @@ def test_combinations_follow_one_rule_on_both_paths():
     cases = [
         ({"objective": "native", "sampling": {"top": 5}}, "objective='native' cannot use sampling"),
         ({"bias_norm": 2.0}, "bias_norm=2.0 only applies with unbiased=True"),
+        ({"bias_cost": "pair_loss"}, "bias_cost='pair_loss' is the pair cost of ltr's learned"),
         ({"n_estimators": 3, "schedule": {"steps": [{"k": 5, "rounds": 4}]}},
          "n_estimators=3 would cut schedule"),
         ({"engine_params": {"num_iterations": 3}},

@@ -39,6 +39,7 @@ T_STATES = {
 }
 
 
+@pytest.mark.parametrize("bias_cost", ["reversed_pair_loss", "pair_loss"])
 @pytest.mark.parametrize("t_state", sorted(T_STATES))
 @pytest.mark.parametrize(
     "options",
@@ -52,7 +53,7 @@ T_STATES = {
     ],
     ids=["k5", "sigma-nonorm", "head-weight", "schedule", "lightgbm-sigmoid", "all-k-linear"],
 )
-def test_gradients_and_bias_update_match_naive_reference(options, t_state):
+def test_gradients_and_bias_update_match_naive_reference(options, t_state, bias_cost):
     options = dict(options)
     rng = np.random.default_rng(5)
     scores, labels, offsets = random_queries(rng, 40, 18)
@@ -67,7 +68,7 @@ def test_gradients_and_bias_update_match_naive_reference(options, t_state):
     obj = LambdaRankObjective(
         sampling=TopKPairSampling(top=top, head_weight=head_weight) if top else None,
         schedule=(lambda it: ks[it % 3]) if schedule else None,
-        unbiased=True, max_position=max_position, **options,
+        unbiased=True, max_position=max_position, bias_cost=bias_cost, **options,
     )
     _state(obj, t_plus, t_minus)
     grad, hess = obj.gradients(scores, labels, offsets, iteration, position=position,
@@ -76,7 +77,7 @@ def test_gradients_and_bias_update_match_naive_reference(options, t_state):
     k = ks[2] if schedule else options["k"]
     ref_g, ref_h, li, lj = naive_unbiased_lambdarank(
         scores, labels, offsets, position, t_plus, t_minus, k=k, top=top,
-        head_weight=head_weight, **ref_opts,
+        head_weight=head_weight, bias_cost=bias_cost, **ref_opts,
     )
     if options.get("sigmoid") == "lightgbm":  # lookup-table sigmoid, float32 sums
         np.testing.assert_allclose(grad, ref_g, rtol=1e-3, atol=1e-6)
@@ -330,6 +331,8 @@ def test_positions_for_an_objective_that_cannot_use_them_name_the_choice():
         (lambda: LambdaRankObjective(unbiased=1), r"unbiased must be a bool"),
         (lambda: LambdaRankObjective(unbiased=True, bias_norm=-1.0), r"bias_norm must be >= 0"),
         (lambda: LambdaRankObjective(unbiased=True, max_position=0), r"max_position must be >= 1"),
+        (lambda: LambdaRankObjective(unbiased=True, bias_cost="ranknet"),
+         r"bias_cost must be one of \['reversed_pair_loss', 'pair_loss'\].*got 'ranknet'"),
         (lambda: LambdaRankObjective(propensity=[1.0, 0.0]),
          r"propensity must lie in \(0, 1\].*propensity\[1\] \(position 2\) = 0.0"),
         (lambda: LambdaRankObjective(propensity=[1.2]), r"propensity must lie in \(0, 1\]"),
@@ -359,10 +362,15 @@ def test_bias_state_round_trips_and_rejects_mismatches():
     obj = LambdaRankObjective(unbiased=True, max_position=3, bias_norm=0.5)
     state = obj.bias_state()
     assert state == {"mode": "learned", "t_plus": [1.0] * 3, "t_minus": [1.0] * 3,
-                     "bias_norm": 0.5, "max_position": 3, "rounds": 0}
+                     "bias_norm": 0.5, "bias_cost": "reversed_pair_loss", "max_position": 3,
+                     "rounds": 0}
     json.dumps(state)
     with pytest.raises(ValueError, match=r"state\['bias_norm'\] is 0.5 but the objective has 1.0"):
         LambdaRankObjective(unbiased=True, max_position=3).set_bias_state(state)
+    with pytest.raises(ValueError, match=r"state\['bias_cost'\] is 'reversed_pair_loss' but the "
+                                         r"objective has 'pair_loss'.*bias_cost='reversed_pair"):
+        LambdaRankObjective(unbiased=True, max_position=3, bias_norm=0.5,
+                            bias_cost="pair_loss").set_bias_state(state)
     with pytest.raises(ValueError, match=r"state\['max_position'\] is 3 but the objective has 4"):
         LambdaRankObjective(unbiased=True, max_position=4, bias_norm=0.5).set_bias_state(state)
     with pytest.raises(ValueError, match=r"state\['mode'\] is 'learned'"):

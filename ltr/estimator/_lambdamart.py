@@ -117,6 +117,16 @@ class LambdaMARTRanker(BaseEstimator):
     propensity : array-like or None, default=None
         Known examination propensities per position (index 0 = position 1)
         used by ltr's objective instead of learning them (needs ``unbiased=True``).
+        One propensity per *row* (e.g. cascade examination per impression) is
+        a ``fit`` parameter instead.
+    bias_cost : {"reversed_pair_loss", "pair_loss"}, default="reversed_pair_loss"
+        Pair cost of the learned position biases of ltr's objective
+        (``unbiased=True``): the reversed pair's loss ``log(1 + exp(+sigma
+        (s_high - s_low)))`` (XGBoost's) or the pair's own RankNet loss
+        ``log(1 + exp(-sigma (s_high - s_low)))`` (Hu et al.'s paper).  The
+        default is the one that debiases: with the paper's cost t+ and t-
+        cancel (see :class:`ltr.objectives.LambdaRankObjective`).  A value other
+        than the default needs ``unbiased=True`` and ltr's objective.
 
     Attributes
     ----------
@@ -170,6 +180,7 @@ class LambdaMARTRanker(BaseEstimator):
         "unbiased": ["boolean"],
         "bias_norm": [Interval(Real, 0, None, closed="left")],
         "propensity": [None, "array-like"],
+        "bias_cost": [StrOptions({"reversed_pair_loss", "pair_loss"})],
     }
 
     def __init__(
@@ -197,6 +208,7 @@ class LambdaMARTRanker(BaseEstimator):
         unbiased: bool = False,
         bias_norm: float = 1.0,
         propensity: Any = None,
+        bias_cost: str = "reversed_pair_loss",
     ) -> None:
         self.engine = engine
         self.n_estimators = n_estimators
@@ -220,6 +232,7 @@ class LambdaMARTRanker(BaseEstimator):
         self.unbiased = unbiased
         self.bias_norm = bias_norm
         self.propensity = propensity
+        self.bias_cost = bias_cost
 
     # ------------------------------------------------------------------ #
     # scikit-learn tags                                                   #

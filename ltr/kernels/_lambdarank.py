@@ -43,17 +43,18 @@ counter-based SplitMix64 stream per (query, objective), so results do not
 depend on thread scheduling.
 
 Position debiasing (Unbiased LambdaMART, IPS pairs): the drivers take an
-optional ``bias = (slot, tp, tm, li_row, lj_row)``: per-row position *slots*
-(int64, index into the bias tables), bias tables ``tp`` (t-plus, slot of the
-more relevant document of a pair) and ``tm`` (t-minus, slot of the less
-relevant one) and per-row cost rows.  ``bias=None`` (the default) is plain
+optional ``bias = (slot, tp, tm, li_row, lj_row, reverse)``: per-row position
+*slots* (int64, index into the bias tables), bias tables ``tp`` (t-plus, slot
+of the more relevant document of a pair) and ``tm`` (t-minus, slot of the less
+relevant one), per-row cost rows and the cost choice (bool).  ``bias=None`` (the default) is plain
 LambdaRank, and numba compiles that case without the debiasing code
 (branches on ``bias is None`` are pruned for a ``None`` argument; one
 argument rather than five also keeps numba's reference-count pruning around
 the sampled call as it was).  With it, every pair's
 lambda and hessian are divided by ``tp[slot_high] * tm[slot_low]`` before
 the per-query normalisation, and the pair's cost ``c = log(1 + exp(-sigma
-(s_high - s_low))) * |delta| * w`` (exact sigmoid, ``|delta|`` regularised as
+(s_high - s_low))) * |delta| * w`` (``+sigma`` with ``reverse``: the loss of the
+reversed pair; exact sigmoid, ``|delta|`` regularised as
 above, ``w`` its pair weight and sampling scale) is added as
 ``li_row[high] += c / tm[slot_low]`` and ``lj_row[low] += c / tp[slot_high]``
 (:func:`ltr.kernels._pair_math._debiased_terms`); queries write disjoint
@@ -432,9 +433,10 @@ def lambdarank_gradients(scores, labels, gains, gids, n_grades, offsets, inv_idc
     when neither sampling nor the exact sigmoid is used.  Queries run in
     parallel (``prange``); each touches only its own slice of every buffer.
     Debiasing (see the module notes; one objective of weight 1): ``bias =
-    (slot, tp, tm, li_row, lj_row)``, ``slot`` (int64 per row) indexing the
-    bias tables ``tp`` / ``tm`` (float64, > 0) and ``li_row`` / ``lj_row``
-    (float64 per row) receiving the per-row pair costs.
+    (slot, tp, tm, li_row, lj_row, reverse)``, ``slot`` (int64 per row) indexing
+    the bias tables ``tp`` / ``tm`` (float64, > 0), ``li_row`` / ``lj_row``
+    (float64 per row) receiving the per-row pair costs and ``reverse`` (bool)
+    choosing the reversed pair's loss as the cost.
     """
     for q in prange(offsets.shape[0] - 1):
         _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg,

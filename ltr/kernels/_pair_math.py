@@ -182,21 +182,26 @@ def _softplus(x):
 
 
 @njit(cache=True, inline="always")
-def _terms_and_loss(ds, delta, sigma, regularize, use_table, table, tmin, tmax, tfactor):
-    """``(lambda, hessian, log(1 + exp(-sigma ds)))`` of one pair; one ``exp`` when exact.
+def _terms_and_loss(ds, delta, sigma, regularize, use_table, table, tmin, tmax, tfactor,
+                    reverse):
+    """``(lambda, hessian, cost)`` of one pair; one ``exp`` and one ``log1p`` when exact.
 
-    Lambda and hessian are :func:`_pair_terms`'s; the exact branch forms the
-    loss from the same ``e = exp(sigma ds)`` as ``log1p(1 / e)``.  The loss
-    always uses the exact sigmoid, also under the lookup table.
+    Lambda and hessian are :func:`_pair_terms`'s.  The cost is the pair's
+    RankNet loss ``log(1 + exp(-sigma ds))`` or, with ``reverse``, the loss of
+    the reversed pair ``log(1 + exp(+sigma ds))``; the exact branch forms it
+    from the same ``e = exp(sigma ds)`` as ``log1p(1 / e)`` or ``log1p(e)``.
+    The cost always uses the exact sigmoid, also under the lookup table.
     """
     if use_table:
         pl, ph = _pair_terms(ds, delta, sigma, regularize, True, table, tmin, tmax, tfactor)
-        return pl, ph, _softplus(-sigma * ds)
+        return pl, ph, _softplus(sigma * ds if reverse else -sigma * ds)
     x = sigma * ds
     e = math.exp(x)
     if e == np.inf:
         return 0.0, 0.0, 0.0
     pl, ph = _fused_terms(e, ds, delta, sigma, regularize)
+    if reverse:
+        return pl, ph, math.log1p(e)
     return pl, ph, (-x if x < -30.0 else math.log1p(1.0 / e))
 
 
@@ -205,17 +210,19 @@ def _debiased_terms(ds, delta, w, sigma, regularize, use_table, table, tmin, tma
                     high, low, bias):
     """Debiased ``(lambda, hessian)`` of one pair of weight ``w``; adds its cost to the rows.
 
-    ``bias = (slot, tp, tm, li_row, lj_row)``: per-row table slots (int64),
-    the t-plus / t-minus tables and the per-row cost sums.  The terms of
-    :func:`_pair_terms` are multiplied by ``w / (tp[slot_high] * tm[slot_low])``;
-    the pair's cost ``c = log(1 + exp(-sigma ds)) * |delta| * w`` (``|delta|``
-    divided by ``0.01 + |ds|`` when ``regularize``) is added as
+    ``bias = (slot, tp, tm, li_row, lj_row, reverse)``: per-row table slots
+    (int64), the t-plus / t-minus tables, the per-row cost sums and the cost
+    choice (bool).  The terms of :func:`_pair_terms` are multiplied by
+    ``w / (tp[slot_high] * tm[slot_low])``; the pair's cost
+    ``c = log(1 + exp(-+sigma ds)) * |delta| * w`` (``+`` with ``reverse``:
+    :func:`_terms_and_loss`; ``|delta|`` divided by ``0.01 + |ds|`` when
+    ``regularize``) is added as
     ``li_row[high] += c / tm[slot_low]`` and ``lj_row[low] += c / tp[slot_high]``
     (``high`` / ``low``: local row indices, offset ``s``).
     """
-    slot, tp, tm, li_row, lj_row = bias
+    slot, tp, tm, li_row, lj_row, reverse = bias
     pl, ph, loss = _terms_and_loss(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
-                                   tfactor)
+                                   tfactor, reverse)
     t_high = tp[slot[s + high]]
     t_low = tm[slot[s + low]]
     dreg = delta / (_F32_001 + abs(ds)) if regularize else delta

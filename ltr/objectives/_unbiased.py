@@ -16,15 +16,31 @@ relevant than ``j`` has its lambda and hessian divided by
 with ``b = bias_norm``, so position 1 has ``t = 1``.  The tables start at 1
 and are re-estimated every boosting round from that round's costs only.
 
-* **Cost.**  ``c = log(1 + exp(-sigma (s_i - s_j))) * |Delta| * w``: the
-  pair's RankNet loss (the paper's ``L``; Hu et al.'s own implementation)
-  times its ``|delta nDCG|`` after LightGBM's score-distance regularisation
-  and its pair weight ``w`` (``TopKPairSampling`` head weight, sampling
-  scale).  XGBoost writes ``log(1 / (1 - Sigmoid(s_i - s_j)))``, which is
-  ``log(1 + exp(+(s_i - s_j)))``: the loss of the *reversed* pair, larger the
-  better the pair is already ordered.  We follow the paper.  The cost is
-  formed with the exact sigmoid in both ``sigmoid`` modes and ignores sample
-  weights (as XGBoost, whose query weights scale gradients only).
+* **Cost** (``bias_cost``).  ``c = L * |Delta| * w``: a pair loss ``L``
+  times the pair's ``|delta nDCG|`` after LightGBM's score-distance
+  regularisation and its pair weight ``w`` (``TopKPairSampling`` head
+  weight, sampling scale), where ``L`` is
+
+  - ``"reversed_pair_loss"`` (default): ``log(1 + exp(+sigma (s_i - s_j)))``,
+    the loss of the *reversed* pair, larger the better the pair is already
+    ordered; XGBoost's ``lambdarank_unbiased`` (``log(1 / (1 -
+    Sigmoid(s_i - s_j)))``);
+  - ``"pair_loss"``: ``log(1 + exp(-sigma (s_i - s_j)))``, the pair's own
+    RankNet loss (the paper's ``L``; Hu et al.'s own implementation).
+
+  The default is the reversed cost because it is the one that debiases in
+  practice.  With the paper's cost a model that soon follows the display
+  order makes ``t-`` fall with depth while ``t+`` stays high, and the two
+  tables cancel in ``1 / (t+ t-)``.  In the PBM setting of issue 21
+  (``experiments/probe_bias_cost.py``: synthetic MSLR-shaped data, a
+  deterministic logger, top 10 shown, examination ``(1/rank)**eta``, 3
+  seeds), the reversed cost gains about +0.006 / +0.005 nDCG@10 over naive
+  click training at ``eta = 1 / 2``, against about +0.000 / +0.001 for the
+  paper's cost (the figures are in
+  ``experiments/results/probe_bias_cost.md``).  Both costs are formed with the
+  exact sigmoid in both ``sigmoid`` modes and ignore sample weights (as
+  XGBoost, whose query weights scale gradients only); the per-round cost of
+  the kernel is the same for both (one ``exp`` and one ``log1p`` per pair).
 * **Positions beyond** ``max_position`` share the last tracked slot (Hu et
   al.'s ``position_bins``): every pair is debiased, and the tail's pairs
   pool into one estimate.  XGBoost instead leaves such pairs unweighted and
@@ -65,8 +81,10 @@ from ltr._validation import (
 )
 
 __all__ = [
+    "BIAS_COSTS",
     "BiasSetup",
     "PositionBiasMixin",
+    "check_bias_cost",
     "check_bias_state",
     "check_debias",
     "initial_tables",
@@ -79,23 +97,45 @@ __all__ = [
 
 _STATE_KEYS = ("mode", "t_plus", "t_minus", "bias_norm", "max_position", "rounds")
 
+#: Per-pair costs of the learned position biases (``bias_cost``), the default first.
+BIAS_COSTS = ("reversed_pair_loss", "pair_loss")
+
 
 class BiasSetup:
     """Checked debiasing settings: ``mode`` is ``None``, ``"learned"`` or ``"propensity"``."""
 
-    __slots__ = ("bias_norm", "clip", "mode", "n_slots", "propensity")
+    __slots__ = ("bias_norm", "clip", "cost", "mode", "n_slots", "propensity")
 
     def __init__(self, mode: str | None, bias_norm: float, n_slots: int,
-                 propensity: np.ndarray | None, clip: float | None) -> None:
+                 propensity: np.ndarray | None, clip: float | None,
+                 cost: str = BIAS_COSTS[0]) -> None:
         self.mode = mode
         self.bias_norm = bias_norm
         self.n_slots = n_slots
         self.propensity = propensity
         self.clip = clip
+        self.cost = cost
+
+
+def check_bias_cost(bias_cost: Any) -> str:
+    """Return *bias_cost* checked against :data:`BIAS_COSTS`.
+
+    Examples
+    --------
+    >>> from ltr.objectives._unbiased import check_bias_cost
+    >>> check_bias_cost("pair_loss")
+    'pair_loss'
+    """
+    if not isinstance(bias_cost, str) or bias_cost not in BIAS_COSTS:
+        raise ValueError(
+            f"bias_cost must be one of {list(BIAS_COSTS)!r} (the pair cost of the learned "
+            f"position biases), got {short_repr(bias_cost)}"
+        )
+    return bias_cost
 
 
 def check_debias(unbiased: Any, bias_norm: Any, propensity: Any, propensity_clip: Any,
-                 max_position: Any) -> BiasSetup:
+                 max_position: Any, bias_cost: Any = BIAS_COSTS[0]) -> BiasSetup:
     """Validate the debiasing arguments of :class:`~ltr.objectives.LambdaRankObjective`.
 
     Returns
@@ -116,19 +156,20 @@ def check_debias(unbiased: Any, bias_norm: Any, propensity: Any, propensity_clip
         raise TypeError(f"unbiased must be a bool, got {short_repr(unbiased)}")
     b = check_real(bias_norm, "bias_norm", minimum=0.0)
     m = check_int(max_position, "max_position", minimum=1)
+    cost = check_bias_cost(bias_cost)
     clip = None
     if propensity_clip is not None:
         clip = check_real(propensity_clip, "propensity_clip", minimum=0.0,
                           exclusive_minimum=True, maximum=1.0)
     if propensity is not None:
         p = check_propensities(propensity, "propensity")
-        return BiasSetup("propensity", b, int(p.size), p, clip)
+        return BiasSetup("propensity", b, int(p.size), p, clip, cost)
     if clip is not None:
         raise ValueError(
             f"propensity_clip={clip!r} is given without propensity: it bounds known "
             "propensities from below; pass propensity=[...] or drop propensity_clip"
         )
-    return BiasSetup("learned" if unbiased else None, b, m, None, None)
+    return BiasSetup("learned" if unbiased else None, b, m, None, None, cost)
 
 
 def initial_tables(setup: BiasSetup) -> tuple[np.ndarray, np.ndarray]:
@@ -231,6 +272,12 @@ def check_bias_state(state: Any, setup: BiasSetup) -> tuple[np.ndarray, np.ndarr
             f"state['mode'] is {state['mode']!r} but this objective's mode is {setup.mode!r}: "
             "restore into an objective built with the same unbiased / propensity settings"
         )
+    if state.get("bias_cost", setup.cost) != setup.cost:
+        raise ValueError(
+            f"state['bias_cost'] is {state['bias_cost']!r} but the objective has "
+            f"{setup.cost!r}: restore into an objective built with "
+            f"bias_cost={state['bias_cost']!r}"
+        )
     for key, mine in (("bias_norm", setup.bias_norm), ("max_position", setup.n_slots)):
         if state[key] != mine:
             raise ValueError(
@@ -278,8 +325,11 @@ class PositionBiasMixin:
     t_minus_: np.ndarray | None
 
     def _init_bias(self, unbiased: Any, bias_norm: Any, position: Any, propensity: Any,
-                   propensity_clip: Any, max_position: Any) -> None:
-        self._bias = check_debias(unbiased, bias_norm, propensity, propensity_clip, max_position)
+                   propensity_clip: Any, max_position: Any,
+                   bias_cost: Any = BIAS_COSTS[0]) -> None:
+        self._bias = check_debias(unbiased, bias_norm, propensity, propensity_clip, max_position,
+                                  bias_cost)
+        self.bias_cost = self._bias.cost
         if position is not None and self._bias.mode is None:
             raise position_without_debias_error()
         self.unbiased = bool(unbiased)
@@ -300,6 +350,7 @@ class PositionBiasMixin:
             return ""
         return (
             f", unbiased={self.unbiased!r}, bias_norm={self.bias_norm!r}, "
+            f"bias_cost={self.bias_cost!r}, "
             f"position={'None' if self.position is None else '<array>'}, "
             f"propensity={'None' if self.propensity is None else '<array>'}, "
             f"propensity_clip={self.propensity_clip!r}, max_position={self.max_position!r}"
@@ -323,7 +374,8 @@ class PositionBiasMixin:
         -------
         dict
             ``{"mode": "learned" | "propensity", "t_plus": [...], "t_minus": [...],
-            "bias_norm": float, "max_position": int, "rounds": int}``; ``t_*`` are
+            "bias_norm": float, "bias_cost": str, "max_position": int, "rounds": int}``;
+            ``t_*`` are
             the tables the next round uses (index 0 = position 1),
             ``max_position`` the number of slots, ``rounds`` the updates so far.
             Per-round cost sums are not state: each round starts them at zero.
@@ -338,6 +390,7 @@ class PositionBiasMixin:
             "t_plus": [float(v) for v in self.t_plus_],
             "t_minus": [float(v) for v in self.t_minus_],
             "bias_norm": self.bias_norm,
+            "bias_cost": self.bias_cost,
             "max_position": self._bias.n_slots,
             "rounds": self._bias_rounds,
         }
@@ -353,7 +406,7 @@ class PositionBiasMixin:
 
     def _debias(
         self, position: Any
-    ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]] | None:
+    ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, bool]] | None:
         pos = self.position if position is None else position
         if self._bias.mode is None:
             if pos is not None:
@@ -362,13 +415,15 @@ class PositionBiasMixin:
         if pos is None:
             raise missing_position_error()
 
-        def tables(offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        reverse = self._bias.cost == "reversed_pair_loss"
+
+        def tables(offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
             c = self._pos_cache
             if c is None or c[0] is not pos or not np.array_equal(c[1], offsets):
                 slot = position_slots(pos, offsets, self._bias.n_slots)
                 c = self._pos_cache = (pos, offsets.copy(), slot)
             assert self.t_plus_ is not None and self.t_minus_ is not None
-            return c[2], self.t_plus_, self.t_minus_
+            return c[2], self.t_plus_, self.t_minus_, reverse
 
         return tables
 

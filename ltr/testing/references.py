@@ -240,6 +240,7 @@ def naive_unbiased_lambdarank(
     norm: bool = True,
     top: int = 0,
     head_weight: float = 1.0,
+    bias_cost: str = "reversed_pair_loss",
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Unbiased LambdaMART gradients and per-position pair costs by an O(n^2) loop.
 
@@ -248,7 +249,8 @@ def naive_unbiased_lambdarank(
     pair (``hi`` more relevant than ``lo``) is divided by ``t_plus[p_hi] *
     t_minus[p_lo]`` with ``p = min(position, len(t_plus)) - 1`` before the
     query's ``log2(1 + S) / S`` normalisation.  Its cost ``c = log(1 +
-    exp(-sigma (s_hi - s_lo))) * |delta| * w`` (``|delta|`` after the
+    exp(-+sigma (s_hi - s_lo))) * |delta| * w`` (``+`` for ``bias_cost=
+    "reversed_pair_loss"``, ``-`` for ``"pair_loss"``; ``|delta|`` after the
     ``0.01f + |ds|`` regularisation, ``w`` the head weight) adds
     ``c / t_minus[p_lo]`` to ``li[p_hi]`` and ``c / t_plus[p_hi]`` to
     ``lj[p_lo]`` (Hu et al. 2019, eq. 30-31).
@@ -265,12 +267,18 @@ def naive_unbiased_lambdarank(
         Position biases, index 0 = position 1; deeper positions use the last.
     k, sigma, gain, norm, top, head_weight
         As in :func:`naive_lambdarank`.
+    bias_cost : {"reversed_pair_loss", "pair_loss"}, default="reversed_pair_loss"
+        The pair loss in the cost.
 
     Returns
     -------
     grad, hess : ndarray of float64, shape (n_rows,)
     li, lj : ndarray of float64, shape (len(t_plus),)
     """
+    if bias_cost not in ("reversed_pair_loss", "pair_loss"):
+        raise ValueError(
+            f"bias_cost must be 'reversed_pair_loss' or 'pair_loss', got {bias_cost!r}"
+        )
     m = len(t_plus)
     grad = np.zeros(len(scores))
     hess = np.zeros(len(scores))
@@ -320,7 +328,8 @@ def naive_unbiased_lambdarank(
                 lh[hi] += h
                 lh[lo] += h
                 total += -2 * lam
-                x = -sigma * ds  # log(1 + exp(x)), without overflow for large x
+                # log(1 + exp(x)), without overflow for large x
+                x = sigma * ds if bias_cost == "reversed_pair_loss" else -sigma * ds
                 softplus = x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x))
                 cost = softplus * delta * w
                 li_sum[slot[hi]] += cost / tm
