@@ -246,6 +246,7 @@ def build_training(
     settings: TrainSettings,
     labels: Mapping[str, np.ndarray] | None = None,
     position: Any = None,
+    propensity: Any = None,
 ) -> dict[str, Any]:
     """Keyword arguments of :func:`ltr.engines.train` for validated *settings*.
 
@@ -260,6 +261,13 @@ def build_training(
     position : array-like, optional
         Display positions in training-row order; required by, and only
         allowed with, ``settings.unbiased`` (the values are checked in ``train``).
+    propensity : ndarray, optional
+        Known examination propensities per row, in training-row order (the
+        estimator's ``fit(propensity=...)``, a config's ``data.propensity``
+        column): ltr's objective weights pairs by them (the rule telling them
+        from a per-position table: :func:`ltr._validation.propensity_per_row`).
+        Needs ``settings.unbiased`` with ltr's objective, and no
+        ``settings.propensity``.
 
     Returns
     -------
@@ -287,6 +295,17 @@ def build_training(
             "position was given but unbiased=False: set unbiased=True (with "
             "objective='lambdarank' for ltr's Unbiased LambdaMART or 'native' for the engine's "
             "own position debiasing), or drop position"
+        )
+    if propensity is not None and not (settings.unbiased and choice == "lambdarank"):
+        raise ValueError(
+            "per-row propensities (fit(propensity=...) or data.propensity) weight the pairs of "
+            "ltr's objective: set unbiased=True with objective='lambdarank' (or None), or drop "
+            "them"
+        )
+    if propensity is not None and settings.propensity is not None:
+        raise ValueError(
+            "propensity is given twice: per position (the propensity setting) and per row "
+            "(fit(propensity=...) or data.propensity); give one of them"
         )
     seed = check_seed(settings.random_state)  # a Generator/RandomState draws its seed here
     schedule = None if settings.schedule is None else as_schedule(settings.schedule)
@@ -325,7 +344,8 @@ def build_training(
 
             if settings.unbiased:
                 common.update(
-                    unbiased=True, bias_norm=settings.bias_norm, propensity=settings.propensity,
+                    unbiased=True, bias_norm=settings.bias_norm,
+                    propensity=settings.propensity if propensity is None else propensity,
                     bias_cost=settings.bias_cost,
                 )
             objective = LambdaRankObjective(**common)

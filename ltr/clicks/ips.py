@@ -13,7 +13,10 @@ and the score a *new* ranker gives it.  For list :math:`l`,
 where :math:`p_i` is the logged position, :math:`\theta` the examination
 propensities (index 0 = position 1), :math:`\epsilon` the ``clip``,
 :math:`r_i` the rank of row :math:`i` under the new scores and
-:math:`d(r) = 1/\log_2(r + 1)`.
+:math:`d(r) = 1/\log_2(r + 1)`.  With per-row propensities (one per
+impression, e.g. from a cascade model; the rule is
+:func:`ltr._validation.propensity_per_row`) :math:`\theta_{p_i}` is row
+:math:`i`'s own value.
 
 **Unbiasedness.** Under the position-based model
 :math:`P(c_i = 1) = \theta_{p_i}\gamma_i`, so without clipping (or with every
@@ -65,6 +68,8 @@ from ltr._validation import (
     check_propensities,
     check_real,
     check_reduce,
+    check_row_propensities,
+    propensity_per_row,
 )
 from ltr.groups import resolve_groups
 from ltr.kernels import _clicks as K
@@ -108,7 +113,18 @@ def _prepare(click: Any, y_score: Any, position: Any, propensity: Any, qid: Any,
             "e.g. ClickLog.position"
         )
     pos = check_positions(position, "position", offs)
-    theta = check_propensities(propensity, "propensity")
+    given = check_1d_float(propensity, "propensity")
+    eps = None
+    if clip is not None:
+        eps = check_real(clip, "clip", minimum=0.0, exclusive_minimum=True, maximum=1.0)
+    if propensity_per_row(given.size, offs):
+        theta = check_row_propensities(given, "propensity", c.size)
+        if eps is not None:
+            theta = np.maximum(theta, eps)
+        # every row its own "position": the kernel reads weight[row] (same arithmetic)
+        rows = np.arange(1, c.size + 1, dtype=pos.dtype)
+        return _Prepared(c, score, rows, 1.0 / theta, offs)
+    theta = check_propensities(given, "propensity")
     uncovered = (c != 0) & (pos > theta.size)
     if uncovered.any():
         i = int(np.flatnonzero(uncovered)[0])
@@ -116,8 +132,7 @@ def _prepare(click: Any, y_score: Any, position: Any, propensity: Any, qid: Any,
             f"propensity has {theta.size} entries (positions 1..{theta.size}) but click[{i}] "
             f"was logged at position {int(pos[i])}; give a propensity for every clicked position"
         )
-    if clip is not None:
-        eps = check_real(clip, "clip", minimum=0.0, exclusive_minimum=True, maximum=1.0)
+    if eps is not None:
         theta = np.maximum(theta, eps)
     return _Prepared(c, score, pos, 1.0 / theta, offs)
 
@@ -201,11 +216,15 @@ def ips_dcg(
     position : array-like of shape (n_rows,)
         Logged display position of each row, 1 = top: a permutation of
         ``1..n`` within each list.
-    propensity : array-like of shape (n_positions,)
+    propensity : array-like of shape (n_positions,) or (n_rows,)
         Examination propensity per logged position (index 0 = position 1), each
         in ``(0, 1]``; must cover every clicked position.  Relative propensities
         (position 1 = 1, as the estimators of :mod:`ltr.clicks` return) scale
-        every value by :math:`1/\theta_1`.
+        every value by :math:`1/\theta_1`.  Or one propensity per row
+        (impression, e.g. a cascade model's examination probability): read
+        per row when it has exactly one value per row and there is more than
+        one list (:func:`ltr._validation.propensity_per_row`); row :math:`i`
+        is then weighted by :math:`1/\max(p_i, \epsilon)`.
     qid, group, offsets : array-like
         Exactly one: a list id per row (contiguous; one list per query and
         session), list sizes, or ``int64`` list offsets.

@@ -17,6 +17,7 @@ from ltr._validation import (
     INT32_MAX,
     check_eval_at,
     check_no_inf,
+    check_row_propensities,
     check_weights,
     short_repr,
 )
@@ -151,7 +152,9 @@ class LambdaMARTRanker(BaseEstimator):
 
     # Metadata routing: fit and score request qid by default (a ranker cannot
     # work without it), the way GroupKFold requests groups for split.
-    __metadata_request__fit: ClassVar[dict[str, bool]] = {"qid": True, "position": True}
+    __metadata_request__fit: ClassVar[dict[str, bool]] = {
+        "qid": True, "position": True, "propensity": True,
+    }
     __metadata_request__score: ClassVar[dict[str, bool]] = {"qid": True}
 
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -288,6 +291,7 @@ class LambdaMARTRanker(BaseEstimator):
         eval_qid: Sequence[Any] | None = None,
         position: Any = None,
         callbacks: Sequence[Any] | None = None,
+        propensity: Any = None,
     ) -> LambdaMARTRanker:
         """Train on query-grouped rows.
 
@@ -321,6 +325,14 @@ class LambdaMARTRanker(BaseEstimator):
             ``on_fit_end(estimator)`` once fitted and ``on_fit_error(exc)`` when
             the fit raises.  :class:`ltr.tracking.MlflowCallback` logs the fit
             to MLflow.
+        propensity : array-like of shape (n_rows,), optional
+            Known examination propensity of each row (impression), each in
+            ``(0, 1]``, e.g. :func:`ltr.clicks.estimate_propensity_cascade`'s:
+            IPS pair weights ``1 / p[row of the more relevant document]``
+            instead of learned biases (needs ``unbiased=True`` and ``position``;
+            not with the constructor's per-position ``propensity``).  Requested
+            by default in metadata routing, like ``position``, so
+            cross-validation splits it with the rows.
 
         Returns
         -------
@@ -377,6 +389,9 @@ class LambdaMARTRanker(BaseEstimator):
             }
         if position is not None:
             position = _positions_in_order(position, n, order)
+        if propensity is not None:
+            propensity = self._row_propensity(propensity, n, order, position,
+                                              groups.n_queries)
 
         self._coding = coding
         eval_sets = self._prepare_eval_sets(eval_set, eval_qid, weights)
@@ -385,7 +400,7 @@ class LambdaMARTRanker(BaseEstimator):
                 f"early_stopping_rounds={settings.early_stopping_rounds!r} needs eval_set "
                 "(and eval_qid): early stopping watches nDCG on the first eval set"
             )
-        training = build_training(settings, labels, position)
+        training = build_training(settings, labels, position, propensity)
         for cb in callbacks:
             if hasattr(cb, "on_fit_start"):
                 cb.on_fit_start(self)
@@ -418,6 +433,27 @@ class LambdaMARTRanker(BaseEstimator):
                     cb.on_fit_error(exc)
             raise
         return self
+
+    def _row_propensity(self, propensity: Any, n: int, order: np.ndarray | None,
+                        position: np.ndarray | None, n_queries: int) -> np.ndarray:
+        """``fit(propensity=...)`` checked and in training-row order (one query: a table)."""
+        if self.propensity is not None:
+            raise ValueError(
+                "propensity is given twice: per position to LambdaMARTRanker(propensity=...) "
+                "and per row to fit(propensity=...); give one of them"
+            )
+        p = np.ascontiguousarray(
+            take_rows(check_row_propensities(propensity, "propensity", n), order)
+        )
+        if n_queries == 1 and position is not None:
+            # one query: the objective reads n values as a per-position table (the one
+            # rule, ltr._validation.propensity_per_row), so hand it that table
+            pos = position.astype(np.int64)
+            if np.array_equal(np.sort(pos), np.arange(1, n + 1)):
+                table = np.empty(n)
+                table[pos - 1] = p
+                return table
+        return p
 
     def _prepare_eval_sets(
         self, eval_set: Any, eval_qid: Any, weights: dict[str, float] | None

@@ -399,20 +399,27 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
         (XGBoost's), or ``log(1 + exp(-sigma (s_high - s_low)))``, the pair's
         RankNet loss (Hu et al.'s paper).  The default debiases where the
         paper's form cancels itself (``t+`` and ``t-`` drift together): +0.006 /
-        +0.005 nDCG@10 over naive click training against +0.000 / +0.001 in the
-        PBM setting of ``experiments/probe_bias_cost.py``
-        (:mod:`ltr.objectives._unbiased` has the rule and the figures).
+        +0.002 nDCG@10 over naive click training at examination ``(1/rank)**1``
+        / ``**2``, against +0.000 / -0.000 for the paper's cost
+        (``experiments/probe_bias_cost.py``; :mod:`ltr.objectives._unbiased`
+        has the rule and the figures).  Before this option the paper's cost
+        was the only one: set ``bias_cost="pair_loss"`` to train as before.
         Ignored with ``propensity``.
     position : array-like of int of shape (n_rows,) or None, default=None
         Display rank of every row in its query (1 = top), in the row order of
         the data the objective is called on: give it here when handing the
         objective to ``lightgbm.train`` / ``xgboost.train``.  Checked once per
         query layout (a permutation of ``1..n_q`` per query).
-    propensity : array-like of shape (n_positions,) or None, default=None
+    propensity : array-like of shape (n_positions,) or (n_rows,), or None, default=None
         Known examination propensities per position (index 0 = position 1,
         each in ``(0, 1]``): fixed IPS pair weights ``1 / propensity[p_high]``
         (Wang et al. 2018) instead of learned biases, whatever ``unbiased``
-        says.  Positions beyond the table use its last entry.  Needs ``position``.
+        says.  Positions beyond the table use its last entry.  Or one
+        propensity per row (impression, e.g. a cascade estimate), in the row
+        order of the data: read per row when it has exactly as many values as
+        the data has rows and the data has more than one query
+        (:func:`ltr._validation.propensity_per_row`); each pair is then
+        weighted by ``1 / p[row_high]``.  Needs ``position`` either way.
     propensity_clip : float or None, default=None
         Lower bound on ``propensity`` (caps pair weights at ``1 / clip``).
     max_position : int, default=32
