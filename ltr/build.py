@@ -265,7 +265,7 @@ def build_training(
         Known examination propensities per row, in training-row order (the
         estimator's ``fit(propensity=...)``, a config's ``data.propensity``
         column): ltr's objective weights pairs by them (the rule telling them
-        from a per-position table: :func:`ltr._validation.propensity_per_row`).
+        from a per-position table: :func:`ltr._propensities.propensity_per_row`).
         Needs ``settings.unbiased`` with ltr's objective, and no
         ``settings.propensity``.
 

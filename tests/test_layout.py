@@ -30,6 +30,7 @@ PACKAGE = Path(ltr.__file__).resolve().parent
 LAYERS: dict[str, int] = {
     "ltr.kernels": 0,
     "ltr._validation": 1,
+    "ltr._propensities": 1,
     "ltr._io": 1,
     "ltr._compat": 1,
     "ltr.groups": 1,

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from ltr._validation import check_clicks, check_positions, check_propensities
+from ltr._propensities import check_propensities
+from ltr._validation import check_clicks, check_positions
 
 OFFSETS = np.array([0, 3, 5])
 

@@ -15,7 +15,7 @@ propensities (index 0 = position 1), :math:`\epsilon` the ``clip``,
 :math:`r_i` the rank of row :math:`i` under the new scores and
 :math:`d(r) = 1/\log_2(r + 1)`.  With per-row propensities (one per
 impression, e.g. from a cascade model; the rule is
-:func:`ltr._validation.propensity_per_row`) :math:`\theta_{p_i}` is row
+:func:`ltr._propensities.propensity_per_row`) :math:`\theta_{p_i}` is row
 :math:`i`'s own value.
 
 **Unbiasedness.** Under the position-based model
@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr._propensities import check_propensities, check_row_propensities, propensity_per_row
 from ltr._validation import (
     check_1d_float,
     check_clicks,
@@ -65,11 +66,8 @@ from ltr._validation import (
     check_finite,
     check_offsets,
     check_positions,
-    check_propensities,
     check_real,
     check_reduce,
-    check_row_propensities,
-    propensity_per_row,
 )
 from ltr.groups import resolve_groups
 from ltr.kernels import _clicks as K
@@ -223,7 +221,7 @@ def ips_dcg(
         every value by :math:`1/\theta_1`.  Or one propensity per row
         (impression, e.g. a cascade model's examination probability): read
         per row when it has exactly one value per row and there is more than
-        one list (:func:`ltr._validation.propensity_per_row`); row :math:`i`
+        one list (:func:`ltr._propensities.propensity_per_row`); row :math:`i`
         is then weighted by :math:`1/\max(p_i, \epsilon)`.
     qid, group, offsets : array-like
         Exactly one: a list id per row (contiguous; one list per query and

@@ -13,11 +13,11 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ltr._frames import is_multilabel, label_columns, take_column
+from ltr._propensities import check_row_propensities
 from ltr._validation import (
     INT32_MAX,
     check_eval_at,
     check_no_inf,
-    check_row_propensities,
     check_weights,
     short_repr,
 )

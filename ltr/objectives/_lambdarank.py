@@ -418,7 +418,7 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
         propensity per row (impression, e.g. a cascade estimate), in the row
         order of the data: read per row when it has exactly as many values as
         the data has rows and the data has more than one query
-        (:func:`ltr._validation.propensity_per_row`); each pair is then
+        (:func:`ltr._propensities.propensity_per_row`); each pair is then
         weighted by ``1 / p[row_high]``.  Needs ``position`` either way.
     propensity_clip : float or None, default=None
         Lower bound on ``propensity`` (caps pair weights at ``1 / clip``).

@@ -60,7 +60,7 @@ propensity, so it caps pair weights at ``1 / propensity_clip``.
 
 **Per-row propensities**: an array with one value per row of the data the
 gradients are computed on, over more than one query, is read per row
-(:func:`ltr._validation.propensity_per_row` is the rule): each pair is divided
+(:func:`ltr._propensities.propensity_per_row` is the rule): each pair is divided
 by ``max(p[row of the more relevant document], propensity_clip)``, e.g. a
 cascade model's examination probability of that impression.  Internally
 every row is its own slot, so the arithmetic is the per-position case's:
@@ -82,13 +82,12 @@ from typing import Any
 
 import numpy as np
 
+from ltr._propensities import check_propensities, propensity_per_row
 from ltr._validation import (
     check_1d_float,
     check_int,
     check_positions,
-    check_propensities,
     check_real,
-    propensity_per_row,
     short_repr,
 )
 

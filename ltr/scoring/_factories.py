@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ltr._validation import check_int, check_propensities, short_repr
+from ltr._propensities import check_propensities
+from ltr._validation import check_int, short_repr
 from ltr.metrics.names import (
     REGISTRY,
     SCORER_METRICS,
