@@ -260,10 +260,11 @@ def test_old_module_paths_forward_with_a_deprecation_warning(old):
 
 
 #: Shared infrastructure every layer may use, private by name but not by concern: the one
-#: validation rule set, the one writer, the optional imports, and the kernels (whose private
+#: validation rule set (propensities split out of it), the one writer, the optional imports, and the kernels (whose private
 #: modules are the kernel layer's interface to its validating wrappers).
 INFRASTRUCTURE = (
-    "ltr._validation", "ltr._io", "ltr._compat", "ltr._frames", "ltr._sklearn_private", "ltr.kernels"
+    "ltr._validation", "ltr._propensities", "ltr._io", "ltr._compat", "ltr._frames",
+    "ltr._sklearn_private", "ltr.kernels",
 )
 
 

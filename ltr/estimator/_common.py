@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ltr._frames import check_qid_length, is_dataframe, take_column
+from ltr._propensities import check_row_propensities
 from ltr._validation import (
     check_1d_float,
 )
@@ -96,6 +97,28 @@ def _positions_in_order(position: Any, n_rows: int, order: np.ndarray | None) ->
             "rank per row"
         )
     return np.ascontiguousarray(take_rows(position, order))
+
+
+def _row_propensities(propensity: Any, n_rows: int, order: np.ndarray | None,
+                      position: np.ndarray | None, n_queries: int, table_given: bool) -> np.ndarray:
+    """``fit(propensity=...)`` checked and in training-row order (one query: as a table)."""
+    if table_given:
+        raise ValueError(
+            "propensity is given twice: per position to LambdaMARTRanker(propensity=...) "
+            "and per row to fit(propensity=...); give one of them"
+        )
+    p = np.ascontiguousarray(
+        take_rows(check_row_propensities(propensity, "propensity", n_rows), order)
+    )
+    if n_queries == 1 and position is not None:
+        # one query: the objective reads n values as a per-position table (the one rule,
+        # ltr._propensities.propensity_per_row), so hand it that table
+        pos = position.astype(np.int64)
+        if np.array_equal(np.sort(pos), np.arange(1, n_rows + 1)):
+            table = np.empty(n_rows)
+            table[pos - 1] = p
+            return table
+    return p
 
 
 def _fit_coding(X: Any) -> CategoricalCoding | None:

@@ -13,7 +13,6 @@ from sklearn.utils._param_validation import Hidden, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ltr._frames import is_multilabel, label_columns, take_column
-from ltr._propensities import check_row_propensities
 from ltr._validation import (
     INT32_MAX,
     check_eval_at,
@@ -32,6 +31,7 @@ from ltr.estimator._common import (
     _n_rows,
     _numeric_labels,
     _positions_in_order,
+    _row_propensities,
 )
 from ltr.groups import resolve_groups, take_rows
 
@@ -390,8 +390,8 @@ class LambdaMARTRanker(BaseEstimator):
         if position is not None:
             position = _positions_in_order(position, n, order)
         if propensity is not None:
-            propensity = self._row_propensity(propensity, n, order, position,
-                                              groups.n_queries)
+            propensity = _row_propensities(propensity, n, order, position, groups.n_queries,
+                                           self.propensity is not None)
 
         self._coding = coding
         eval_sets = self._prepare_eval_sets(eval_set, eval_qid, weights)
@@ -433,27 +433,6 @@ class LambdaMARTRanker(BaseEstimator):
                     cb.on_fit_error(exc)
             raise
         return self
-
-    def _row_propensity(self, propensity: Any, n: int, order: np.ndarray | None,
-                        position: np.ndarray | None, n_queries: int) -> np.ndarray:
-        """``fit(propensity=...)`` checked and in training-row order (one query: a table)."""
-        if self.propensity is not None:
-            raise ValueError(
-                "propensity is given twice: per position to LambdaMARTRanker(propensity=...) "
-                "and per row to fit(propensity=...); give one of them"
-            )
-        p = np.ascontiguousarray(
-            take_rows(check_row_propensities(propensity, "propensity", n), order)
-        )
-        if n_queries == 1 and position is not None:
-            # one query: the objective reads n values as a per-position table (the one
-            # rule, ltr._validation.propensity_per_row), so hand it that table
-            pos = position.astype(np.int64)
-            if np.array_equal(np.sort(pos), np.arange(1, n + 1)):
-                table = np.empty(n)
-                table[pos - 1] = p
-                return table
-        return p
 
     def _prepare_eval_sets(
         self, eval_set: Any, eval_qid: Any, weights: dict[str, float] | None

@@ -43,10 +43,10 @@ counter-based SplitMix64 stream per (query, objective), so results do not
 depend on thread scheduling.
 
 Position debiasing (Unbiased LambdaMART, IPS pairs): the drivers take an
-optional ``bias = (slot, tp, tm, li_row, lj_row, reverse)``: per-row position
+optional ``bias = (slot, tp, tm, reverse, li_row, lj_row)``: per-row position
 *slots* (int64, index into the bias tables), bias tables ``tp`` (t-plus, slot
 of the more relevant document of a pair) and ``tm`` (t-minus, slot of the less
-relevant one), per-row cost rows and the cost choice (bool).  ``bias=None`` (the default) is plain
+relevant one), the cost choice (bool) and per-row cost rows.  ``bias=None`` (the default) is plain
 LambdaRank, and numba compiles that case without the debiasing code
 (branches on ``bias is None`` are pruned for a ``None`` argument; one
 argument rather than five also keeps numba's reference-count pruning around
@@ -371,8 +371,8 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
         hess[s + i] = 0.0
     if bias is not None:
         for i in range(n):
-            bias[3][s + i] = 0.0
             bias[4][s + i] = 0.0
+            bias[5][s + i] = 0.0
     if not warm:
         for i in range(n):
             perm[s + i] = i
@@ -433,10 +433,10 @@ def lambdarank_gradients(scores, labels, gains, gids, n_grades, offsets, inv_idc
     when neither sampling nor the exact sigmoid is used.  Queries run in
     parallel (``prange``); each touches only its own slice of every buffer.
     Debiasing (see the module notes; one objective of weight 1): ``bias =
-    (slot, tp, tm, li_row, lj_row, reverse)``, ``slot`` (int64 per row) indexing
-    the bias tables ``tp`` / ``tm`` (float64, > 0), ``li_row`` / ``lj_row``
-    (float64 per row) receiving the per-row pair costs and ``reverse`` (bool)
-    choosing the reversed pair's loss as the cost.
+    (slot, tp, tm, reverse, li_row, lj_row)``, ``slot`` (int64 per row) indexing
+    the bias tables ``tp`` / ``tm`` (float64, > 0), ``reverse`` (bool) choosing
+    the reversed pair's loss as the cost and ``li_row`` / ``lj_row`` (float64
+    per row) receiving the per-row pair costs.
     """
     for q in prange(offsets.shape[0] - 1):
         _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg,

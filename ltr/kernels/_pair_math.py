@@ -210,9 +210,9 @@ def _debiased_terms(ds, delta, w, sigma, regularize, use_table, table, tmin, tma
                     high, low, bias):
     """Debiased ``(lambda, hessian)`` of one pair of weight ``w``; adds its cost to the rows.
 
-    ``bias = (slot, tp, tm, li_row, lj_row, reverse)``: per-row table slots
-    (int64), the t-plus / t-minus tables, the per-row cost sums and the cost
-    choice (bool).  The terms of :func:`_pair_terms` are multiplied by
+    ``bias = (slot, tp, tm, reverse, li_row, lj_row)``: per-row table slots
+    (int64), the t-plus / t-minus tables, the cost choice (bool) and the
+    per-row cost sums.  The terms of :func:`_pair_terms` are multiplied by
     ``w / (tp[slot_high] * tm[slot_low])``; the pair's cost
     ``c = log(1 + exp(-+sigma ds)) * |delta| * w`` (``+`` with ``reverse``:
     :func:`_terms_and_loss`; ``|delta|`` divided by ``0.01 + |ds|`` when
@@ -220,7 +220,7 @@ def _debiased_terms(ds, delta, w, sigma, regularize, use_table, table, tmin, tma
     ``li_row[high] += c / tm[slot_low]`` and ``lj_row[low] += c / tp[slot_high]``
     (``high`` / ``low``: local row indices, offset ``s``).
     """
-    slot, tp, tm, li_row, lj_row, reverse = bias
+    slot, tp, tm, reverse, li_row, lj_row = bias
     pl, ph, loss = _terms_and_loss(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
                                    tfactor, reverse)
     t_high = tp[slot[s + high]]

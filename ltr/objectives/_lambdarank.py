@@ -286,8 +286,7 @@ class _LambdaRankBase:
         self, scores: np.ndarray, label_cols: list[np.ndarray],
         specs: list[tuple[str, np.ndarray | None]], names: list[str], obj_weights: np.ndarray,
         offsets: np.ndarray, iteration: int, sample_weight: np.ndarray | None,
-        debias: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, bool]]
-        | None = None,
+        debias: Callable[[np.ndarray], tuple[Any, ...]] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
         """``(grad, hess, costs)``; *debias* maps offsets to ``(slot, t+, t-, reverse)``.
 
@@ -326,8 +325,7 @@ class _LambdaRankBase:
         bias: tuple[tuple[Any, ...], ...] = ()  # none: the plain kernels
         if debias is not None:
             costs = (np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64))
-            slot, t_plus, t_minus, reverse = debias(offsets)
-            bias = ((slot, t_plus, t_minus, *costs, reverse),)
+            bias = ((*debias(offsets), *costs),)
         self._sorted_for = None  # perm is rewritten below; valid again once the call returns
         driver(
             scores, labels2d, gains2d, gid, n_grades, offsets, inv, obj_weights, k,
@@ -394,17 +392,9 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
         ``b >= 0`` of the update ``t = (l_p / l_1) ** (1 / (1 + b))``
         (XGBoost ``lambdarank_bias_norm``).
     bias_cost : {"reversed_pair_loss", "pair_loss"}, default="reversed_pair_loss"
-        Pair cost ``L`` that re-estimates the learned biases (``unbiased=True``):
-        ``log(1 + exp(+sigma (s_high - s_low)))``, the reversed pair's loss
-        (XGBoost's), or ``log(1 + exp(-sigma (s_high - s_low)))``, the pair's
-        RankNet loss (Hu et al.'s paper).  The default debiases where the
-        paper's form cancels itself (``t+`` and ``t-`` drift together): +0.006 /
-        +0.002 nDCG@10 over naive click training at examination ``(1/rank)**1``
-        / ``**2``, against +0.000 / -0.000 for the paper's cost
-        (``experiments/probe_bias_cost.py``; :mod:`ltr.objectives._unbiased`
-        has the rule and the figures).  Before this option the paper's cost
-        was the only one: set ``bias_cost="pair_loss"`` to train as before.
-        Ignored with ``propensity``.
+        Pair cost of learned biases: the reversed pair's loss ``log(1 + exp(+sigma ds))``
+        (XGBoost's) or the pair's ``log(1 + exp(-sigma ds))`` (Hu et al.; the only cost
+        before).  :mod:`ltr.objectives._unbiased` has the rule and why the default.
     position : array-like of int of shape (n_rows,) or None, default=None
         Display rank of every row in its query (1 = top), in the row order of
         the data the objective is called on: give it here when handing the
@@ -414,12 +404,8 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
         Known examination propensities per position (index 0 = position 1,
         each in ``(0, 1]``): fixed IPS pair weights ``1 / propensity[p_high]``
         (Wang et al. 2018) instead of learned biases, whatever ``unbiased``
-        says.  Positions beyond the table use its last entry.  Or one
-        propensity per row (impression, e.g. a cascade estimate), in the row
-        order of the data: read per row when it has exactly as many values as
-        the data has rows and the data has more than one query
-        (:func:`ltr._propensities.propensity_per_row`); each pair is then
-        weighted by ``1 / p[row_high]``.  Needs ``position`` either way.
+        says.  Positions beyond the table use its last entry.  Or one value per row
+        (:func:`ltr._propensities.propensity_per_row`).  Needs ``position``.
     propensity_clip : float or None, default=None
         Lower bound on ``propensity`` (caps pair weights at ``1 / clip``).
     max_position : int, default=32
