@@ -75,22 +75,27 @@ def _click_csv(tmp_path: Path, logged) -> Path:
     df.insert(0, "qid", qid)
     df.insert(1, "shown_at", pos)
     df.insert(2, "clicked", click.astype(int))
+    df.insert(3, "examined", _by_position(pos))
     path = tmp_path / "clicks.csv"
     df.to_csv(path, index=False)
     return path
 
 
-def test_bias_cost_is_a_config_key_of_the_model_section(logged, tmp_path, capsys):
-    cfg = {
+def _click_config(tmp_path: Path, logged, **model) -> dict:
+    return {
         "seed": 0,
         "data": {"source": "csv", "train": str(_click_csv(tmp_path, logged)), "qid": "qid",
                  "position": "shown_at", "click": "clicked",
-                 "split": {"valid": 0.2, "test": 0.2}},
+                 "features": [f"f{j}" for j in range(10)], "split": {"valid": 0.2, "test": 0.2}},
         "model": {"engine": "lightgbm", "num_leaves": 7, "min_child_samples": 5, "n_jobs": 1,
-                  "n_estimators": 3, "unbiased": True, "bias_cost": "pair_loss"},
+                  "n_estimators": 3, "unbiased": True, **model},
         "importance": {"enabled": False},
         "output": {"runs_dir": str(tmp_path / "runs")},
     }
+
+
+def test_bias_cost_is_a_config_key_of_the_model_section(logged, tmp_path, capsys):
+    cfg = _click_config(tmp_path, logged, bias_cost="pair_loss")
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     assert main(["train", str(path), "--out", str(tmp_path / "run")]) == 0
@@ -210,6 +215,34 @@ def test_bad_per_row_propensities_are_refused_before_training(logged, params, pr
         est.fit(X, click, qid=qid, position=pos if params else None,
                 propensity=propensity(_by_position(pos)))
     assert not hasattr(est, "model_")
+
+
+def test_config_propensity_column_equals_the_per_position_table(logged, tmp_path, capsys):
+    models = {}
+    for name, change in (("table", {"model": {"propensity": TABLE.tolist()}}),
+                         ("rows", {"data": {"propensity": "examined"}})):
+        cfg = _click_config(tmp_path, logged)
+        for section, values in change.items():
+            cfg[section].update(values)
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        assert main(["train", str(path), "--out", str(tmp_path / name)]) == 0
+        models[name] = RankingModel.load(tmp_path / name / "model.json")
+    X = logged[0][:200, :10]
+    np.testing.assert_array_equal(models["table"].predict(X), models["rows"].predict(X))
+    assert models["rows"].position_bias["per_row"] is True
+    for change, match in (({"model": {"unbiased": False}}, "data.propensity: per-row"),
+                          ({"model": {"propensity": [1.0]}}, "data.propensity: propensities "
+                                                             "are given twice")):
+        cfg = _click_config(tmp_path, logged)
+        cfg["data"]["propensity"] = "examined"
+        cfg["model"].update(change["model"])
+        path = tmp_path / "bad.yaml"
+        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+        capsys.readouterr()
+        assert main(["train", str(path), "--out", str(tmp_path / "bad")]) != 0
+        assert match in capsys.readouterr().err
+        assert not (tmp_path / "bad").exists()
 
 
 def test_ips_names_the_bad_per_row_propensity():

@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["RankingData"]
 
 _FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+#: The per-row fields of a logged ranking (kept through subsets).
+LOGGED_FIELDS = ("position", "click", "doc", "propensity")
 
 
 # ---------------------------------------------------------------------------
@@ -51,11 +53,13 @@ class RankingData:
     segments : ndarray of shape (n_rows,), optional
         Category of each row (for example a per-query market or surface),
         used to break metrics down by segment.
-    position, click, doc : ndarray of shape (n_rows,), optional
+    position, click, doc, propensity : ndarray of shape (n_rows,), optional
         The logged ranking, for unbiased training and click metrics: the
-        display position of each row (1 = top), its click (0/1) and its
-        document id (one query-document pair across the lists that show it);
-        stored as ``float64``, must be finite.  Kept through :meth:`subset`.
+        display position of each row (1 = top), its click (0/1), its
+        document id (one query-document pair across the lists that show it)
+        and its known examination propensity (e.g. a cascade estimate per
+        impression); stored as ``float64``, must be finite.  Kept through
+        :meth:`subset`.
 
     Raises
     ------
@@ -75,6 +79,7 @@ class RankingData:
     position: np.ndarray | None = None
     click: np.ndarray | None = None
     doc: np.ndarray | None = None
+    propensity: np.ndarray | None = None
     # Set in __post_init__; a ClassVar annotation keeps it out of dataclasses.fields().
     _offsets: ClassVar[np.ndarray]
 
@@ -148,7 +153,7 @@ class RankingData:
             check_same_length(n_rows, segments, "segments", "X")
 
         set_ = object.__setattr__
-        for name in ("position", "click", "doc"):
+        for name in LOGGED_FIELDS:
             values = getattr(self, name)
             if values is not None:
                 values = check_1d_float(values, name)
@@ -251,7 +256,7 @@ class RankingData:
             segments=None if self.segments is None else self.segments[rows],
             **{
                 name: getattr(self, name)[rows]
-                for name in ("position", "click", "doc")
+                for name in LOGGED_FIELDS
                 if getattr(self, name) is not None
             },
         )

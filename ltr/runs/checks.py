@@ -95,7 +95,8 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
     ours = cfg.settings.objective == "lambdarank"
     tabular = data.source in ("parquet", "csv")
     for key, column in (
-        ("data.position", data.position), ("data.click", data.click), ("data.doc", data.doc)
+        ("data.position", data.position), ("data.click", data.click), ("data.doc", data.doc),
+        ("data.propensity", data.propensity),
     ):
         if column is not None and not tabular:
             raise ConfigError(
@@ -103,6 +104,17 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
                 f"positions and clicks come from parquet/csv files, got {got(column)}"
             )
     logged = cfg.logged
+    if "propensity" in logged and not (unbiased and ours):
+        raise ConfigError(
+            f"{where}data.propensity: per-row propensities weight the pairs of ltr's objective; "
+            "set model.unbiased: true (with model.objective: lambdarank or unset), or drop "
+            "data.propensity"
+        )
+    if "propensity" in logged and cfg.settings.propensity is not None:
+        raise ConfigError(
+            f"{where}data.propensity: propensities are given twice, per row (data.propensity) "
+            "and per position (model.propensity); give one of them"
+        )
     if unbiased and "position" not in logged:
         raise ConfigError(
             f"{where}model.unbiased: true needs data.position (the display-position "

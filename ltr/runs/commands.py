@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ltr._io import to_jsonable, write_atomic
+from ltr._propensities import check_row_propensities
 from ltr._validation import check_clicks, check_positions
 from ltr.build import TrainSettings, build_training
 from ltr.categorical import resolve_categorical_columns
@@ -264,6 +265,9 @@ def _load_checked(cfg: RunConfig, cluster: Any = None) -> dict[str, RankingData]
                 check_positions(position, f"data.position ({name})", ds.offsets)
             if "click" in cfg.logged:
                 check_clicks(logged_column(ds, "click", name), f"data.click ({name})", ds.n_rows)
+            if "propensity" in cfg.logged:
+                check_row_propensities(logged_column(ds, "propensity", name),
+                                       f"data.propensity ({name})", ds.n_rows)
         except (TypeError, ValueError) as exc:
             raise RunError(str(exc)) from exc
     ips = cfg.evaluation.ips
@@ -404,11 +408,13 @@ def _train_model(
     # data.click: learn from the clicks; data.position: the logged ranking, for unbiased training
     y = logged_column(tr, "click") if "click" in cfg.logged else tr.y
     position = logged_column(tr, "position") if settings.unbiased else None
+    # data.propensity: known per-row propensities instead of learned biases
+    propensity = logged_column(tr, "propensity") if "propensity" in cfg.logged else None
     return train(
         tr.X,
         y,
         tr.offsets,
-        **build_training(settings, labels, position),
+        **build_training(settings, labels, position, propensity),
         eval_sets=_eval_sets(cfg, sets, which),
         eval_at=tuple(cfg.evaluation.eval_at if eval_at is None else eval_at),
         stage_dir=stage_dir,

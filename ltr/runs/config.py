@@ -296,11 +296,13 @@ class RunConfig(Section):
 
     @property
     def logged(self) -> frozenset[str]:
-        """Which of ``position``, ``click``, ``doc`` the sets carry (columns or simulated)."""
+        """Which of ``position``, ``click``, ``doc``, ``propensity`` the sets carry."""
         d = self.data
         if d.source == "synthetic" and d.synthetic.clicks is not None:
             return frozenset({"position", "click", "doc"})
-        return frozenset(k for k in ("position", "click", "doc") if getattr(d, k) is not None)
+        return frozenset(
+            k for k in ("position", "click", "doc", "propensity") if getattr(d, k) is not None
+        )
 
     @property
     def n_rounds(self) -> int:

@@ -20,11 +20,11 @@ __all__ = ["LOGGED", "SETS", "frame_data", "load_data", "logged_column"]
 
 SETS = ("train", "valid", "test")
 #: The logged-ranking columns (``data.<name>``), kept as the sets' fields of the same name.
-LOGGED = ("position", "click", "doc")
+LOGGED = ("position", "click", "doc", "propensity")
 
 
 def logged_column(ds: RankingData, name: str, set_name: str = "train") -> np.ndarray:
-    """Return the set's ``position``, ``click`` or ``doc`` field.
+    """Return the set's ``position``, ``click``, ``doc`` or ``propensity`` field.
 
     Raises
     ------
@@ -99,6 +99,7 @@ def frame_data(cfg: RunConfig, df: Any, path: str, key: str) -> RankingData:
         ("data.position", data.position),
         ("data.click", data.click),
         ("data.doc", data.doc),
+        ("data.propensity", data.propensity),
     ):
         if column is not None and column not in df.columns:
             raise RunError(f"{field}: column {column!r} not found in {path} (columns: {shown})")

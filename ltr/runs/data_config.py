@@ -158,6 +158,13 @@ class DataConfig(Section):
         description="tabular: integer document id column (one query-document pair across the "
         "lists that show it), for evaluation.ips.propensity: em",
     )
+    propensity: str | None = Field(
+        None,
+        validation_alias=AliasChoices("propensity", "propensity_column"),
+        description="tabular: known examination propensity of each row (impression) in "
+        "(0, 1], e.g. a cascade estimate: model.unbiased weights training pairs by it "
+        "instead of learning position biases",
+    )
     categorical: list[str] | None = Field(
         None,
         description="categorical feature columns (category ids): one coding fitted on the "
