@@ -231,9 +231,9 @@ def test_config_propensity_column_equals_the_per_position_table(logged, tmp_path
     X = logged[0][:200, :10]
     np.testing.assert_array_equal(models["table"].predict(X), models["rows"].predict(X))
     assert models["rows"].position_bias["per_row"] is True
+    twice = "data.propensity: propensities are given twice"
     for change, match in (({"model": {"unbiased": False}}, "data.propensity: per-row"),
-                          ({"model": {"propensity": [1.0]}}, "data.propensity: propensities "
-                                                             "are given twice")):
+                          ({"model": {"propensity": [1.0]}}, twice)):
         cfg = _click_config(tmp_path, logged)
         cfg["data"]["propensity"] = "examined"
         cfg["model"].update(change["model"])
