@@ -91,6 +91,7 @@ def test_ranking_data_exposes_offsets_and_shape():
         "position",
         "click",
         "doc",
+        "propensity",
     ]
 
 
