@@ -69,6 +69,15 @@ def test_bias_cost_reaches_the_objective_from_the_estimator(logged):
     assert LambdaMARTRanker().get_params()["bias_cost"] == "reversed_pair_loss"
 
 
+def test_a_state_saved_before_bias_cost_existed_restores_as_the_papers_cost():
+    old = LambdaRankObjective(unbiased=True, max_position=3).bias_state()
+    del old["bias_cost"]
+    LambdaRankObjective(unbiased=True, max_position=3, bias_cost="pair_loss").set_bias_state(old)
+    with pytest.raises(ValueError, match=r"state\['bias_cost'\] is 'pair_loss' but the objective "
+                                         r"has 'reversed_pair_loss'.*without 'bias_cost'"):
+        LambdaRankObjective(unbiased=True, max_position=3).set_bias_state(old)
+
+
 def _click_csv(tmp_path: Path, logged) -> Path:
     X, click, qid, pos = logged
     df = pd.DataFrame(X[:, :10], columns=[f"f{j}" for j in range(10)])

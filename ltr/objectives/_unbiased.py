@@ -283,11 +283,13 @@ def check_bias_state(state: Any, setup: BiasSetup) -> tuple[np.ndarray, np.ndarr
             f"state['mode'] is {state['mode']!r} but this objective's mode is {setup.mode!r}: "
             "restore into an objective built with the same unbiased / propensity settings"
         )
-    if state.get("bias_cost", setup.cost) != setup.cost:
+    # a state saved before bias_cost existed was learned with the paper's cost, the only one
+    cost = state.get("bias_cost", "pair_loss") if setup.mode == "learned" else setup.cost
+    if cost != setup.cost:
         raise ValueError(
-            f"state['bias_cost'] is {state['bias_cost']!r} but the objective has "
-            f"{setup.cost!r}: restore into an objective built with "
-            f"bias_cost={state['bias_cost']!r}"
+            f"state['bias_cost'] is {cost!r} but the objective has {setup.cost!r}: restore into "
+            f"an objective built with bias_cost={cost!r} (a state without 'bias_cost' was "
+            "learned with 'pair_loss', the only cost before)"
         )
     for key, mine in (("bias_norm", setup.bias_norm), ("max_position", setup.n_slots)):
         if state[key] != mine:
