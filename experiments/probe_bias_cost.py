@@ -19,11 +19,11 @@ Issue 21's PBM setting, scaled down to run in a few minutes on 2 cores:
 
 The learned ratio ``t-/t+`` per position is printed too (position 1 = 1): with the
 paper's cost it stays near 1 (the two tables cancel), with the reversed cost it
-follows the true examination.
+grows with depth toward the true ``1/theta``.
 
 Usage::
 
-    python experiments/probe_bias_cost.py            # 3 seeds, ~3 min on 2 cores
+    python experiments/probe_bias_cost.py            # 3 seeds, ~2 min on 2 cores
     python experiments/probe_bias_cost.py --full     # the issue's sizes (2,000 / 1,000
                                                      # queries, 20 sessions): much longer
 
