@@ -80,6 +80,41 @@ def test_shuffle_repairs_partitions_that_split_queries(client):
     assert sorted(pd.concat(parts).index) == sorted(df.index)
 
 
+def test_input_grouped_by_query_keeps_its_partitions_and_moves_only_cut_queries(client):
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 40, 120)
+    sizes[50] = 90  # one query longer than a partition: it spans three of them
+    q = np.repeat(rng.permutation(120) + 7, sizes)  # contiguous queries, not sorted by id
+    df = pd.DataFrame({"qid": q, "y": rng.integers(0, 3, q.size).astype(float),
+                       "row": np.arange(q.size, dtype=float)})
+    ddf = dd.from_pandas(df, npartitions=q.size // 40, sort=False)
+    runs = ddf.map_partitions(lambda p: pd.Series(p["qid"].unique())).compute()
+    assert runs.duplicated().any()  # some queries are cut by partition boundaries
+    frame, layout = ldask.shuffle_by_query(ddf, "qid", label="y", client=client)
+    parts = [frame.get_partition(i).compute() for i in range(frame.npartitions)]
+    seen = [set(p["qid"]) for p in parts]
+    assert all(not (a & b) for i, a in enumerate(seen) for b in seen[i + 1:])
+    assert all(p["qid"].is_monotonic_increasing for p in parts)
+    # each query's rows in their original order, all rows present once
+    got = pd.concat(parts)
+    for qid, rows in got.groupby("qid", sort=False)["row"]:
+        np.testing.assert_array_equal(rows.to_numpy(), df.loc[df.qid == qid, "row"].to_numpy())
+    assert layout.n_rows == len(df) and layout.n_queries == 120
+    assert frame.npartitions < ddf.npartitions  # partitions emptied by the long query dropped
+    # no hash shuffle: every row that was not at the head of a cut query stays in its partition
+    part_of = np.repeat(np.arange(ddf.npartitions),
+                        [len(ddf.get_partition(i).compute()) for i in range(ddf.npartitions)])
+    start = np.r_[True, q[1:] != q[:-1]]
+    owner = part_of[np.maximum.accumulate(np.where(start, np.arange(q.size), 0))]
+    for p in parts:  # a whole output partition comes from the input partition its first row owns
+        assert len(set(owner[p["row"].to_numpy().astype(int)])) == 1
+    # the hash shuffle of the same rows gives the same queries
+    hashed, _ = ldask.shuffle_by_query(ddf, "qid", label="y", npartitions=3, client=client)
+    again = hashed.compute()
+    for qid, rows in again.groupby("qid", sort=False)["row"]:
+        np.testing.assert_array_equal(rows.to_numpy(), got.loc[got.qid == qid, "row"].to_numpy())
+
+
 def test_xgboost_with_our_objective_reproduces_single_machine(client):
     df = _frame(150, levels=32)
     ddf = _split_queries(df, 4)

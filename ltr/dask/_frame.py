@@ -140,6 +140,77 @@ def _stats_part(part: pd.DataFrame, qid: str, checked: Sequence[str]) -> pd.Data
     return pd.DataFrame({key: [value] for key, value in row.items()})
 
 
+def _runs_part(part: pd.DataFrame, qid: str, partition_info: Any = None) -> pd.DataFrame:
+    """One row per run of equal query ids, in row order: ``(partition, qid, rows, sorted)``."""
+    number = -1 if partition_info is None else int(partition_info["number"])
+    q = part[qid].to_numpy()
+    if len(q) == 0:
+        return pd.DataFrame({"partition": np.empty(0, np.int64), qid: q,
+                             "rows": np.empty(0, np.int64), "sorted": np.empty(0, bool)})
+    starts = np.concatenate(([0], np.flatnonzero(q[1:] != q[:-1]) + 1))
+    sizes = np.diff(np.concatenate((starts, [len(q)])))
+    ordered = bool(part[qid].is_monotonic_increasing)
+    return pd.DataFrame({"partition": np.full(len(starts), number, np.int64), qid: q[starts],
+                         "rows": sizes.astype(np.int64),
+                         "sorted": np.full(len(starts), ordered)})
+
+
+def _grouped_plan(runs: pd.DataFrame, qid: str, n_parts: int
+                  ) -> list[tuple[int, int, list[tuple[int, int]], bool]] | None:
+    """Plan for input whose queries are already contiguous, else None.
+
+    Input is *grouped* when the rows of every query are consecutive in the
+    frame's row order (partition after partition): each query is then one
+    run, except a query cut by a partition boundary, which continues at the
+    head of the next partition(s).  The plan moves such heads to the
+    partition where their query starts and nothing else: one entry per output
+    partition, ``(partition, skip, heads, sorted)`` with ``skip`` leading rows
+    of ``partition`` moved away and ``heads`` the ``(partition, rows)``
+    pieces appended to it.
+    """
+    if len(runs) == 0 or runs[qid].isna().any():
+        return None
+    part = runs["partition"].to_numpy()
+    q = runs[qid].to_numpy()
+    size = runs["rows"].to_numpy()
+    first = np.r_[True, part[1:] != part[:-1]]
+    joins = first & np.r_[False, q[1:] == q[:-1]]  # a partition's first run continues a query
+    if pd.Series(q[~joins]).duplicated().any():
+        return None
+    total = np.bincount(part, weights=size, minlength=n_parts).astype(np.int64)
+    skip = np.zeros(n_parts, np.int64)
+    heads: dict[int, list[tuple[int, int]]] = {}
+    owner = -1
+    for i in range(len(q)):
+        p = int(part[i])
+        if joins[i]:
+            skip[p] = size[i]
+            heads.setdefault(owner, []).append((p, int(size[i])))
+        else:
+            owner = p
+    ordered = runs.groupby("partition")["sorted"].all()
+    return [(p, int(skip[p]), heads.get(p, []), bool(ordered.get(p, True)))
+            for p in range(n_parts) if total[p] - skip[p] > 0]
+
+
+def _assemble_part(part: pd.DataFrame, skip: int, qid: str, ordered: bool,
+                   sizes: Sequence[int], *others: pd.DataFrame) -> pd.DataFrame:
+    pieces = [part.iloc[skip:]] + [o.iloc[:n] for o, n in zip(others, sizes)]
+    out = pieces[0] if len(pieces) == 1 else pd.concat(pieces)
+    return out if ordered else out.sort_values(qid, kind="stable")
+
+
+def _regroup(data: Any, qid: str, plan: list[tuple[int, int, list[tuple[int, int]], bool]]
+             ) -> Any:
+    """Apply :func:`_grouped_plan`: move the heads of cut queries, sort where needed."""
+    dask = import_dask()
+    parts = data.to_delayed()
+    out = [dask.delayed(_assemble_part)(parts[p], skip, qid, ordered, [n for _, n in heads],
+                                        *[parts[s] for s, _ in heads])
+           for p, skip, heads, ordered in plan]
+    return dask.dataframe.from_delayed(out, meta=data._meta, verify_meta=False)
+
+
 def _unique_part(part: pd.DataFrame, qid: str) -> pd.DataFrame:
     return pd.DataFrame({qid: pd.unique(part[qid].to_numpy())})
 
@@ -193,7 +264,12 @@ def shuffle_by_query(
     Parameters
     ----------
     data : dask.dataframe.DataFrame
-        Rows in any order and partitioning.
+        Rows in any order and partitioning.  Input whose queries are already
+        contiguous (each query's rows consecutive, partition after partition,
+        as files written sorted by query give) keeps its partitions when
+        *npartitions* is not changed: only the rows of queries cut by a
+        partition boundary move, to the partition where their query starts,
+        and the hash shuffle is skipped.
     qid : str
         Query id column (any hashable, sortable dtype; one dtype in every partition).
     label : str, optional
@@ -228,9 +304,17 @@ def shuffle_by_query(
         npartitions, "npartitions", minimum=1
     )
     _check_qid_dtypes(data, qid)
-    keyed = data.map_partitions(_row_key_part, meta=_row_key_part(data._meta))
-    frame = keyed.shuffle(on=qid, npartitions=n_parts)
-    frame = frame.map_partitions(_sort_part, qid, meta=data._meta)
+    plan = None
+    if n_parts == data.npartitions:
+        runs = data[[qid]].map_partitions(_runs_part, qid,
+                                          meta=_runs_part(data._meta, qid)).compute()
+        plan = _grouped_plan(runs.reset_index(drop=True), qid, data.npartitions)
+    if plan is not None:  # queries already contiguous: move only the heads of cut queries
+        frame = _regroup(data, qid, plan)
+    else:
+        keyed = data.map_partitions(_row_key_part, meta=_row_key_part(data._meta))
+        frame = keyed.shuffle(on=qid, npartitions=n_parts)
+        frame = frame.map_partitions(_sort_part, qid, meta=data._meta)
     frame = frame.persist()
     meta = _stats_part(data._meta, qid, checked)
     stats = frame.map_partitions(_stats_part, qid, checked, meta=meta).compute()
