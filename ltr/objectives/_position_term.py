@@ -45,7 +45,14 @@ from typing import Any
 
 import numpy as np
 
-from ltr._validation import check_1d_float, check_int, check_positions, check_real, short_repr
+from ltr._validation import (
+    check_1d_float,
+    check_int,
+    check_offsets,
+    check_positions,
+    check_real,
+    short_repr,
+)
 
 __all__ = [
     "PositionTermMixin",
@@ -250,10 +257,8 @@ class PositionTermMixin:
                 scores, label_cols, specs, names, obj_weights, offsets, iteration,
                 sample_weight, debias,
             )
-        from ltr.objectives._lambdarank import _check_offsets
-
         pos, self._term_pos = self._term_pos, None
-        checked = _check_offsets(offsets, scores.shape[0])
+        checked = check_offsets(offsets, "offsets", scores.shape[0])
         slot = self._term_slots(pos, checked)
         n_slots = int(slot.max()) + 1 if slot.size else 0
         b = self.position_offsets_
