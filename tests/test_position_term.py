@@ -370,6 +370,10 @@ def test_config_trains_a_position_term_from_yaml(logged, tmp_path, capsys):
     term = model.position_term
     assert term["regularization"] == 0.25 and term["rounds"] == 5
     assert all(math.isfinite(v) for v in term["offsets"])
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["position_bias"]["position_term"] == term
+    header = (tmp_path / "run" / "propensity.csv").read_text().splitlines()[0]
+    assert header.startswith("position,position term exp(b - b[1]),impressions")
     cfg["data"]["position"] = None
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     assert main(["validate", str(path)]) == 1
