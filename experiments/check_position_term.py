@@ -53,6 +53,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 CLICK_BY_GRADE = [0.4, 0.6, 0.7, 0.8, 0.9]
 STOP = 0.2
 METHODS = ("naive", "position_term", "lgb_gam", "oracle")
+EXTRA = ("position_term_unbiased", "unbiased")  # on request (--methods)
 
 
 def _data():
@@ -74,16 +75,19 @@ def _fit(method: str, X, y, offsets, position, rounds: int, seed: int, jobs: int
     common = {"num_boost_round": rounds, "params": params, "random_state": seed, "n_jobs": jobs}
     if method == "lgb_gam":
         return train(X, y, offsets, k=10, position=position, **common)
-    obj = LambdaRankObjective(k=10, position_term=method == "position_term")
+    term = method.startswith("position_term")
+    unbiased = method.endswith("unbiased")
+    obj = LambdaRankObjective(k=10, position_term=term, unbiased=unbiased)
     return train(X, y, offsets, objective=obj,
-                 position=position if method == "position_term" else None, **common)
+                 position=position if term or unbiased else None, **common)
 
 
 def _run(tr, te, feature: int, args) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """nDCG@3/@10 per seed and method, and the mean learned offsets at positions 1-10."""
+    methods = list(args.methods)
     depth = int(np.diff(tr.offsets).max())
     examination = (1.0 - STOP) ** np.arange(depth)
-    scores: dict[str, list[tuple[float, float]]] = {m: [] for m in METHODS}
+    scores: dict[str, list[tuple[float, float]]] = {m: [] for m in methods}
     offsets_at: list[np.ndarray] = []
     for seed in range(args.seeds):
         log = simulate_pbm(tr.y.astype(int), offsets=tr.offsets, logging_scores=tr.X[:, feature],
@@ -91,7 +95,7 @@ def _run(tr, te, feature: int, args) -> tuple[dict[str, np.ndarray], np.ndarray]
                            n_sessions=args.sessions, random_state=seed)
         X = tr.X[log.row]
         click = log.click.astype(np.float64)
-        for method in METHODS:
+        for method in methods:
             y = tr.y[log.row] if method == "oracle" else click
             model = _fit(method, X, y, log.offsets, log.position, args.rounds, seed, args.jobs)
             pred = model.predict(te.X)
@@ -110,7 +114,7 @@ def _table(arr: dict[str, np.ndarray], mean_offsets: np.ndarray, n: int) -> list
         "| method | nDCG@3 | nDCG@10 | nDCG@3 - naive (± SE) | nDCG@3 - lgb_gam (± SE) |",
         "|---|---|---|---|---|",
     ]
-    for m in METHODS:
+    for m in arr:
         d_naive = arr[m][:, 0] - arr["naive"][:, 0]
         d_gam = arr[m][:, 0] - arr["lgb_gam"][:, 0]
         lines.append(
@@ -138,7 +142,11 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 50, 150],
                         help="loggers: the features ranked so by training nDCG@10 (1 = best)")
     parser.add_argument("--out", default="position_term.md")
+    parser.add_argument("--methods", nargs="+", default=list(METHODS),
+                        choices=[*METHODS, *EXTRA])
     args = parser.parse_args()
+    if not {"naive", "position_term", "lgb_gam"} <= set(args.methods):
+        parser.error("--methods must include naive, position_term and lgb_gam (the table's bases)")
 
     tr, te, folder = _data()
     order = _feature_order(tr)

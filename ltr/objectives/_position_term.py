@@ -36,6 +36,12 @@ works on its own copy of the objective, checkpoints
 :meth:`PositionTermMixin.position_term_state` with every stage, restores it
 on resume (bit-identical continuation) and keeps the final offsets in
 ``RankingModel.position_term``.
+
+Cost per round: one gather-add of the offsets and two or three ``bincount``
+passes over the rows (a few per cent of a plain call); the rest of the
+measured overhead (``experiments/bench_position_term.py``: 1.28x a plain
+call, 237,605 rows) is the kernel's warm-started sort, which has more to do
+when the offsets move the shifted scores.
 """
 
 from __future__ import annotations
