@@ -75,7 +75,9 @@ def _lightgbm_gam(tr, click, pos, rounds, params, weight=None):
         booster = lgb.train(p, ds, num_boost_round=rounds)
     finally:
         lgb.register_logger(saved[0], saved[1], saved[2])
-    last = max(i for i, line in enumerate(log.lines) if "bias_factor" in line)
+    heads = [i for i, line in enumerate(log.lines) if "bias_factor" in line]
+    assert heads, "LightGBM logged no position bias factors (its debug log, verbosity=2)"
+    last = heads[-1]
     factors = {}
     for line in log.lines[last + 1:]:
         parts = line.replace("[LightGBM] [Debug]", "").split()
