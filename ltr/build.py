@@ -79,6 +79,8 @@ class TrainSettings:
     bias_norm: float = 1.0
     propensity: Any = None
     bias_cost: str = "reversed_pair_loss"
+    position_term: bool = False
+    position_regularization: float = 0.0
 
     def replace(self, **changes: Any) -> TrainSettings:
         """Return a copy with *changes* applied (unknown names are an error)."""
@@ -95,7 +97,8 @@ def resolve_objective(settings: TrainSettings) -> str:
     """``"native"`` or ``"lambdarank"``: the explicit choice, or the inferred one.
 
     ``None`` infers ltr's LambdaRank when ``sampling``, ``objectives``,
-    ``propensity`` or ``unbiased`` asks for it, else the engine's native one.
+    ``propensity``, ``unbiased`` or ``position_term`` asks for it, else the
+    engine's native one.
     The combination rules live in :func:`validate_settings`.
     """
     if settings.objective is not None:
@@ -103,7 +106,7 @@ def resolve_objective(settings: TrainSettings) -> str:
     needs_ours = any(
         getattr(settings, n) is not None for n in ("sampling", "objectives", "propensity")
     )
-    return "lambdarank" if needs_ours or settings.unbiased else "native"
+    return "lambdarank" if needs_ours or settings.unbiased or settings.position_term else "native"
 
 
 def validate_settings(settings: TrainSettings) -> TrainSettings:
@@ -119,7 +122,9 @@ def validate_settings(settings: TrainSettings) -> TrainSettings:
       ``objectives``; LightGBM's native debiasing has no ``bias_norm``;
     * a schedule longer than ``n_estimators`` would be cut (a shorter one keeps its last k;
       a linear schedule with the native objective trains one stage per k);
-    * ``engine_params`` may not set what a setting sets (e.g. ``num_iterations``).
+    * ``engine_params`` may not set what a setting sets (e.g. ``num_iterations``);
+    * ``position_term`` needs ltr's objective and one label; ``position_regularization``
+      needs ``position_term``.
 
     Returns
     -------
@@ -187,6 +192,7 @@ def validate_settings(settings: TrainSettings) -> TrainSettings:
             "debiasing (a GAM over position ids); regularise it with engine_params="
             "{'lambdarank_position_bias_regularization': ...}, or use objective='lambdarank'"
         )
+    _check_position_term(settings, choice)
     weights = None
     if settings.objectives is not None:
         weights = check_objective_weights(settings.objectives)
@@ -213,6 +219,28 @@ def validate_settings(settings: TrainSettings) -> TrainSettings:
                 f"(got {settings.engine_params[key]!r})"  # type: ignore[index]
             )
     return settings.replace(objective=choice, objectives=weights)
+
+
+def _check_position_term(settings: TrainSettings, choice: str) -> None:
+    """Check the position term's combinations: ltr's objective, one label, its penalty."""
+    if settings.position_regularization != 0.0 and not settings.position_term:
+        raise ValueError(
+            f"position_regularization={settings.position_regularization!r} only applies with "
+            "position_term=True; set it, or leave position_regularization at 0.0"
+        )
+    if not settings.position_term:
+        return
+    if choice == "native":
+        raise ValueError(
+            "objective='native' cannot use position_term (the term lives in ltr's LambdaRank); "
+            "set objective='lambdarank' or None, or for LightGBM's own position GAM use "
+            "unbiased=True with objective='native' and drop position_term"
+        )
+    if settings.objectives is not None:
+        raise ValueError(
+            "position_term=True is not supported with objectives (composite labels): train one "
+            "click label with position_term=True, or set position_term=False"
+        )
 
 
 def engine_params(settings: TrainSettings) -> dict[str, Any]:
@@ -284,17 +312,19 @@ def build_training(
             f"build_training takes settings checked by validate_settings (objective "
             f"'native' or 'lambdarank'), got objective={choice!r}"
         )
-    if settings.unbiased and position is None:
+    if (settings.unbiased or settings.position_term) and position is None:
+        which = "unbiased=True" if settings.unbiased else "position_term=True"
         raise ValueError(
-            "unbiased=True needs the display position of each row (1 = top) in the logged "
+            f"{which} needs the display position of each row (1 = top) in the logged "
             "ranking: pass fit(X, y, qid=..., position=...), or set data.position in "
             "the config"
         )
-    if position is not None and not settings.unbiased:
+    if position is not None and not (settings.unbiased or settings.position_term):
         raise ValueError(
             "position was given but unbiased=False: set unbiased=True (with "
             "objective='lambdarank' for ltr's Unbiased LambdaMART or 'native' for the engine's "
-            "own position debiasing), or drop position"
+            "own position debiasing), or position_term=True (score offsets per position), or "
+            "drop position"
         )
     if propensity is not None and not (settings.unbiased and choice == "lambdarank"):
         raise ValueError(
@@ -348,6 +378,9 @@ def build_training(
                     propensity=settings.propensity if propensity is None else propensity,
                     bias_cost=settings.bias_cost,
                 )
+            if settings.position_term:
+                common.update(position_term=True,
+                              position_regularization=settings.position_regularization)
             objective = LambdaRankObjective(**common)
         schedule = None  # the objective carries it
     return {

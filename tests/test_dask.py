@@ -225,6 +225,9 @@ def test_train_rejects_bad_input_with_informative_errors_before_training(client)
         ldask.train(client, ddf, label="y", qid="qid", early_stopping_rounds=2)
     with pytest.raises(ValueError, match="position-bias.*not supported on Dask.*single-machine"):
         ldask.train(client, ddf, label="y", qid="qid", position="f0")
+    with pytest.raises(ValueError, match="position-bias.*not supported on Dask"):
+        ldask.train(client, ddf, label="y", qid="qid",
+                    objective=LambdaRankObjective(position_term=True))
     # the one composite rule of ltr.engines (no copy of it on the Dask path)
     with pytest.raises(ValueError, match="labels is required.*labels=.objective: column"):
         ldask.train(client, ddf, label="y", qid="qid", objective={"a": 1.0, "b": 1.0})

@@ -86,6 +86,10 @@ def test_cluster_section_rejects_bad_settings_naming_the_key(tmp_path):
     with pytest.raises(RunError, match="model.unbiased: position-bias.*not supported on a "
                                        "Dask cluster.*one process"):
         train_run(unbiased)
+    term = _config(tmp_path, glob, {"local": {}}, data={"position": "f0", "click": "label"},
+                   model={"position_term": True, "schedule": None})
+    with pytest.raises(RunError, match="model.position_term: position-bias.*not supported"):
+        train_run(term)
 
 
 def test_unreachable_scheduler_is_named_within_the_timeout(tmp_path):

@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "ltr.evaluation": 2,
     "ltr.clicks": 2,
     "ltr.objectives": 2,
+    "ltr.objectives._position_term": 2,
     "ltr.engines": 3,
     "ltr.build": 3,
     "ltr.export": 3,

@@ -188,8 +188,10 @@ def train(
         resume stays identical) or XGBoost's ``lambdarank_unbiased`` (rows are
         put in display order inside each query for it; ``lambdarank_bias_norm``
         through *params*).  With ``LambdaRankObjective(unbiased=True)`` (or
-        ``propensity=``) ltr's Unbiased LambdaMART uses them.  Any other
-        objective refuses positions.
+        ``propensity=``) ltr's Unbiased LambdaMART uses them; with
+        ``LambdaRankObjective(position_term=True)`` ltr's objective learns the
+        position GAM's offsets itself (checkpointed per stage, restored on
+        resume, in ``model.position_term``).  Any other objective refuses positions.
     categorical : sequence of str or int, or CategoricalCoding, optional
         Categorical columns (names from *feature_names* or a DataFrame's
         columns, or indices).  One coding is fitted on *X*
@@ -216,7 +218,8 @@ def train(
     -----
     Nothing passed in is changed: a custom objective is trained as a copy
     (its ``iteration`` and learned position biases stay as they were; the
-    learned biases of the training are in ``model.params["position_bias"]``),
+    learned biases of the training are in ``model.params["position_bias"]``,
+    the position term's offsets in ``model.params["position_term"]``),
     and the ``k`` of every round is ``schedule(round)`` for the global round
     (the stage's first round plus the engine's round index in that call), so
     a resumed run computes exactly the gradients of an uninterrupted one.

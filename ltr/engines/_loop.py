@@ -26,7 +26,12 @@ from ltr._compat import import_tqdm
 from ltr._io import to_jsonable
 from ltr.engines._checkpoint import fingerprint, load_completed, write_stage
 from ltr.engines._model import RankingModel
-from ltr.engines._objective import ObjectiveCall, objective_fields, training_objective
+from ltr.engines._objective import (
+    ObjectiveCall,
+    objective_fields,
+    position_learning_rate,
+    training_objective,
+)
 from ltr.engines._recorder import Recorder
 from ltr.engines._registry import get_adapter
 from ltr.engines._spec import TrainSpec
@@ -68,6 +73,27 @@ def _bias_state(objective: Any) -> dict[str, Any] | None:
         return None
     get = getattr(objective, "bias_state", None)
     return None if get is None else to_jsonable(get())
+
+
+def _term_state(objective: Any) -> dict[str, Any] | None:
+    """Return the objective's position-term offsets (JSON-able), or None without the term."""
+    if objective is None or not getattr(objective, "position_term", False):
+        return None
+    return to_jsonable(objective.position_term_state())
+
+
+def _restore_term_state(objective: Any, rec: dict[str, Any], file: Any) -> None:
+    """Put the last completed stage's position offsets back into the objective."""
+    if objective is None or not getattr(objective, "position_term", False):
+        return
+    state = rec.get("position_term")
+    if state is None:
+        raise ValueError(
+            f"stages.json has no position-term offsets for stage file {str(file)!r}, which a "
+            "position_term objective needs to resume identically; start the run again "
+            "without resume"
+        )
+    objective.set_position_term_state(state)
 
 
 def _restore_bias_state(objective: Any, rec: dict[str, Any], file: Any) -> None:
@@ -148,6 +174,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
 
     # the training's own objective: the caller's object is never called nor changed
     objective = None if spec.objective is None else training_objective(spec.objective)
+    position_learning_rate(objective, params)
     acc = _Stages(spec)
     booster = None
     data = None  # engine data, built on the first stage that trains
@@ -212,6 +239,7 @@ def run_training(spec: TrainSpec) -> RankingModel:
                             file.read_text(encoding="utf-8"), source=str(file)
                         )
                         _restore_bias_state(objective, rec, file)
+                        _restore_term_state(objective, rec, file)
                     stage_evals = rec.get("evals", {})
                     bar.update(n_rounds)
                     acc.add(index, rec, stage_evals)
@@ -248,6 +276,9 @@ def run_training(spec: TrainSpec) -> RankingModel:
                     state = _bias_state(objective)
                     if state is not None:  # learned propensities: resume continues from them
                         rec["bias_state"] = state
+                    term = _term_state(objective)
+                    if term is not None:  # position offsets: likewise
+                        rec["position_term"] = term
                     completed.append(rec)
                     write_stage(
                         spec.stage_dir,
@@ -269,6 +300,9 @@ def run_training(spec: TrainSpec) -> RankingModel:
         state = _bias_state(objective)
         if state is not None:
             public_params["position_bias"] = state
+        term = _term_state(objective)
+        if term is not None:
+            public_params["position_term"] = term
     if spec.placement is not None:
         public_params["distributed"] = to_jsonable(spec.placement.describe())
     return RankingModel(

@@ -72,6 +72,17 @@ class RankingModel:
         return dict(state) if isinstance(state, dict) else None
 
     @property
+    def position_term(self) -> dict[str, Any] | None:
+        """Position offsets learned by ``LambdaRankObjective(position_term=True)``, or ``None``.
+
+        ``{"offsets": [...], "regularization", "learning_rate", "rounds"}``:
+        ``offsets[p - 1]`` is the score offset learned for display position
+        ``p``; :meth:`predict` never adds it (it models the display, not the document).
+        """
+        state = self.params.get("position_term")
+        return dict(state) if isinstance(state, dict) else None
+
+    @property
     def n_features(self) -> int:
         """Number of input features the booster expects."""
         return get_adapter(self.engine).num_features(self.booster)

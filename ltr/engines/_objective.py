@@ -18,7 +18,8 @@ from ltr._validation import short_repr
 from ltr.objectives.schedules import Constant, as_schedule
 
 __all__ = ["ObjectiveCall", "attach_position", "composite_gains", "composite_weights",
-           "objective_fields", "resolve_objective", "training_objective", "uses_position"]
+           "objective_fields", "position_learning_rate", "resolve_objective",
+           "training_objective", "uses_position"]
 
 
 class ObjectiveCall:
@@ -62,6 +63,9 @@ class ObjectiveCall:
 
     def __call__(self, preds: np.ndarray, data: Any) -> tuple[np.ndarray, np.ndarray]:
         obj = self.objective
+        if getattr(obj, "position_term", False):  # its offsets step on the weighted gradients
+            grad, hess = obj.round_gradients(preds, data, self.round, sample_weight=self.weights)
+            return np.asarray(grad, dtype=np.float64), np.asarray(hess, dtype=np.float64)
         if hasattr(obj, "round_gradients"):
             grad, hess = obj.round_gradients(preds, data, self.round)
         else:  # a foreign objective with reset(): the training's own copy is positioned
@@ -214,8 +218,22 @@ def resolve_objective(
 
 
 def uses_position(obj: Any) -> bool:
-    """Whether *obj* debiases by display position (``unbiased=True`` or known ``propensity``)."""
-    return bool(getattr(obj, "unbiased", False)) or getattr(obj, "propensity", None) is not None
+    """Whether *obj* uses display positions (``unbiased``, ``propensity`` or ``position_term``)."""
+    return (
+        bool(getattr(obj, "unbiased", False))
+        or getattr(obj, "propensity", None) is not None
+        or bool(getattr(obj, "position_term", False))
+    )
+
+
+def position_learning_rate(obj: Any, params: Mapping[str, Any]) -> None:
+    """Give the training's position-term objective the booster's learning rate (if unset)."""
+    if not getattr(obj, "position_term", False) or obj.position_learning_rate is not None:
+        return
+    for key in ("learning_rate", "eta", "shrinkage_rate"):  # the engines' names for it
+        if key in params:
+            obj.position_learning_rate = float(params[key])
+            return
 
 
 def attach_position(obj: Any, position: np.ndarray | None) -> Any:
@@ -244,8 +262,9 @@ def attach_position(obj: Any, position: np.ndarray | None) -> Any:
     if position is None:
         if uses_position(obj) and own is None:
             raise ValueError(
-                "the objective debiases by position (unbiased=True or propensity=...) but no "
-                "positions were given: pass position=<display rank per row, 1 = top> to train()"
+                "the objective uses positions (unbiased=True, propensity=... or "
+                "position_term=True) but no positions were given: pass position=<display rank "
+                "per row, 1 = top> to train()"
             )
         return obj
     if composite_weights(obj) is not None:
@@ -257,8 +276,9 @@ def attach_position(obj: Any, position: np.ndarray | None) -> Any:
         raise ValueError(
             "position was given but the objective does not use positions; choose "
             "LambdaRankObjective(unbiased=True) (propensities learned every round), "
-            "LambdaRankObjective(propensity=[...]) (known propensities), or objective='native' "
-            "(the engine's own position debiasing)"
+            "LambdaRankObjective(propensity=[...]) (known propensities), "
+            "LambdaRankObjective(position_term=True) (learned score offsets per position), or "
+            "objective='native' (the engine's own position debiasing)"
         )
     if own is not None:
         raise ValueError(

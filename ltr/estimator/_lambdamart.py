@@ -63,8 +63,8 @@ class LambdaMARTRanker(BaseEstimator):
         ``"native"``: the engine's own LambdaRank (LightGBM ``lambdarank``,
         XGBoost ``rank:ndcg``); ``"lambdarank"``: ltr's
         :class:`~ltr.objectives.LambdaRankObjective`; ``None`` infers
-        ``"lambdarank"`` when ``sampling``, ``objectives``, ``propensity`` or
-        ``unbiased`` is set, else ``"native"``.  ``"native"`` with
+        ``"lambdarank"`` when ``sampling``, ``objectives``, ``propensity``,
+        ``unbiased`` or ``position_term`` is set, else ``"native"``.  ``"native"`` with
         ``sampling``, ``objectives`` or ``propensity`` is an error.
     k : int, default=20
         nDCG truncation the objective optimises (ignored when ``schedule`` is set).
@@ -128,6 +128,14 @@ class LambdaMARTRanker(BaseEstimator):
         default is the one that debiases: with the paper's cost t+ and t-
         cancel (see :class:`ltr.objectives.LambdaRankObjective`).  A value other
         than the default needs ``unbiased=True`` and ltr's objective.
+    position_term : bool, default=False
+        Learn one score offset per display position jointly with the trees
+        (the model of LightGBM's position GAM, in ltr's own objective), dropped
+        at prediction; ``fit`` then needs ``position``.  Works alone or with
+        ``unbiased=True``; the offsets are in ``model_.position_term``.
+    position_regularization : float, default=0.0
+        L2 penalty on the position offsets (LightGBM's
+        ``lambdarank_position_bias_regularization``); needs ``position_term=True``.
 
     Attributes
     ----------
@@ -184,6 +192,8 @@ class LambdaMARTRanker(BaseEstimator):
         "bias_norm": [Interval(Real, 0, None, closed="left")],
         "propensity": [None, "array-like"],
         "bias_cost": [StrOptions({"reversed_pair_loss", "pair_loss"})],
+        "position_term": ["boolean"],
+        "position_regularization": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(
@@ -212,6 +222,8 @@ class LambdaMARTRanker(BaseEstimator):
         bias_norm: float = 1.0,
         propensity: Any = None,
         bias_cost: str = "reversed_pair_loss",
+        position_term: bool = False,
+        position_regularization: float = 0.0,
     ) -> None:
         self.engine = engine
         self.n_estimators = n_estimators
@@ -236,6 +248,8 @@ class LambdaMARTRanker(BaseEstimator):
         self.bias_norm = bias_norm
         self.propensity = propensity
         self.bias_cost = bias_cost
+        self.position_term = position_term
+        self.position_regularization = position_regularization
 
     # ------------------------------------------------------------------ #
     # scikit-learn tags                                                   #
@@ -317,7 +331,8 @@ class LambdaMARTRanker(BaseEstimator):
             Query ids of each ``eval_set`` entry (or use their ``qid_column``).
         position : array-like of int of shape (n_rows,), optional
             Display rank of each row in the logged ranking (1 = top; a
-            permutation of ``1..n`` within each query), for ``unbiased=True``.
+            permutation of ``1..n`` within each query), for ``unbiased=True`` or
+            ``position_term=True``.
         callbacks : list, optional
             Training callbacks (:class:`ltr.engines.RoundCallback`):
             ``after_round(info)`` after every round with that round's eval-set

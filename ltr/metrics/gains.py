@@ -23,6 +23,7 @@ __all__ = [
     "GainSpec",
     "ParsedGain",
     "check_exp2_labels",
+    "gain_values",
     "parse_gain",
 ]
 
@@ -132,3 +133,41 @@ def check_exp2_labels(labels: np.ndarray, name: str, highest: float | None = Non
         f"float64 for labels >= {EXP2_LABEL_LIMIT:g} (the gain would be inf and nDCG NaN); "
         "use gain='linear' or rescale the labels"
     )
+
+
+def gain_values(y: np.ndarray, spec: tuple[str, np.ndarray | None], name: str) -> np.ndarray:
+    """Gain of every label under a parsed non-callable gain *spec* (:func:`parse_gain`).
+
+    Labels must be integers below the table's size for a table, and below
+    :data:`EXP2_LABEL_LIMIT` for ``"exp2"``; the error names *name* and the row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ltr.metrics.gains import gain_values
+    >>> gain_values(np.array([0.0, 2.0]), ("exp2", None), "y").tolist()
+    [0.0, 3.0]
+    """
+    kind, table = spec
+    if kind == "linear":
+        return y.copy()
+    if kind == "exp2":
+        check_exp2_labels(y, name)
+        return np.exp2(y) - 1.0
+    if table is None:  # pragma: no cover - parse_gain always sets a table here
+        raise RuntimeError("gain table missing")
+    idx = y.astype(np.int64)
+    frac = idx != y
+    if frac.any():
+        i = int(np.flatnonzero(frac)[0])
+        raise ValueError(
+            f"{name} must be integers to index a gain table; got {float(y[i])!r} at index {i}"
+        )
+    beyond = idx >= table.size
+    if beyond.any():
+        i = int(np.flatnonzero(beyond)[0])
+        raise ValueError(
+            f"{name} value {float(y[i])!r} (index {i}) is beyond the gain table of "
+            f"{table.size} entries (labels 0..{table.size - 1})"
+        )
+    return table[idx]

@@ -66,9 +66,11 @@ from ltr._validation import (
     short_repr,
 )
 from ltr.kernels import _lambdarank as _kern
-from ltr.metrics.gains import check_exp2_labels, parse_gain
+from ltr.metrics.gains import gain_values as _gain_values
+from ltr.metrics.gains import parse_gain
 from ltr.objectives import _unbiased as _ub
 from ltr.objectives._engine_data import check_lightgbm_data, engine_inputs
+from ltr.objectives._position_term import PositionTermMixin
 from ltr.objectives.sampling import TopKPairSampling, round_seed
 
 __all__ = ["LambdaRankObjective"]
@@ -99,32 +101,6 @@ def _sigmoid_table(sigma: float) -> tuple[np.ndarray, float, float, float]:
 def _check_gain(gain: Any, name: str) -> tuple[str, np.ndarray | None]:
     """``("exp2"|"linear", None)`` or ``("table", gains >= 0)``."""
     return parse_gain(gain, name, allow_callable=False, nonnegative=True)
-
-
-def _gain_values(y: np.ndarray, spec: tuple[str, np.ndarray | None], name: str) -> np.ndarray:
-    kind, table = spec
-    if kind == "linear":
-        return y.copy()
-    if kind == "exp2":
-        check_exp2_labels(y, name)
-        return np.exp2(y) - 1.0
-    if table is None:  # pragma: no cover - _check_gain always sets a table here
-        raise RuntimeError("gain table missing")
-    idx = y.astype(np.int64)
-    frac = idx != y
-    if frac.any():
-        i = int(np.flatnonzero(frac)[0])
-        raise ValueError(
-            f"{name} must be integers to index a gain table; got {float(y[i])!r} at index {i}"
-        )
-    beyond = idx >= table.size
-    if beyond.any():
-        i = int(np.flatnonzero(beyond)[0])
-        raise ValueError(
-            f"{name} value {float(y[i])!r} (index {i}) is beyond the gain table of "
-            f"{table.size} entries (labels 0..{table.size - 1})"
-        )
-    return table[idx]
 
 
 def _check_offsets(offsets: Any, n_rows: int) -> np.ndarray:
@@ -358,7 +334,7 @@ class _LambdaRankBase:
 # ------------------------------------------------------------------ public
 
 
-class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
+class LambdaRankObjective(PositionTermMixin, _ub.PositionBiasMixin, _LambdaRankBase):
     """LambdaRank gradients as a LightGBM / XGBoost custom objective.
 
     Parameters
@@ -411,6 +387,15 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
     max_position : int, default=32
         Positions tracked by ``unbiased=True``; deeper positions share the
         last slot.  Ignored with ``propensity``.
+    position_term : bool, default=False
+        Learn one score offset per display position with the trees (LightGBM's
+        position GAM), dropped at prediction; needs ``position``
+        (:mod:`ltr.objectives._position_term` has the rule).  Combines with ``unbiased``.
+    position_regularization : float, default=0.0
+        L2 penalty on the offsets (LightGBM ``lambdarank_position_bias_regularization``).
+    position_learning_rate : float or None, default=None
+        Step of the offsets' update; None: the booster's learning rate (set by
+        :func:`ltr.engines.train`; give it when calling an engine yourself).
 
     Attributes
     ----------
@@ -487,18 +472,25 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
         propensity_clip: float | None = None,
         max_position: int = 32,
         bias_cost: str = "reversed_pair_loss",
+        position_term: bool = False,
+        position_regularization: float = 0.0,
+        position_learning_rate: float | None = None,
     ) -> None:
         super().__init__(k, sigma, norm, sampling, schedule, sigmoid, random_state)
         self.gain = gain
         self._gain_spec = _check_gain(gain, "gain")
-        self._init_bias(unbiased, bias_norm, position, propensity, propensity_clip, max_position,
-                        bias_cost)
+        self._init_term(position_term, position_regularization, position_learning_rate)
+        # with the term, positions are used even without debiasing
+        self._init_bias(unbiased, bias_norm, None if self.position_term else position,
+                        propensity, propensity_clip, max_position, bias_cost)
+        self.position = position
 
     def __repr__(self) -> str:
         return (
             f"LambdaRankObjective(k={self.k!r}, sigma={self.sigma!r}, gain={self.gain!r}, "
             f"norm={self.norm!r}, sampling={self.sampling!r}, schedule={self.schedule!r}, "
-            f"sigmoid={self.sigmoid!r}, random_state={self.random_state!r}{self._bias_repr()})"
+            f"sigmoid={self.sigmoid!r}, random_state={self.random_state!r}{self._bias_repr()}"
+            f"{self._term_repr()})"
         )
 
     # -- gradients -------------------------------------------------------------
@@ -552,7 +544,7 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
         return grad, hess
 
     def round_gradients(
-        self, preds: Any, data: Any, iteration: int
+        self, preds: Any, data: Any, iteration: int, *, sample_weight: Any = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Gradients of round *iteration* from the engine's data; :attr:`iteration` unchanged.
 
@@ -570,6 +562,8 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
             The engine's training data (labels, query groups, weights).
         iteration : int
             The global boosting round (0-based).
+        sample_weight : array-like of shape (n_rows,) or None, default=None
+            Row weights instead of the engine data's (a position term steps on weighted sums).
 
         Returns
         -------
@@ -579,7 +573,7 @@ class LambdaRankObjective(_ub.PositionBiasMixin, _LambdaRankBase):
         scores, labels, offsets, w = engine_inputs(preds, data)
         grad, hess, costs = self._compute(
             scores, [np.asarray(labels)], [self._gain_spec], ["labels"], np.ones(1), offsets,
-            iteration, w, self._debias(None),
+            iteration, w if sample_weight is None else sample_weight, self._debias(None),
         )
         self._update_bias(costs)
         return grad, hess

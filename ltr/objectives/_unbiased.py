@@ -209,7 +209,8 @@ def position_without_debias_error() -> ValueError:
     return ValueError(
         "position was given but the objective does not debias by position (unbiased=False "
         "and no propensity): set unbiased=True to learn position biases, or propensity=[...] "
-        "for known propensities, or drop position"
+        "for known propensities, or position_term=True to learn score offsets per position, "
+        "or drop position"
     )
 
 

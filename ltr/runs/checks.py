@@ -115,6 +115,12 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
             f"{where}data.propensity: propensities are given twice, per row (data.propensity) "
             "and per position (model.propensity); give one of them"
         )
+    if cfg.settings.position_term and "position" not in logged:
+        raise ConfigError(
+            f"{where}model.position_term: true needs data.position (the display-position "
+            "column of the logged ranking, 1 = top) in parquet/csv data, or "
+            "data.synthetic.clicks"
+        )
     if unbiased and "position" not in logged:
         raise ConfigError(
             f"{where}model.unbiased: true needs data.position (the display-position "

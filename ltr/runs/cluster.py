@@ -60,6 +60,7 @@ def check_cluster_config(cfg: RunConfig) -> None:
     if cfg.cluster is None:
         return
     for key, value in (("model.unbiased", cfg.settings.unbiased),
+                       ("model.position_term", cfg.settings.position_term),
                        ("data.position", getattr(cfg.data, "position", None))):
         if value:
             raise RunError(

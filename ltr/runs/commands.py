@@ -407,7 +407,8 @@ def _train_model(
     labels = {o: tr.labels[o] for o in (cfg.data.objectives or {})} or None
     # data.click: learn from the clicks; data.position: the logged ranking, for unbiased training
     y = logged_column(tr, "click") if "click" in cfg.logged else tr.y
-    position = logged_column(tr, "position") if settings.unbiased else None
+    uses_position = settings.unbiased or settings.position_term
+    position = logged_column(tr, "position") if uses_position else None
     # data.propensity: known per-row propensities instead of learned biases
     propensity = logged_column(tr, "propensity") if "propensity" in cfg.logged else None
     return train(

@@ -145,7 +145,7 @@ class DataConfig(Section):
         None,
         validation_alias=AliasChoices("position", "position_column"),
         description="tabular: display position column of the logged ranking (1 = top), for "
-        "model.unbiased and evaluation.ips",
+        "model.unbiased, model.position_term and evaluation.ips",
     )
     click: str | None = Field(
         None,

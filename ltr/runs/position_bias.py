@@ -5,6 +5,9 @@ gets a ``position_bias`` block in ``metrics.json``:
 
 * ``learned``: the t+ / t- per position that ltr's Unbiased LambdaMART learned
   (``model.position_bias``), when the run trained with it;
+* ``position_term``: the score offsets per position that ltr's position term
+  learned (``model.position_term``), when the run trained with it; the curve
+  ``exp(b - b[1])`` is their multiplicative effect relative to position 1;
 * ``propensity``: the examination propensities the IPS metrics used
   (``evaluation.ips.propensity``: ``"em"`` estimated from the training clicks
   with :func:`ltr.clicks.estimate_propensity_em` and the ``data.doc`` ids,
@@ -108,9 +111,10 @@ def position_bias_metrics(
     dict or None
     """
     learned = model.position_bias
+    term = model.position_term
     # a run on a Dask cluster keeps train there (and refuses position-bias settings)
     used = _ips_propensity(cfg, model, sets["train"]) if "train" in sets else None
-    if learned is None and used is None:
+    if learned is None and used is None and term is None:
         return None
     out: dict[str, Any] = {}
     curves: dict[str, np.ndarray] = {}
@@ -122,6 +126,10 @@ def position_bias_metrics(
         out["learned"] = learned
         curves["learned t+"] = np.asarray(learned["t_plus"], dtype=np.float64)
         curves["learned t-"] = np.asarray(learned["t_minus"], dtype=np.float64)
+    if term is not None and term["offsets"]:
+        out["position_term"] = term
+        b = np.asarray(term["offsets"], dtype=np.float64)
+        curves["position term exp(b - b[1])"] = np.exp(b - b[0])
     if used is not None:
         from ltr.clicks.ips import ips_dcg, ips_ndcg
         from ltr.metrics import ndcg
