@@ -101,7 +101,7 @@ class LambdaMARTRanker(BaseEstimator):
         Threads for the engine.
     random_state : int, RandomState or None, default=None
         Seed for the engine and pair sampling.
-    unbiased : bool, default=False
+    unbiased : bool or "auto", default=False
         Train on clicks with position debiasing; ``fit`` then needs
         ``position`` (display rank per row, 1 = top; requested by default in
         metadata routing, like ``qid``).  ``objective="lambdarank"`` (or None):
@@ -109,7 +109,12 @@ class LambdaMARTRanker(BaseEstimator):
         and kept in ``model_.position_bias``; ``"native"``: the engine's own
         (LightGBM's position GAM, XGBoost's ``lambdarank_unbiased``).  LightGBM
         does not save its position factors: each stage of a native schedule
-        starts them afresh.
+        starts them afresh.  ``"auto"``: ``fit`` chooses the debiasing method
+        from the clicks (:func:`ltr.estimator.select_debiasing`: the candidates
+        trained on query folds and scored by held-out self-normalised IPS
+        DCG@``eval_at[0]``), then refits the chosen one on all rows; the
+        selection is kept in ``debiasing_`` (``debiasing_.chosen``,
+        ``debiasing_.to_frame()``).
     bias_norm : float, default=1.0
         Regulariser ``p`` of the bias estimate ``(l_i / l_1) ** (1 / (1 + p))``
         (ltr's objective, XGBoost's ``lambdarank_bias_norm``); a value other
@@ -137,6 +142,9 @@ class LambdaMARTRanker(BaseEstimator):
         early, else every round trained.
     n_queries_ : int
         Queries in the training data.
+    debiasing_ : DebiasingSelection
+        With ``unbiased="auto"`` only: the held-out scores of the candidate
+        debiasing methods and the one chosen (whose parameters trained ``model_``).
     """
 
     # Metadata routing: fit and score request qid by default (a ranker cannot
@@ -167,7 +175,7 @@ class LambdaMARTRanker(BaseEstimator):
         "early_stopping_rounds": [None, Interval(Integral, 1, INT32_MAX, closed="both")],
         "n_jobs": [None, Integral],
         "random_state": ["random_state"],
-        "unbiased": ["boolean"],
+        "unbiased": ["boolean", StrOptions({"auto"})],
         "bias_norm": [Interval(Real, 0, None, closed="left")],
         "propensity": [None, "array-like"],
     }
@@ -194,7 +202,7 @@ class LambdaMARTRanker(BaseEstimator):
         early_stopping_rounds: int | None = None,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
-        unbiased: bool = False,
+        unbiased: bool | str = False,
         bias_norm: float = 1.0,
         propensity: Any = None,
     ) -> None:
@@ -323,6 +331,10 @@ class LambdaMARTRanker(BaseEstimator):
             settings = validate_settings(self._settings())
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{type(self).__name__}: {exc}") from None
+        if settings.unbiased == "auto":
+            return self._fit_auto(X, y, qid=qid, group=group, sample_weight=sample_weight,
+                                  eval_set=eval_set, eval_qid=eval_qid, position=position,
+                                  callbacks=callbacks)
         weights = None if settings.objectives is None else dict(settings.objectives)
         owner = f"{type(self).__name__}.fit"
         # Take the qid column out first, validate the data, then require query ids,
@@ -404,6 +416,52 @@ class LambdaMARTRanker(BaseEstimator):
                 if hasattr(cb, "on_fit_error"):
                     cb.on_fit_error(exc)
             raise
+        return self
+
+    def _fit_auto(self, X: Any, y: Any, *, qid: Any, group: Any, sample_weight: Any,
+                  eval_set: Any, eval_qid: Any, position: Any,
+                  callbacks: Sequence[Any]) -> LambdaMARTRanker:
+        """``unbiased="auto"``: select the debiasing method on the clicks, refit it on all."""
+        from sklearn.base import clone
+
+        from ltr._validation import check_seed
+        from ltr.estimator._select import select_debiasing, uses_position
+
+        owner = f"{type(self).__name__}.fit"
+        if position is None:
+            raise ValueError(
+                f"{owner}: unbiased='auto' chooses a position-debiasing method from clicks and "
+                "needs position (the logged display rank of each row, 1 = top): pass "
+                "fit(X, y, qid=..., position=...), or set unbiased to True or False"
+            )
+        if self.propensity is not None:
+            raise ValueError(
+                f"{owner}: unbiased='auto' estimates the propensities itself; drop propensity "
+                "(or set unbiased=True to train with the known propensities)"
+            )
+        X_sel, qid_sel = _get_qid(owner, X, qid, self.qid_column, required=False)
+        if qid_sel is None:
+            if group is None:
+                raise ValueError(_missing_qid_message(owner, self.qid_column, X))
+            n = _n_rows(X_sel)
+            sizes = np.asarray(group, dtype=np.int64)
+            qid_sel = np.repeat(np.arange(sizes.size), sizes)
+            if qid_sel.size != n:
+                raise ValueError(f"group sums to {qid_sel.size} rows but X has {n}")
+        seed = check_seed(self.random_state)
+        base = clone(self).set_params(unbiased=False, qid_column=None)
+        selection = select_debiasing(
+            base, X_sel, y, qid=qid_sel, position=position, sample_weight=sample_weight,
+            k=self._eval_at()[0], random_state=0 if seed is None else seed,
+        )
+        chosen = clone(self).set_params(**selection.params)
+        chosen.fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
+                   eval_qid=eval_qid, callbacks=callbacks,
+                   position=position if uses_position(selection.params) else None)
+        for key, value in vars(chosen).items():
+            if (key.endswith("_") and not key.startswith("__")) or key == "_coding":
+                setattr(self, key, value)
+        self.debiasing_ = selection
         return self
 
     def _prepare_eval_sets(

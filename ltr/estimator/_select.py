@@ -56,7 +56,13 @@ from ltr.groups import resolve_groups, take_rows
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["CANDIDATES", "DebiasingSelection", "available_candidates", "select_debiasing"]
+__all__ = [
+    "CANDIDATES",
+    "DebiasingSelection",
+    "available_candidates",
+    "select_debiasing",
+    "uses_position",
+]
 
 #: Placeholder in :data:`CANDIDATES` for the propensities estimated from the clicks.
 ESTIMATED = "estimated"
@@ -90,7 +96,8 @@ def available_candidates(estimator: Any) -> list[str]:
     return [name for name, values in CANDIDATES.items() if set(values) <= set(params)]
 
 
-def _uses_position(values: Mapping[str, Any]) -> bool:
+def uses_position(values: Mapping[str, Any]) -> bool:
+    """Whether a candidate's parameter values train on the logged positions."""
     return bool(values.get("unbiased")) or bool(values.get("position_term"))
 
 
@@ -198,7 +205,7 @@ def _check_candidates(estimator: Any, candidates: Any) -> list[str]:
 
 
 def _row_ids(X: Any) -> np.ndarray:
-    """An id per row, equal for rows with identical features (the same document)."""
+    """Return an id per row, equal for rows with identical features (the same document)."""
     if is_sparse(X):
         raise ValueError(
             "doc: with a sparse X the documents cannot be matched by their features; pass "
@@ -447,7 +454,7 @@ def select_debiasing(
         kwargs: dict[str, Any] = {"qid": qf}
         if wf is not None:
             kwargs["sample_weight"] = wf
-        if _uses_position(params):
+        if uses_position(params):
             kwargs["position"] = pf
         return model.fit(Xf, cf, **kwargs)
 

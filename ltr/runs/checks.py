@@ -121,6 +121,12 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
                 "logged at several positions and needs data.doc (the document id column); or "
                 "give a list of propensities, or 'learned'"
             )
+        if ips.propensity == "learned" and unbiased == "auto":
+            raise ConfigError(
+                f"{where}evaluation.ips.propensity: 'learned' takes the t+ of ltr's unbiased "
+                "objective, which model.unbiased: auto may not choose; use 'em' or a list of "
+                "propensities"
+            )
         if ips.propensity == "learned" and not (unbiased and ours):
             raise ConfigError(
                 f"{where}evaluation.ips.propensity: 'learned' takes the t+ that ltr's unbiased "

@@ -28,6 +28,7 @@ from ltr._io import to_jsonable, write_atomic
 from ltr._validation import check_clicks, check_positions
 from ltr.build import TrainSettings, build_training
 from ltr.categorical import resolve_categorical_columns
+from ltr.estimator import uses_position
 from ltr.runs.config import (
     RunConfig,
     RunError,
@@ -37,6 +38,7 @@ from ltr.runs.config import (
     parse_config,
 )
 from ltr.runs.data import load_data, logged_column
+from ltr.runs.debiasing import resolve_auto_debiasing
 from ltr.runs.folder import (
     DONE_MARKER,
     MODEL_FILE,
@@ -404,6 +406,12 @@ def _train_model(
     # data.click: learn from the clicks; data.position: the logged ranking, for unbiased training
     y = logged_column(tr, "click") if "click" in cfg.logged else tr.y
     position = logged_column(tr, "position") if settings.unbiased else None
+    if settings.unbiased == "auto" and position is not None:  # choose the debiasing method from the training clicks
+        settings, _ = resolve_auto_debiasing(
+            settings, cfg.model.objective, tr, y, position, run_dir,
+            (cfg.evaluation.eval_at if eval_at is None else eval_at)[0])
+        if not uses_position(vars(settings)):
+            position = None
     return train(
         tr.X,
         y,
