@@ -238,15 +238,26 @@ def _query_of_lists(list_of_row: np.ndarray, doc: np.ndarray, n_lists: int) -> n
 # --------------------------------------------------------------------------- propensities
 
 
-def _fill(prop: np.ndarray, length: int) -> np.ndarray:
-    """Carry the last finite value down and pad to *length*; clip into (0, 1]."""
-    out = np.array(prop, dtype=np.float64)
+def _fill(prop: np.ndarray, clicks: np.ndarray) -> np.ndarray:
+    """Non-increasing propensities per position, one per entry of *clicks*, position 1 = 1.
+
+    Missing values carry the last one down; the table is padded or cut to the
+    logged depth, then replaced by its non-increasing least-squares fit weighted
+    by the clicks at each position (isotonic regression: examination falls with
+    rank, and positions with few clicks are the noisiest), then clipped into
+    ``[1e-3, 1]``.
+    """
+    from sklearn.isotonic import isotonic_regression
+
+    length = clicks.size
+    out = np.array(prop, dtype=np.float64)[:length]
     for p in range(1, out.size):
         if not np.isfinite(out[p]):
             out[p] = out[p - 1]
     if out.size < length:
         out = np.concatenate([out, np.full(length - out.size, out[-1])])
-    return np.clip(out, 1e-3, 1.0)
+    out = isotonic_regression(out, sample_weight=clicks + 1e-3, increasing=False)
+    return np.clip(out / out[0], 1e-3, 1.0)
 
 
 def _em(click: np.ndarray, pos: np.ndarray, doc: np.ndarray,
@@ -263,6 +274,36 @@ def _em(click: np.ndarray, pos: np.ndarray, doc: np.ndarray,
         return None
     prop = est.propensity
     return None if not np.all(np.isfinite(prop)) else prop
+
+
+def _given_propensity(propensity: Any, n: int, order: np.ndarray | None, pos: np.ndarray,
+                      click: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(per-position table, per-row values or None)`` of a given *propensity*, or Nones."""
+    from ltr._validation import check_propensities
+
+    if isinstance(propensity, str):
+        if propensity != "estimate":
+            raise ValueError(
+                "propensity must be 'estimate', an array of propensities per position or one "
+                f"per row (impression), got {propensity!r}"
+            )
+        return None, None
+    values = check_propensities(propensity, "propensity")
+    depth = int(pos.max())
+    if values.size == n and n > depth:  # one per impression (e.g. a cascade estimate)
+        rows = np.asarray(take_rows(values, order), dtype=np.float64)
+        sums = np.bincount(pos - 1, weights=rows, minlength=depth)
+        counts = np.bincount(pos - 1, minlength=depth)
+        table = sums / np.maximum(counts, 1)
+        return np.clip(table / table[0], 1e-3, 1.0), rows
+    deepest = int(pos[click > 0].max()) if (click > 0).any() else 1
+    if values.size < deepest:
+        raise ValueError(
+            f"propensity has {values.size} entries but a click was logged at position "
+            f"{deepest}; give one propensity per position down to {deepest}, or one per row"
+        )
+    table = np.concatenate([values, np.full(max(depth - values.size, 0), values[-1])])[:depth]
+    return table, None
 
 
 def _pair_propensity(model: Any, bias_norm: float) -> np.ndarray:
@@ -367,7 +408,7 @@ def select_debiasing(
     """
     from sklearn.base import clone
 
-    from ltr.clicks import ips_dcg
+    from ltr.metrics import dcg
 
     names = _check_candidates(estimator, candidates)
     if qid is None:
@@ -426,14 +467,7 @@ def select_debiasing(
             f"n_splits={folds} folds need at least {folds} queries, got {n_queries}; lower "
             "n_splits or log more queries"
         )
-    given = None
-    if not (isinstance(propensity, str) and propensity == "estimate"):
-        from ltr._validation import check_propensities
-
-        if isinstance(propensity, str):
-            raise ValueError(f"propensity must be 'estimate' or an array of propensities per "
-                             f"position, got {propensity!r}")
-        given = check_propensities(propensity, "propensity")
+    given, row_prop = _given_propensity(propensity, n, order, pos, click)
     fold_of_query = np.random.default_rng(seed).permutation(n_queries) % folds
     fold_of_row = fold_of_query[query_of_list[list_of_row]]
     depth = int(pos.max())
@@ -466,31 +500,34 @@ def select_debiasing(
         if given is not None:
             prop, method = given, "given"
         else:
-            em = _em(data[1], data[2], doc_s[train_rows],
-                     _list_offsets(data[3]))
+            em = _em(data[1], data[2], doc_s[train_rows], _list_offsets(data[3]))
             if em is not None:
                 prop, method = em, "em"
             else:
                 models["pair"] = fit(CANDIDATES["pair"], data, None)
                 prop, method = _pair_propensity(models["pair"], bias_norm), "pair t+"
-        prop = _fill(prop, depth)
+            prop = _fill(prop, np.bincount(data[2] - 1, weights=data[1], minlength=depth)[:depth])
         props.append(prop)
         methods.add(method)
+        # held-out click weights 1/theta: per impression when given so, else per position
+        theta = row_prop[test_rows] if row_prop is not None else prop[pos[test_rows] - 1]
+        theta = np.maximum(theta, 0.0 if clip is None else clip)
+        w = np.zeros(test_rows.size)
+        hit = click[test_rows] > 0
+        w[hit] = 1.0 / theta[hit]
+        test_query = query_of_list[list_of_row[test_rows]]
+        # the query's click weight, summed over its held-out sessions (the self-normaliser)
+        den = np.bincount(test_query, weights=w, minlength=n_queries)
         test_offsets = _list_offsets(list_of_row[test_rows])
-        test_lists = np.unique(list_of_row[test_rows])
-        test_query = query_of_list[test_lists]
+        list_query = test_query[test_offsets[:-1]]
         for j, name in enumerate(names):
             model = models[name] if name in models else fit(CANDIDATES[name], data, prop)
             scores = model.predict(take_rows(Xs, test_rows))
-            per_list = ips_dcg(click[test_rows], scores, position=pos[test_rows],
-                               propensity=prop, offsets=test_offsets, k=kk, clip=clip,
-                               self_normalize=True, reduce=None)
-            sums = np.bincount(test_query, weights=np.nan_to_num(per_list),
-                               minlength=n_queries)
-            counts = np.bincount(test_query, weights=np.isfinite(per_list).astype(float),
-                                 minlength=n_queries)
-            seen = np.isin(np.arange(n_queries), test_query) & (counts > 0)
-            per_query[seen, j] = sums[seen] / counts[seen]
+            # IPS DCG@k per list: the DCG of the new order with the click weights as gains
+            ips = dcg(w, scores, offsets=test_offsets, k=kk, gain="linear", ties="average",
+                      reduce=None)
+            num = np.bincount(list_query, weights=ips, minlength=n_queries)
+            per_query[den > 0, j] = num[den > 0] / den[den > 0]
     keep = np.isfinite(per_query).all(axis=1)
     if not keep.any():
         raise ValueError("y: no held-out query has a click; selection needs clicks in each fold")
