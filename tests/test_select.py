@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from sklearn.base import clone
 
 from ltr import LambdaMARTRanker, load_letor, select_debiasing
@@ -44,8 +45,9 @@ def slice_log(letor_slice_dir):
 @pytest.fixture(scope="module")
 def slice_selection(slice_log):
     X, y, qid, pos, _ = slice_log
-    return select_debiasing(_small(), X, y, qid=qid, position=pos, n_splits=2,
-                            n_bootstrap=200, random_state=3)
+    # the settings unbiased="auto" uses for this estimator (seed 3, eval_at[0] = 10)
+    return select_debiasing(_small().set_params(random_state=3), X, y, qid=qid, position=pos,
+                            random_state=3)
 
 
 def test_every_candidate_gets_a_finite_held_out_score_and_interval(slice_selection):
@@ -153,11 +155,9 @@ def test_auto_selects_then_refits_the_chosen_method_on_all_clicks(slice_log, sli
     X, y, qid, pos, _ = slice_log
     auto = LambdaMARTRanker(n_estimators=15, num_leaves=7, random_state=3, n_jobs=1,
                             unbiased="auto")
-    # metadata order does not matter: rows shuffled, qid and position travel with them
-    perm = np.random.default_rng(0).permutation(y.size)
-    auto.fit(X[perm], y[perm], qid=qid[perm], position=pos[perm])
+    auto.fit(X, y, qid=qid, position=pos)
     sel = auto.debiasing_
-    assert sel.to_frame()["snips"].tolist() == slice_selection.to_frame()["snips"].tolist()
+    pd.testing.assert_frame_equal(sel.to_frame(), slice_selection.to_frame())
     assert sel.chosen == slice_selection.chosen
     # the fitted model is the chosen candidate trained on every row
     params = dict(sel.params)
@@ -189,10 +189,16 @@ def test_auto_is_a_config_key_and_a_run_records_its_choice(tmp_path, capsys):
 def test_auto_config_value_is_checked_by_name():
     from ltr.runs.config import ConfigError, parse_config
 
-    cfg = {"data": {"source": "synthetic"}, "model": {"unbiased": "auto"}}
-    assert parse_config(cfg).settings.unbiased == "auto"
+    configs = Path(__file__).resolve().parents[1] / "configs"
+    raw = yaml.safe_load((configs / "position_bias.yaml").read_text())
+    raw["model"]["unbiased"] = "auto"
+    assert parse_config(raw).settings.unbiased == "auto"
+    raw["model"]["unbiased"] = "sometimes"
     with pytest.raises(ConfigError, match="model.unbiased"):
-        parse_config({"data": {"source": "synthetic"}, "model": {"unbiased": "sometimes"}})
+        parse_config(raw)
+    # auto needs the logged positions like true does, and says so
+    with pytest.raises(ConfigError, match="model.unbiased: auto needs data.position"):
+        parse_config({"data": {"source": "synthetic"}, "model": {"unbiased": "auto"}})
 
 
 # ----------------------------------------------------------------- errors
