@@ -332,9 +332,11 @@ class LambdaMARTRanker(BaseEstimator):
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{type(self).__name__}: {exc}") from None
         if settings.unbiased == "auto":
-            return self._fit_auto(X, y, qid=qid, group=group, sample_weight=sample_weight,
-                                  eval_set=eval_set, eval_qid=eval_qid, position=position,
-                                  callbacks=callbacks)
+            from ltr.estimator._auto import fit_auto
+
+            return fit_auto(self, X, y, qid=qid, group=group, sample_weight=sample_weight,
+                            eval_set=eval_set, eval_qid=eval_qid, position=position,
+                            callbacks=callbacks)
         weights = None if settings.objectives is None else dict(settings.objectives)
         owner = f"{type(self).__name__}.fit"
         # Take the qid column out first, validate the data, then require query ids,
@@ -416,52 +418,6 @@ class LambdaMARTRanker(BaseEstimator):
                 if hasattr(cb, "on_fit_error"):
                     cb.on_fit_error(exc)
             raise
-        return self
-
-    def _fit_auto(self, X: Any, y: Any, *, qid: Any, group: Any, sample_weight: Any,
-                  eval_set: Any, eval_qid: Any, position: Any,
-                  callbacks: Sequence[Any]) -> LambdaMARTRanker:
-        """``unbiased="auto"``: select the debiasing method on the clicks, refit it on all."""
-        from sklearn.base import clone
-
-        from ltr._validation import check_seed
-        from ltr.estimator._select import select_debiasing, uses_position
-
-        owner = f"{type(self).__name__}.fit"
-        if position is None:
-            raise ValueError(
-                f"{owner}: unbiased='auto' chooses a position-debiasing method from clicks and "
-                "needs position (the logged display rank of each row, 1 = top): pass "
-                "fit(X, y, qid=..., position=...), or set unbiased to True or False"
-            )
-        if self.propensity is not None:
-            raise ValueError(
-                f"{owner}: unbiased='auto' estimates the propensities itself; drop propensity "
-                "(or set unbiased=True to train with the known propensities)"
-            )
-        X_sel, qid_sel = _get_qid(owner, X, qid, self.qid_column, required=False)
-        if qid_sel is None:
-            if group is None:
-                raise ValueError(_missing_qid_message(owner, self.qid_column, X))
-            n = _n_rows(X_sel)
-            sizes = np.asarray(group, dtype=np.int64)
-            qid_sel = np.repeat(np.arange(sizes.size), sizes)
-            if qid_sel.size != n:
-                raise ValueError(f"group sums to {qid_sel.size} rows but X has {n}")
-        seed = check_seed(self.random_state)
-        base = clone(self).set_params(unbiased=False, qid_column=None)
-        selection = select_debiasing(
-            base, X_sel, y, qid=qid_sel, position=position, sample_weight=sample_weight,
-            k=self._eval_at()[0], random_state=0 if seed is None else seed,
-        )
-        chosen = clone(self).set_params(**selection.params)
-        chosen.fit(X, y, qid=qid, group=group, sample_weight=sample_weight, eval_set=eval_set,
-                   eval_qid=eval_qid, callbacks=callbacks,
-                   position=position if uses_position(selection.params) else None)
-        for key, value in vars(chosen).items():
-            if (key.endswith("_") and not key.startswith("__")) or key == "_coding":
-                setattr(self, key, value)
-        self.debiasing_ = selection
         return self
 
     def _prepare_eval_sets(

@@ -105,9 +105,9 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
     logged = cfg.logged
     if unbiased and "position" not in logged:
         raise ConfigError(
-            f"{where}model.unbiased: {'auto' if unbiased == 'auto' else 'true'} needs data.position (the display-position "
-            "column of the logged ranking, 1 = top) in parquet/csv data, or "
-            "data.synthetic.clicks"
+            f"{where}model.unbiased: {'auto' if unbiased == 'auto' else 'true'} needs "
+            "data.position (the display-position column of the logged ranking, 1 = top) in "
+            "parquet/csv data, or data.synthetic.clicks"
         )
     if ips is not None:
         if not {"position", "click"} <= logged:

@@ -406,7 +406,7 @@ def _train_model(
     # data.click: learn from the clicks; data.position: the logged ranking, for unbiased training
     y = logged_column(tr, "click") if "click" in cfg.logged else tr.y
     position = logged_column(tr, "position") if settings.unbiased else None
-    if settings.unbiased == "auto" and position is not None:  # choose the debiasing method from the training clicks
+    if settings.unbiased == "auto" and position is not None:  # choose from the training clicks
         settings, _ = resolve_auto_debiasing(
             settings, cfg.model.objective, tr, y, position, run_dir,
             (cfg.evaluation.eval_at if eval_at is None else eval_at)[0])
