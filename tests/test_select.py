@@ -66,9 +66,11 @@ def test_every_candidate_gets_a_finite_held_out_score_and_interval(slice_selecti
     frame = sel.to_frame()
     assert list(frame["candidate"]) == list(sel.ranking)
     assert frame["snips"].is_monotonic_decreasing and frame["chosen"].sum() == 1
-    # each query is held out once; its score is the mean of the candidates' columns
+    # each query is held out once; the score is the mean of the query scores
     assert sel.per_query.shape == (40, len(sel.candidates))
-    means = np.nanmean(sel.per_query[np.isfinite(sel.per_query).all(axis=1)], axis=0)
+    seen = sel.query_weight > 0
+    assert np.isfinite(sel.per_query[seen]).all() and np.isnan(sel.per_query[~seen]).all()
+    means = np.mean(sel.per_query[seen], axis=0)
     np.testing.assert_allclose(means, [sel.snips[c] for c in sel.candidates])
     # a deterministic logger: EM cannot identify the propensities, the pair model's t+ is used
     assert sel.propensity_method == "pair t+"
@@ -86,7 +88,7 @@ def test_held_out_score_matches_a_naive_self_normalised_ips_recomputation(slice_
     assert sel.propensity_method == "given"
     # the folds: queries (here: log.query) assigned by the seeded permutation
     fold = (np.random.default_rng(7).permutation(40) % 2)[log.query]
-    expected = np.full(40, np.nan)
+    expected, weight = np.full(40, np.nan), np.zeros(40)
     for f in (0, 1):
         tr = fold != f
         model = clone(_small()).fit(X[tr], y[tr], qid=qid[tr])
@@ -104,7 +106,17 @@ def test_held_out_score_matches_a_naive_self_normalised_ips_recomputation(slice_
                     den += w
                     num += w * np.mean(disc)
             expected[q] = num / den if den > 0 else np.nan
+            weight[q] = den
     np.testing.assert_allclose(sel.per_query[:, 0], expected, rtol=1e-9)
+    np.testing.assert_allclose(sel.query_weight, weight, rtol=1e-12)
+    seen = weight > 0
+    assert sel.snips["naive"] == pytest.approx(np.mean(expected[seen]), rel=1e-12)
+    # normalize="all": one ratio over every held-out session (sum of IPS DCGs / sum of weights)
+    pooled = select_debiasing(_small(), X, y, qid=qid, position=pos, candidates=["naive"],
+                              propensity=theta, n_splits=2, k=5, n_bootstrap=10,
+                              random_state=7, normalize="all")
+    assert pooled.snips["naive"] == pytest.approx(
+        np.sum(expected[seen] * weight[seen]) / np.sum(weight), rel=1e-12)
 
 
 def _hu_setting(seed: int):
