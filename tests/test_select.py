@@ -242,3 +242,18 @@ def test_auto_errors_name_the_argument_and_the_fix(slice_log):
         LambdaMARTRanker(unbiased="yes").fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="resolve it first"):
         build_training(TrainSettings(unbiased="auto", objective="lambdarank"), position=[1])
+
+
+def test_per_impression_propensities_equal_to_the_table_give_the_same_scores(slice_log):
+    """One propensity per row (e.g. a cascade estimate) weighs each held-out click itself."""
+    X, y, qid, pos, _ = slice_log
+    theta = 1.0 / np.arange(1, 40)
+    common = dict(candidates=["naive", "propensity"], n_splits=2, n_bootstrap=10, random_state=1)
+    table = select_debiasing(_small(), X, y, qid=qid, position=pos, propensity=theta, **common)
+    rows = select_debiasing(_small(), X, y, qid=qid, position=pos, propensity=theta[pos - 1],
+                            **common)
+    np.testing.assert_allclose(rows.per_query, table.per_query, rtol=1e-12)
+    np.testing.assert_allclose(rows.propensity, theta[: int(pos.max())], rtol=1e-12)
+    halved = select_debiasing(_small(), X, y, qid=qid, position=pos,
+                              propensity=theta[pos - 1] * np.where(pos == 2, 0.5, 1.0), **common)
+    assert not np.allclose(halved.per_query[:, 0], table.per_query[:, 0], equal_nan=True)

@@ -320,6 +320,13 @@ def _given_propensity(propensity: Any, n: int, order: np.ndarray | None, pos: np
     return table, None
 
 
+def _fit_takes_propensity(estimator: Any) -> bool:
+    """Whether *estimator*'s ``fit`` takes per-row propensities (``fit(..., propensity=)``)."""
+    import inspect
+
+    return "propensity" in inspect.signature(estimator.fit).parameters
+
+
 def _pair_propensity(model: Any, bias_norm: float) -> np.ndarray:
     state = model.model_.position_bias
     t_plus = np.asarray(state["t_plus"], dtype=np.float64)
@@ -428,8 +435,7 @@ def select_debiasing(
     Raises
     ------
     ValueError
-        An unknown or unsupported candidate, bad clicks or positions, fewer
-        queries than ``n_splits``.
+        An unknown or unsupported candidate, bad clicks, positions or splits.
     """
     from sklearn.base import clone
 
@@ -437,8 +443,7 @@ def select_debiasing(
 
     names = _check_candidates(estimator, candidates)
     if qid is None:
-        raise TypeError("qid is required: a list id per impression (one list per query and "
-                        "session)")
+        raise TypeError("qid is required: a list id per impression (one per query and session)")
     if position is None:
         raise TypeError(
             "position is required: the logged display rank of each impression (1 = top); "
@@ -506,15 +511,20 @@ def select_debiasing(
     props: list[np.ndarray] = []
     methods: set[str] = set()
 
-    def subset(rows: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any]:
+    def subset(rows: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, Any, Any]:
         return (take_rows(Xs, rows), click[rows], pos[rows], list_of_row[rows],
-                None if weight is None else weight[rows])
+                None if weight is None else weight[rows],
+                None if row_prop is None else row_prop[rows])
 
     def fit(values: Mapping[str, Any], data: tuple, prop: np.ndarray | None) -> Any:
-        Xf, cf, pf, qf, wf = data
+        Xf, cf, pf, qf, wf, rf = data
         params = {key: (prop if val is ESTIMATED else val) for key, val in values.items()}
-        model = clone(base).set_params(**params)
         kwargs: dict[str, Any] = {"qid": qf}
+        if rf is not None and ESTIMATED in values.values() and _fit_takes_propensity(base):
+            # per-impression propensities (e.g. a cascade estimate) as the fit parameter
+            params = {key: (None if val is ESTIMATED else val) for key, val in values.items()}
+            kwargs["propensity"] = rf
+        model = clone(base).set_params(**params)
         if wf is not None:
             kwargs["sample_weight"] = wf
         if uses_position(params):
@@ -558,10 +568,9 @@ def select_debiasing(
             num = np.bincount(list_query, weights=ips, minlength=n_queries)
             per_query[den > 0, j] = num[den > 0] / den[den > 0]
         weight_of_query += den
-    if not (weight_of_query > 0).any():
-        raise ValueError("y: no held-out query has a click; selection needs clicks")
-    # self-normalised over all held-out queries: sum of IPS DCGs over sum of click weights
     keep = weight_of_query > 0
+    if not keep.any():
+        raise ValueError("y: no held-out query has a click; selection needs clicks")
     pooled = norm == "all"
     totals = per_query[keep] * (weight_of_query[keep, None] if pooled else 1.0)
     wq = weight_of_query[keep] if pooled else np.ones(int(keep.sum()))
