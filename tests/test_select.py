@@ -181,6 +181,26 @@ def test_auto_selects_then_refits_the_chosen_method_on_all_clicks(slice_log, sli
     assert auto.n_features_in_ == X.shape[1] and auto.n_queries_ == ref.n_queries_
 
 
+def test_auto_runs_inside_a_search_with_routed_qid_and_position(slice_log):
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+
+    from ltr import make_ndcg_scorer
+
+    X, y, qid, pos, log = slice_log
+    rows = log.query < 20  # 20 queries x 4 sessions keep it quick
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(
+            LambdaMARTRanker(n_estimators=5, num_leaves=7, unbiased="auto", n_jobs=1,
+                             random_state=0),
+            {"learning_rate": [0.1]}, scoring=make_ndcg_scorer(5), cv=GroupKFold(2),
+        )
+        search.fit(X[rows], y[rows], groups=log.query[rows], qid=qid[rows], position=pos[rows])
+    best = search.best_estimator_
+    assert best.get_params()["unbiased"] == "auto"
+    assert best.debiasing_.chosen in best.debiasing_.candidates
+
+
 def test_auto_is_a_config_key_and_a_run_records_its_choice(tmp_path, capsys):
     from ltr.cli import main
 
