@@ -67,8 +67,9 @@ def _run(bench: Bench, tree: Path) -> dict:
     before = _load()
     t0 = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, str(HERE / bench.name), *bench.args], cwd=ROOT,
-                              env=env, capture_output=True, text=True, timeout=bench.timeout)
+        proc = subprocess.run([sys.executable, str(HERE / bench.name), *bench.args], check=False,
+                              cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=bench.timeout)
         out, rc = proc.stdout + proc.stderr, proc.returncode
     except subprocess.TimeoutExpired as exc:
         out, rc = f"{exc.stdout or ''}{exc.stderr or ''}\ntimed out after {bench.timeout} s", -1
@@ -125,9 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     lines = ["# Performance figures (issue 25)", "",
              f"Command: `{meta['command']}` on {meta['date']}; {meta['machine']}.",
-             "Each ratio is ltr's time over the peer's (or over ltr's own reference path), "
-             "timed in one run of its script; load = one-minute load average before -> after "
-             "the script's run on this tree.", "",
+             ("Each ratio is ltr's time over the peer's (or over ltr's own reference path), "
+              "timed in one run of its script; load = one-minute load average before -> after "
+              "the script's run on this tree."), "",
              "| figure | target | before | after | met | script | load |",
              "|---|---|---:|---:|:-:|---|---|"]
     for row in rows:

@@ -55,6 +55,8 @@ _EXPORTS: dict[str, str] = {
     "CategoricalCoding": "ltr.categorical",
     "LambdaMARTRanker": "ltr.estimator",
     "GroupedRanker": "ltr.estimator",
+    "select_debiasing": "ltr.estimator",
+    "DebiasingSelection": "ltr.estimator",
     "make_ndcg_scorer": "ltr.scoring",
     "NDCGScorer": "ltr.scoring",
     "get_scorer": "ltr.scoring",
@@ -104,7 +106,12 @@ if TYPE_CHECKING:  # pragma: no cover - lets type checkers and IDEs see the lazy
     from ltr.clicks.ips import ips_dcg, ips_ndcg
     from ltr.datasets import RankingData, from_frame, load_letor, load_letor_files, read_table
     from ltr.engines import RankingModel, train
-    from ltr.estimator import GroupedRanker, LambdaMARTRanker
+    from ltr.estimator import (
+        DebiasingSelection,
+        GroupedRanker,
+        LambdaMARTRanker,
+        select_debiasing,
+    )
     from ltr.evaluation import EvaluationResult, evaluate
     from ltr.evaluation.comparison import Comparison, compare
     from ltr.evaluation.monitoring import Monitor, Rule

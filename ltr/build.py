@@ -75,7 +75,7 @@ class TrainSettings:
     early_stopping_rounds: int | None = None
     n_jobs: int | None = None
     random_state: Any = None
-    unbiased: bool = False
+    unbiased: bool | str = False
     bias_norm: float = 1.0
     propensity: Any = None
     bias_cost: str = "reversed_pair_loss"
@@ -311,6 +311,12 @@ def build_training(
         raise ValueError(
             f"build_training takes settings checked by validate_settings (objective "
             f"'native' or 'lambdarank'), got objective={choice!r}"
+        )
+    if settings.unbiased == "auto":
+        raise ValueError(
+            "unbiased='auto' is a choice among training settings, not one training: resolve it "
+            "first (ltr.estimator.select_debiasing, or LambdaMARTRanker(unbiased='auto').fit), "
+            "then build the chosen settings"
         )
     if (settings.unbiased or settings.position_term) and position is None:
         which = "unbiased=True" if settings.unbiased else "position_term=True"

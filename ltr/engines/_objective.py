@@ -218,12 +218,15 @@ def resolve_objective(
 
 
 def uses_position(obj: Any) -> bool:
-    """Whether *obj* uses display positions (``unbiased``, ``propensity`` or ``position_term``)."""
-    return (
-        bool(getattr(obj, "unbiased", False))
-        or getattr(obj, "propensity", None) is not None
-        or bool(getattr(obj, "position_term", False))
-    )
+    """Whether *obj* uses display positions (``unbiased``, ``propensity`` or ``position_term``).
+
+    *obj* is an objective, training settings, or a mapping of parameter values
+    (an estimator's ``get_params()``, a debiasing candidate).
+    """
+    def get(name: str) -> Any:
+        return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+    return bool(get("unbiased")) or get("propensity") is not None or bool(get("position_term"))
 
 
 def position_learning_rate(obj: Any, params: Mapping[str, Any]) -> None:

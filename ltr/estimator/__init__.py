@@ -17,11 +17,29 @@ with query-grouped data:
 ``GroupedRanker(LGBMRanker())`` is a thin adapter that lets LightGBM's and
 XGBoost's own sklearn rankers take ``qid`` (metadata or column) and turns it into
 group sizes for each fold (LightGBM issues 1137, 3018, 5660).
+
+:func:`select_debiasing` chooses a position-debiasing method from clicks alone
+(``LambdaMARTRanker(unbiased="auto")`` runs it inside ``fit``).  It trains
+models, so it lives here and not in :mod:`ltr.clicks` (which sits below the
+engines).
 """
 
 from __future__ import annotations
 
 from ltr.estimator._grouped import GroupedRanker
 from ltr.estimator._lambdamart import LambdaMARTRanker
+from ltr.estimator._select import (
+    CANDIDATES,
+    DebiasingSelection,
+    available_candidates,
+    select_debiasing,
+)
 
-__all__ = ["GroupedRanker", "LambdaMARTRanker"]
+__all__ = [
+    "CANDIDATES",
+    "DebiasingSelection",
+    "GroupedRanker",
+    "LambdaMARTRanker",
+    "available_candidates",
+    "select_debiasing",
+]

@@ -102,7 +102,7 @@ class LambdaMARTRanker(BaseEstimator):
         Threads for the engine.
     random_state : int, RandomState or None, default=None
         Seed for the engine and pair sampling.
-    unbiased : bool, default=False
+    unbiased : bool or "auto", default=False
         Train on clicks with position debiasing; ``fit`` then needs
         ``position`` (display rank per row, 1 = top; requested by default in
         metadata routing, like ``qid``).  ``objective="lambdarank"`` (or None):
@@ -110,7 +110,12 @@ class LambdaMARTRanker(BaseEstimator):
         and kept in ``model_.position_bias``; ``"native"``: the engine's own
         (LightGBM's position GAM, XGBoost's ``lambdarank_unbiased``).  LightGBM
         does not save its position factors: each stage of a native schedule
-        starts them afresh.
+        starts them afresh.  ``"auto"``: ``fit`` chooses the debiasing method
+        from the clicks (:func:`ltr.estimator.select_debiasing`: the candidates
+        trained on query folds and scored by held-out self-normalised IPS
+        DCG@``eval_at[0]``), then refits the chosen one on all rows; the
+        selection is kept in ``debiasing_`` (``debiasing_.chosen``,
+        ``debiasing_.to_frame()``).
     bias_norm : float, default=1.0
         Regulariser ``p`` of the bias estimate ``(l_i / l_1) ** (1 / (1 + p))``
         (ltr's objective, XGBoost's ``lambdarank_bias_norm``); a value other
@@ -156,6 +161,9 @@ class LambdaMARTRanker(BaseEstimator):
         early, else every round trained.
     n_queries_ : int
         Queries in the training data.
+    debiasing_ : DebiasingSelection
+        With ``unbiased="auto"`` only: the held-out scores of the candidate
+        debiasing methods and the one chosen (whose parameters trained ``model_``).
     """
 
     # Metadata routing: fit and score request qid by default (a ranker cannot
@@ -188,7 +196,7 @@ class LambdaMARTRanker(BaseEstimator):
         "early_stopping_rounds": [None, Interval(Integral, 1, INT32_MAX, closed="both")],
         "n_jobs": [None, Integral],
         "random_state": ["random_state"],
-        "unbiased": ["boolean"],
+        "unbiased": ["boolean", StrOptions({"auto"})],
         "bias_norm": [Interval(Real, 0, None, closed="left")],
         "propensity": [None, "array-like"],
         "bias_cost": [StrOptions({"reversed_pair_loss", "pair_loss"})],
@@ -218,7 +226,7 @@ class LambdaMARTRanker(BaseEstimator):
         early_stopping_rounds: int | None = None,
         n_jobs: int | None = None,
         random_state: int | np.random.RandomState | None = None,
-        unbiased: bool = False,
+        unbiased: bool | str = False,
         bias_norm: float = 1.0,
         propensity: Any = None,
         bias_cost: str = "reversed_pair_loss",
@@ -363,6 +371,12 @@ class LambdaMARTRanker(BaseEstimator):
             settings = validate_settings(self._settings())
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"{type(self).__name__}: {exc}") from None
+        if settings.unbiased == "auto":
+            from ltr.estimator._auto import fit_auto
+
+            return fit_auto(self, X, y, qid=qid, group=group, sample_weight=sample_weight,
+                            eval_set=eval_set, eval_qid=eval_qid, position=position,
+                            callbacks=callbacks)
         weights = None if settings.objectives is None else dict(settings.objectives)
         owner = f"{type(self).__name__}.fit"
         # Take the qid column out first, validate the data, then require query ids,

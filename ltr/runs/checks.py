@@ -123,9 +123,9 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
         )
     if unbiased and "position" not in logged:
         raise ConfigError(
-            f"{where}model.unbiased: true needs data.position (the display-position "
-            "column of the logged ranking, 1 = top) in parquet/csv data, or "
-            "data.synthetic.clicks"
+            f"{where}model.unbiased: {'auto' if unbiased == 'auto' else 'true'} needs "
+            "data.position (the display-position column of the logged ranking, 1 = top) in "
+            "parquet/csv data, or data.synthetic.clicks"
         )
     if ips is not None:
         if not {"position", "click"} <= logged:
@@ -138,6 +138,12 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
                 f"{where}evaluation.ips.propensity: 'em' estimates propensities from documents "
                 "logged at several positions and needs data.doc (the document id column); or "
                 "give a list of propensities, or 'learned'"
+            )
+        if ips.propensity == "learned" and unbiased == "auto":
+            raise ConfigError(
+                f"{where}evaluation.ips.propensity: 'learned' takes the t+ of ltr's unbiased "
+                "objective, which model.unbiased: auto may not choose; use 'em' or a list of "
+                "propensities"
             )
         if ips.propensity == "learned" and not (unbiased and ours):
             raise ConfigError(

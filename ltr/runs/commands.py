@@ -29,6 +29,7 @@ from ltr._propensities import check_row_propensities
 from ltr._validation import check_clicks, check_positions
 from ltr.build import TrainSettings, build_training
 from ltr.categorical import resolve_categorical_columns
+from ltr.engines import uses_position
 from ltr.runs.config import (
     RunConfig,
     RunError,
@@ -38,6 +39,7 @@ from ltr.runs.config import (
     parse_config,
 )
 from ltr.runs.data import load_data, logged_column
+from ltr.runs.debiasing import resolve_auto_debiasing
 from ltr.runs.folder import (
     DONE_MARKER,
     MODEL_FILE,
@@ -407,8 +409,14 @@ def _train_model(
     labels = {o: tr.labels[o] for o in (cfg.data.objectives or {})} or None
     # data.click: learn from the clicks; data.position: the logged ranking, for unbiased training
     y = logged_column(tr, "click") if "click" in cfg.logged else tr.y
-    uses_position = settings.unbiased or settings.position_term
-    position = logged_column(tr, "position") if uses_position else None
+    logged_position = settings.unbiased or settings.position_term
+    position = logged_column(tr, "position") if logged_position else None
+    if settings.unbiased == "auto" and position is not None:  # choose from the training clicks
+        settings, _ = resolve_auto_debiasing(
+            settings, cfg.model.objective, tr, y, position, run_dir,
+            (cfg.evaluation.eval_at if eval_at is None else eval_at)[0])
+        if not uses_position(vars(settings)):
+            position = None
     # data.propensity: known per-row propensities instead of learned biases
     propensity = logged_column(tr, "propensity") if "propensity" in cfg.logged else None
     return train(

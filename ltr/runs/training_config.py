@@ -158,6 +158,7 @@ YAML_FORMS: dict[str, Any] = {
     "objectives": dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]]
     | None,
     "engine_params": dict[str, Any] | None,
+    "unbiased": Annotated[bool, Field(strict=True)] | Literal["auto"],
     "propensity": list[Annotated[float, Field(gt=0, le=1, allow_inf_nan=False, strict=True)]]
     | None,
 }
