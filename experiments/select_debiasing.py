@@ -27,6 +27,7 @@ from sklearn.base import clone
 from ltr import LambdaMARTRanker, select_debiasing
 from ltr._io import write_atomic
 from ltr.clicks import simulate_cascade, simulate_pbm
+from ltr.engines import uses_position
 from ltr.estimator import CANDIDATES
 from ltr.metrics import ndcg
 from ltr.synthetic import make_ranking
@@ -82,7 +83,7 @@ def main() -> None:
             true = {}
             for cand in sels["query"].candidates:
                 params = {k: (prop if v == "estimated" else v) for k, v in CANDIDATES[cand].items()}
-                kw = {"position": pos} if params.get("unbiased") else {}
+                kw = {"position": pos} if uses_position(params) else {}
                 model = clone(base).set_params(**params).fit(X, y, qid=qid, **kw)
                 true[cand] = ndcg(yt, model.predict(Xt), qid=qt, k=10)
             best = max(true.values())

@@ -490,14 +490,8 @@ class LambdaMARTRanker(BaseEstimator):
             Xe, qe = _get_qid(f"{type(self).__name__}.fit eval_set[{i}]", Xe, qe, self.qid_column)
             Xe = _encode_frame(self._coding, Xe)
             ye, le = self._split_labels(ye, weights, name=f"eval_set[{i}] y")
-            Xe = validate_data(
-                self,
-                Xe,
-                accept_sparse="csr",
-                dtype=[np.float64, np.float32],
-                ensure_all_finite=False,
-                reset=False,
-            )
+            Xe = validate_data(self, Xe, accept_sparse="csr", dtype=[np.float64, np.float32],
+                               ensure_all_finite=False, reset=False)
             check_no_inf(Xe, f"eval_set[{i}] X", getattr(self, "feature_names_in_", None))
             ye = _numeric_labels(ye, f"eval_set[{i}] y")
             if ye.shape != (Xe.shape[0],):
@@ -506,19 +500,11 @@ class LambdaMARTRanker(BaseEstimator):
                 )
             qe = _check_qid_rows(qe, Xe.shape[0], name=f"eval_qid[{i}]")
             g = resolve_groups(Xe.shape[0], qid=qe, sort=True)
-            entry: tuple = (
-                f"valid_{i}",
-                take_rows(Xe, g.order),
-                np.ascontiguousarray(take_rows(ye, g.order)),
-                g.offsets,
-            )
+            entry: tuple = (f"valid_{i}", take_rows(Xe, g.order),
+                            np.ascontiguousarray(take_rows(ye, g.order)), g.offsets)
             if le is not None:
-                entry += (
-                    {
-                        name: np.ascontiguousarray(take_rows(col, g.order))
-                        for name, col in le.items()
-                    },
-                )
+                entry += ({name: np.ascontiguousarray(take_rows(col, g.order))
+                           for name, col in le.items()},)
             out.append(entry)
         return out
 
@@ -526,14 +512,8 @@ class LambdaMARTRanker(BaseEstimator):
         check_is_fitted(self)
         X, _ = take_column(X, self.qid_column, drop=True)
         X = _encode_frame(self.model_.categorical, X)
-        X = validate_data(
-            self,
-            X,
-            accept_sparse="csr",
-            dtype=[np.float64, np.float32],
-            ensure_all_finite=False,
-            reset=False,
-        )
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          ensure_all_finite=False, reset=False)
         check_no_inf(X, "X", getattr(self, "feature_names_in_", None))
         return X
 
