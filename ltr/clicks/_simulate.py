@@ -222,7 +222,7 @@ def _grades(labels: np.ndarray, name: str) -> np.ndarray:
 
 
 def _grade_table(prob: Any, name: str, grades: np.ndarray, labels_name: str) -> np.ndarray:
-    """Probability per grade ``0..max`` from None (the ladder), one number, a mapping or an array."""
+    """Probability per grade ``0..max``: None (the ladder), one number, a mapping or an array."""
     top = int(grades.max())
     if isinstance(prob, (Real, np.number)) and not isinstance(prob, (bool, np.bool_)):
         return np.full(top + 1, check_real(prob, name, minimum=0.0, maximum=1.0))

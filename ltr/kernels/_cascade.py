@@ -34,7 +34,7 @@ _TINY = 1e-300
 
 @njit(cache=True)
 def doc_index(doc, n_docs):
-    """Return ``(doc_ptr, doc_rows)``: the rows of document ``d`` are ``doc_rows[doc_ptr[d]:doc_ptr[d + 1]]``."""
+    """Return ``(doc_ptr, doc_rows)``, a CSR index of the rows of each document."""
     ptr = np.zeros(n_docs + 1, dtype=np.int64)
     for i in range(doc.size):
         ptr[doc[i] + 1] += 1
@@ -125,7 +125,7 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
 @njit(cache=True, parallel=True)
 def _e_step(t_offsets, t_doc, t_last, t_none, n_ranks, lam, alpha, chunks, longest, acc,
             t_read):
-    """Expected tail reads per template row into ``t_read``; continuations into ``acc``."""
+    """Accumulate expected tail reads per template row (``t_read``) and continuations (``acc``)."""
     for ch in prange(chunks.size - 1):
         rho = np.empty(longest)
         rho_c = np.empty(longest)

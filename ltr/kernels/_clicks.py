@@ -81,9 +81,9 @@ def simulate(grade, offsets, mode, position, scores, inv_temp, model, examinatio
     ``p`` (0 past the table); ``max_position`` cuts the cascade's page
     (0 = no cut); after each result the cascade reads (clicked or not) the user
     stops with probability ``abandon`` (0 draws nothing extra: the draws of the
-    model without abandonment are kept bit for bit).  ``swap_depth > 1`` runs a swap(1, k) experiment per session
-    (k uniform in ``2..min(swap_depth, n_q)``, the swap made with
-    probability 1/2) and records k in ``out_swap`` (0 = none).
+    model without abandonment are kept bit for bit).  ``swap_depth > 1`` runs
+    a swap(1, k) experiment per session (k uniform in ``2..min(swap_depth, n_q)``,
+    the swap made with probability 1/2) and records k in ``out_swap`` (0 = none).
     """
     n_q = offsets.size - 1
     n_exam = examination.size
