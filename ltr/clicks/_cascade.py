@@ -73,8 +73,13 @@ class CascadeEstimate:
         The documents (the log's ``row`` or the ``doc`` ids given), sorted.
     attractiveness : ndarray of float64 of shape (n_docs,)
         :math:`\alpha_d`, the click probability of ``doc[i]`` once read.
+    doc_reads : ndarray of float64 of shape (n_docs,)
+        Expected number of times ``doc[i]`` was read (the sample size behind
+        its attractiveness: without ``smoothing``, ``attractiveness`` is its
+        clicks over this).
     log_likelihood : float
-        Log-likelihood of the log's sessions under the fitted model (compare
+        Log-likelihood of the log's sessions under the fitted model (the
+        prior of ``smoothing`` left out) (compare
         models on held-out sessions per session: divide by ``n_sessions``).
     n_sessions : int
         Number of lists (sessions) fitted.
@@ -91,6 +96,7 @@ class CascadeEstimate:
     reads_after_skip: np.ndarray
     doc: np.ndarray
     attractiveness: np.ndarray
+    doc_reads: np.ndarray
     log_likelihood: float
     n_sessions: int
     n_iter: int
@@ -117,6 +123,7 @@ def estimate_propensity_cascade(
     qid: Any = None,
     offsets: Any = None,
     n_ranks: int | None = None,
+    smoothing: float = 0.0,
     n_iter: int = 1000,
     tol: float = 1e-6,
 ) -> CascadeEstimate:
@@ -149,6 +156,13 @@ def estimate_propensity_cascade(
         position).  Default: one per position of the longest list.  Deep
         positions are rarely read under a cascade; sharing them steadies
         their estimates.
+    smoothing : float >= 0, default=0.0
+        Pseudo-reads added to each document's attractiveness at the log's
+        click rate of surely read rows (a Beta prior; the fit is then its
+        maximum a posteriori).  A document read a few times then gets no
+        extreme attractiveness (which drives the propensities of the rows
+        below its skips toward 0 or 1), at the price of a bias toward the
+        mean click rate.  ``0``: maximum likelihood.
     n_iter : int, default=1000
         Maximum EM iterations.
     tol : float, default=1e-6
@@ -165,7 +179,7 @@ def estimate_propensity_cascade(
     ------
     ValueError
         Clicks not 0/1, bad positions, ``doc`` of the wrong length, a bad
-        ``n_ranks``, ``n_iter`` or ``tol``.
+        ``n_ranks``, ``smoothing``, ``n_iter`` or ``tol``.
     TypeError
         Arrays without ``position``, ``doc`` or ``qid``/``offsets``.
 
@@ -186,6 +200,7 @@ def estimate_propensity_cascade(
     longest = int(np.diff(offs).max())
     ranks = longest if n_ranks is None else check_int(n_ranks, "n_ranks", minimum=1)
     ranks = max(min(ranks, longest - 1), 1)  # the last position of a list has no next one
+    pseudo = check_real(smoothing, "smoothing", minimum=0.0)
     iters = check_int(n_iter, "n_iter", minimum=1)
     eps = check_real(tol, "tol", minimum=0.0)
     # displayed order within each list (a ClickLog already is)
@@ -205,15 +220,19 @@ def estimate_propensity_cascade(
     # start: each document's click rate among the rows surely read, shrunk toward 1/2
     alpha = np.clip((n_clicks + 0.5) / (known + 1.0), 0.01, 0.99)
     lam = np.full((2, ranks), 0.5)
+    prior = np.array([pseudo, n_clicks.sum() / known.sum()])
+    doc_reads = np.zeros(n_docs)
     n_t = t_offs.size - 1
     n_chunks = min(max(4 * numba.get_num_threads(), 1), n_t)
     chunks = np.linspace(0, n_t, n_chunks + 1).astype(np.int64)
     done, converged, reads = K.dcm_em(t_offs, t_doc, t_last, t_none, fixed, n_clicks, known,
-                                      doc_ptr, doc_rows, ranks, lam, alpha, chunks, iters, eps)
+                                      prior, doc_ptr, doc_rows, ranks, lam, alpha, chunks,
+                                      iters, eps, doc_reads)
     prop = np.empty(c.size)
     loglik = np.empty(offs.size - 1)
     K.dcm_propensity(c, offs, code, ranks, lam, alpha, prop, loglik)
     out = prop if ordered else prop[slot]
     fitted = np.where(reads > 0, lam, np.nan)
     return CascadeEstimate(out, fitted[1], fitted[0], reads[1], reads[0], ids, alpha,
-                           float(loglik.sum()), offs.size - 1, int(done), bool(converged))
+                           doc_reads, float(loglik.sum()), offs.size - 1, int(done),
+                           bool(converged))

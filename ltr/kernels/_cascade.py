@@ -160,28 +160,35 @@ def _e_step(t_offsets, t_doc, t_last, t_none, n_ranks, lam, alpha, chunks, longe
 
 
 @njit(cache=True, parallel=True)
-def _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, alpha):
-    """Attractiveness = clicks / expected reads per document; returns the largest change."""
+def _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads):
+    """Attractiveness = (clicks + prior[0] * prior[1]) / (expected reads + prior[0]) per document.
+
+    ``prior``: pseudo-reads and their click rate (a Beta prior; 0 pseudo-reads
+    is maximum likelihood).  Expected reads per document go to ``doc_reads``.
+    Returns the largest change.
+    """
     change = np.zeros(alpha.size)
     for d in prange(alpha.size):
         reads = known[d]
         for t in range(doc_ptr[d], doc_ptr[d + 1]):
             reads += t_read[doc_rows[t]]
+        doc_reads[d] = reads
+        reads += prior[0]
         if reads > 0.0:
-            new = min(clicks[d] / reads, 1.0)
+            new = min((clicks[d] + prior[0] * prior[1]) / reads, 1.0)
             change[d] = abs(new - alpha[d])
             alpha[d] = new
     return change.max() if alpha.size else 0.0
 
 
 @njit(cache=True)
-def _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, doc_ptr, doc_rows,
-             n_ranks, lam, alpha, chunks, longest, acc, t_read, reads):
+def _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
+             n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads):
     """One EM update of ``lam`` and ``alpha`` in place; returns the largest change."""
     acc[:] = 0.0
     _e_step(t_offsets, t_doc, t_last, t_none, n_ranks, lam, alpha, chunks, longest, acc,
             t_read)
-    change = _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, alpha)
+    change = _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads)
     for c in range(2):
         for r in range(n_ranks):
             seen = fixed[c, r, 0]
@@ -216,16 +223,17 @@ def _extrapolate(x0, x1, x2, out):
 
 
 @njit(cache=True)
-def dcm_em(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, doc_ptr, doc_rows, n_ranks,
-           lam, alpha, chunks, n_iter, tol):
+def dcm_em(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
+           n_ranks, lam, alpha, chunks, n_iter, tol, doc_reads):
     """Run EM from ``lam`` (2, n_ranks) and ``alpha`` (n_docs,), updated in place.
 
     Takes the output of :func:`summarize` and a CSR index of the template rows
     by document (:func:`doc_index` of ``t_doc``).  The attractiveness update
     is the fixed point of the EM update, clicks / expected reads, at the
-    current posterior.  Iterations are accelerated by SQUAREM (two EM
-    updates, an extrapolation, one stabilising update; each update counts as
-    an iteration).  Returns ``(iterations, converged, reads)``:
+    current posterior, with ``prior = (pseudo_reads, click_rate)`` (MAP).
+    Iterations are accelerated by SQUAREM (two EM updates, then an
+    extrapolation; each update counts as an iteration).  Expected reads per
+    document (at the last E-step) go to ``doc_reads``.  Returns ``(iterations, converged, reads)``:
     ``reads[c, r]`` is the expected number of reads in click state ``c`` at
     rank index ``r`` that had a next result (0: ``lam[c, r]`` has no data).
     """
@@ -245,8 +253,9 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, doc_ptr, doc_
     while it < n_iter:
         x0[:n_lam] = flat
         x0[n_lam:] = alpha
-        change = _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, doc_ptr,
-                          doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads)
+        change = _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr,
+                          doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads,
+                          doc_reads)
         it += 1
         if change < tol:
             return it, True, reads
@@ -254,8 +263,8 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, doc_ptr, doc_
             continue
         x1[:n_lam] = flat
         x1[n_lam:] = alpha
-        _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, doc_ptr, doc_rows,
-                 n_ranks, lam, alpha, chunks, longest, acc, t_read, reads)
+        _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
+                 n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads)
         x2[:n_lam] = flat
         x2[n_lam:] = alpha
         _extrapolate(x0, x1, x2, x0)
