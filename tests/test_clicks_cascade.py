@@ -325,3 +325,21 @@ def test_estimate_propensity_cascade_rejects_bad_input(call, exc, match):
     log = simulate_cascade([2, 1, 0, 1], group=[2, 2], n_sessions=3, random_state=0)
     with pytest.raises(exc, match=match):
         call(log)
+
+
+def test_config_simulates_cascade_clicks_with_abandonment():
+    from ltr.runs.config import parse_config
+    from ltr.runs.data import load_data
+
+    raw = {"data": {"synthetic": {"n_queries": 12, "n_features": 3, "mean_docs": 6, "max_docs": 8,
+                                  "clicks": {"model": "cascade", "abandon": 0.5,
+                                             "sessions": 200}}}}
+    sets = load_data(parse_config(raw))
+    ds = sets["train"]
+    est = estimate_propensity_cascade(ds.click, ds.position, ds.doc, offsets=ds.offsets,
+                                      n_ranks=1)
+    # with abandonment 0.5, the continuation after a skip is about 0.5 (200 sessions x 7 queries)
+    assert abs(est.continue_after_skip[0] - 0.5) <= 4 * np.sqrt(0.25 / est.reads_after_skip[0])
+    raw["data"]["synthetic"]["clicks"]["model"] = "pbm"
+    with pytest.raises(ValueError, match="abandonment is part of the cascade model"):
+        parse_config(raw)
