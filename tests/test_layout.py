@@ -43,6 +43,7 @@ LAYERS: dict[str, int] = {
     "ltr.metrics": 2,
     "ltr.evaluation": 2,
     "ltr.clicks": 2,
+    "ltr.clicks._cascade": 2,
     "ltr.objectives": 2,
     "ltr.objectives._position_term": 2,
     "ltr.engines": 3,

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -221,8 +222,10 @@ def _grades(labels: np.ndarray, name: str) -> np.ndarray:
 
 
 def _grade_table(prob: Any, name: str, grades: np.ndarray, labels_name: str) -> np.ndarray:
-    """Probability per grade ``0..max`` from None (the ladder), a mapping or an array."""
+    """Probability per grade ``0..max``: None (the ladder), one number, a mapping or an array."""
     top = int(grades.max())
+    if isinstance(prob, (Real, np.number)) and not isinstance(prob, (bool, np.bool_)):
+        return np.full(top + 1, check_real(prob, name, minimum=0.0, maximum=1.0))
     if prob is None:
         lo, hi = DEFAULT_CLICK_LADDER
         return lo + (hi - lo) * np.arange(top + 1) / max(top, 1) if top else np.array([lo])
@@ -308,6 +311,7 @@ def _simulate(
     model: int, labels: Any, qid: Any, group: Any, offsets: Any, position: Any,
     logging_scores: Any, temperature: Any, examination: Any, click_prob: Any,
     stop_prob: Any, max_position: int, n_sessions: Any, swap_depth: Any, random_state: Any,
+    abandon: float = 0.0,
 ) -> ClickLog:
     y = check_labels(labels, "labels")
     grades = _grades(y, "labels")
@@ -327,7 +331,7 @@ def _simulate(
     disp = np.empty(n_imp, dtype=np.int64)
     click = np.empty(n_imp, dtype=np.int8)
     swap = np.empty(n_imp, dtype=np.int64)
-    K.simulate(grades, offs, mode, pos, scores, inv_t, model, exam, cp, sp,
+    K.simulate(grades, offs, mode, pos, scores, inv_t, model, exam, cp, sp, abandon,
                max_position, n_s, depth, seed, row, disp, click, swap)
     list_sizes = np.repeat(sizes, n_s)
     list_offsets = np.zeros(list_sizes.size + 1, dtype=np.int64)
@@ -431,28 +435,43 @@ def simulate_cascade(
     logging_scores: Any = None,
     temperature: float | None = None,
     click_prob: Mapping[int, float] | Any = None,
-    stop_prob: Mapping[int, float] | Any = None,
+    stop_prob: float | Mapping[int, float] | Any = None,
     max_position: int | None = None,
     n_sessions: int = 1,
     swap_depth: int | None = None,
     random_state: Any = None,
+    abandon: float = 0.0,
 ) -> ClickLog:
-    """Simulate clicks under the cascade model (top-down reading, stop after a click).
+    r"""Simulate clicks under the cascade model (top-down reading, stop after a click).
+
+    The user reads the results from the top.  A read result of grade
+    :math:`g` is clicked with probability :math:`\gamma(g)`; after a click the
+    user stops with probability :math:`s(g)`; then, clicked or not, they
+    abandon the page with probability ``abandon`` (:math:`a`).  So the user
+    reads the next result with probability :math:`(1 - s(g))(1 - a)` after a
+    click and :math:`1 - a` after a skip: the dependent click model's
+    continuation probabilities, fitted back by
+    :func:`~ltr.clicks.estimate_propensity_cascade`.
 
     Parameters
     ----------
     labels, qid, group, offsets, position, logging_scores, temperature
         As in :func:`simulate_pbm`.
-    click_prob : mapping or array-like, optional
-        Click probability of a read result per grade; default as in
-        :func:`simulate_pbm`.
-    stop_prob : mapping or array-like, optional
-        Probability of stopping after clicking a result of that grade; default
-        the same ladder ``0.05 + 0.9 * g / G``.
+    click_prob : float, mapping or array-like, optional
+        Click probability of a read result per grade (one float: every
+        grade); default as in :func:`simulate_pbm`.
+    stop_prob : float, mapping or array-like, optional
+        Probability of stopping after clicking a result of that grade (one
+        float: every grade; ``0`` never stops after a click); default the
+        same ladder ``0.05 + 0.9 * g / G``.
     max_position : int >= 1, optional
         Results page size: positions below it are never read.
     n_sessions, swap_depth, random_state
         As in :func:`simulate_pbm`.
+    abandon : float in [0, 1), default=0.0
+        Probability of stopping after each read result, clicked or not (on
+        top of ``stop_prob`` after a click).  ``0`` reproduces the clicks of
+        the model without abandonment bit for bit.
 
     Returns
     -------
@@ -464,11 +483,25 @@ def simulate_cascade(
     ...                        random_state=0)
     >>> log.click.tolist()
     [1, 0, 0]
+
+    The cascade setting of issue 21 (every result shown, no stop after a click,
+    abandonment 0.2):
+
+    >>> log = simulate_cascade([4, 0, 2], group=[3], click_prob=[0.4, 0.6, 0.7, 0.8, 0.9],
+    ...                        stop_prob=0.0, abandon=0.2, n_sessions=5, random_state=0)
+    >>> log.n_impressions
+    15
     """
     cut = 0 if max_position is None else check_int(max_position, "max_position", minimum=1)
+    quit_p = check_real(abandon, "abandon", minimum=0.0)
+    if quit_p >= 1.0:
+        raise ValueError(
+            f"abandon must be a probability in [0, 1) (1 would stop after the first result "
+            f"in every session), got {quit_p!r}"
+        )
     return _simulate(K.MODEL_CASCADE, labels, qid, group, offsets, position, logging_scores,
                      temperature, None, click_prob, stop_prob, cut, n_sessions,
-                     swap_depth, random_state)
+                     swap_depth, random_state, quit_p)
 
 
 # --------------------------------------------------------------------------- #

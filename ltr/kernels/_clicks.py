@@ -71,7 +71,7 @@ def _logged_order(order, a, n, mode, position, scores, inv_temp, state):
 
 @njit(cache=True, parallel=True)
 def simulate(grade, offsets, mode, position, scores, inv_temp, model, examination,
-             click_prob, stop_prob, max_position, n_sessions, swap_depth, seed,
+             click_prob, stop_prob, abandon, max_position, n_sessions, swap_depth, seed,
              out_row, out_position, out_click, out_swap):
     """Simulate ``n_sessions`` sessions of every query; one impression per row and session.
 
@@ -79,9 +79,11 @@ def simulate(grade, offsets, mode, position, scores, inv_temp, model, examinatio
     ``[offsets[q] * n_sessions + s * n_q, ... + n_q)`` in displayed order.
     ``examination[p - 1]`` is the PBM examination probability at position
     ``p`` (0 past the table); ``max_position`` cuts the cascade's page
-    (0 = no cut).  ``swap_depth > 1`` runs a swap(1, k) experiment per session
-    (k uniform in ``2..min(swap_depth, n_q)``, the swap made with
-    probability 1/2) and records k in ``out_swap`` (0 = none).
+    (0 = no cut); after each result the cascade reads (clicked or not) the user
+    stops with probability ``abandon`` (0 draws nothing extra: the draws of the
+    model without abandonment are kept bit for bit).  ``swap_depth > 1`` runs
+    a swap(1, k) experiment per session (k uniform in ``2..min(swap_depth, n_q)``,
+    the swap made with probability 1/2) and records k in ``out_swap`` (0 = none).
     """
     n_q = offsets.size - 1
     n_exam = examination.size
@@ -114,10 +116,12 @@ def simulate(grade, offsets, mode, position, scores, inv_temp, model, examinatio
                     exam = examination[p] if p < n_exam else 0.0
                     if u < exam * click_prob[grade[i]]:
                         c = 1
-                elif (not stopped and (max_position == 0 or p < max_position)
-                      and u < click_prob[grade[i]]):
-                    c = 1
-                    if _uniform(state) < stop_prob[grade[i]]:
+                elif not stopped and (max_position == 0 or p < max_position):
+                    if u < click_prob[grade[i]]:
+                        c = 1
+                        if _uniform(state) < stop_prob[grade[i]]:
+                            stopped = True
+                    if abandon > 0.0 and not stopped and _uniform(state) < abandon:
                         stopped = True
                 out_click[base + p] = c
 

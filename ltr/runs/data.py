@@ -187,7 +187,7 @@ def _simulated_log(ds: RankingData, c: SyntheticClicksConfig, seed: int) -> Rank
     if c.model == "pbm":
         log = simulate_pbm(grades, examination=c.examination, **common)
     else:
-        log = simulate_cascade(grades, **common)
+        log = simulate_cascade(grades, abandon=c.abandon, **common)
     rows = log.row
     labels = {name: col[rows] for name, col in ds.labels.items()}
     return RankingData(

@@ -36,6 +36,19 @@ class SyntheticClicksConfig(Section):
     logger_noise: float = Field(
         1.0, ge=0, allow_inf_nan=False, description="logger score = grade + noise x N(0, 1)"
     )
+    abandon: float = Field(
+        0.0, ge=0, lt=1, allow_inf_nan=False,
+        description="cascade: stop probability after each read result, clicked or not",
+    )
+
+    @model_validator(mode="after")
+    def _abandon_is_cascade(self) -> SyntheticClicksConfig:
+        if self.abandon and self.model != "cascade":
+            raise ValueError(
+                f"@abandon: abandonment is part of the cascade model; set model: cascade or "
+                f"abandon: 0, got model {self.model!r} with abandon {self.abandon}"
+            )
+        return self
 
 
 class SyntheticConfig(Section):

@@ -1,0 +1,305 @@
+r"""Dependent-click-model EM over click logs (numba, no validation).
+
+The model: a user reads a list from the top (position 1 is always read); a
+read result of document :math:`d` is clicked with probability
+:math:`\alpha_d`; after reading position :math:`j` the user reads
+:math:`j + 1` with probability :math:`\lambda^{+}_{r(j)}` after a click and
+:math:`\lambda^{-}_{r(j)}` after a skip, where :math:`r(j) = \min(j, R - 1)`
+(0-based) indexes the continuation table ``lam[c, r]`` (``c`` = 0 skip, 1 click).
+
+Everything above a list's last click was read, so its transitions and
+skips are observed; below it the only latent quantity is where the user
+stopped.  With :math:`\rho_j` = P(no click below :math:`j` | :math:`j` read)
+
+.. math:: \rho_{n-1} = 1, \qquad
+          \rho_j = (1 - \lambda_j) + \lambda_j (1 - \alpha_{j+1}) \rho_{j+1},
+
+the posterior probability that position :math:`j` below the last click
+:math:`s` was read is :math:`\pi_j \rho_j / \rho_s` with
+:math:`\pi_j = \prod_{i=s}^{j-1} \lambda_i (1 - \alpha_{i+1})`.  The E-step
+accumulates expected reads and continuations per ``(c, r)`` and the posterior
+"not read" of each skipped result; the M-step is closed-form.
+
+Rows are in displayed order within each list (``offsets``); documents are
+``0..n_docs - 1`` with a CSR index ``doc_ptr``/``doc_rows`` of their rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+_TINY = 1e-300
+
+
+@njit(cache=True)
+def doc_index(doc, n_docs):
+    """Return ``(doc_ptr, doc_rows)``, a CSR index of the rows of each document."""
+    ptr = np.zeros(n_docs + 1, dtype=np.int64)
+    for i in range(doc.size):
+        ptr[doc[i] + 1] += 1
+    for d in range(n_docs):
+        ptr[d + 1] += ptr[d]
+    fill = ptr[:-1].copy()
+    rows = np.empty(doc.size, dtype=np.int64)
+    for i in range(doc.size):
+        rows[fill[doc[i]]] = i
+        fill[doc[i]] += 1
+    return ptr, rows
+
+
+@njit(cache=True)
+def _last_click(click, a, n):
+    for j in range(n - 1, -1, -1):
+        if click[a + j] != 0:
+            return j
+    return -1
+
+
+@njit(cache=True)
+def _rho(click, doc, a, n, s, n_ranks, lam, alpha, rho):
+    """Fill ``rho[s:n]`` (P(no click below j | j read)) for the list at ``a``."""
+    rho[n - 1] = 1.0
+    for j in range(n - 2, s - 1, -1):
+        lj = lam[click[a + j], min(j, n_ranks - 1)]
+        rho[j] = (1.0 - lj) + lj * (1.0 - alpha[doc[a + j + 1]]) * rho[j + 1]
+
+
+@njit(cache=True)
+def summarize(click, offsets, doc, n_docs, n_ranks):
+    """Group the lists and count what the EM never has to recompute.
+
+    Consecutive lists showing the same documents in the same order form one
+    *template* (the sessions of a query under a fixed logger).  Returns
+    ``(t_offsets, t_doc, t_last, t_none, fixed, clicks, known)``: template row
+    ranges and documents; per template row, the sessions whose last click is
+    there; per template, the sessions without a click; ``fixed[c, r, 0/1]``
+    the reads and continuations observed above each last click; per document
+    its clicks and its rows surely read (at or above the list's last click).
+    """
+    n_lists = offsets.size - 1
+    t_offsets = np.zeros(n_lists + 1, dtype=np.int64)
+    t_doc = np.empty(click.size, dtype=np.int64)
+    t_last = np.zeros(click.size)
+    t_none = np.zeros(n_lists)
+    fixed = np.zeros((2, n_ranks, 2))
+    clicks = np.zeros(n_docs)
+    known = np.zeros(n_docs)
+    n_t = 0
+    for li in range(n_lists):
+        a = offsets[li]
+        n = offsets[li + 1] - a
+        same = n_t > 0 and t_offsets[n_t] - t_offsets[n_t - 1] == n
+        if same:
+            b = t_offsets[n_t - 1]
+            for j in range(n):
+                if t_doc[b + j] != doc[a + j]:
+                    same = False
+                    break
+        if not same:
+            b = t_offsets[n_t]
+            for j in range(n):
+                t_doc[b + j] = doc[a + j]
+            n_t += 1
+            t_offsets[n_t] = b + n
+        b = t_offsets[n_t - 1]
+        last = _last_click(click, a, n)
+        if last < 0:
+            t_none[n_t - 1] += 1.0
+        else:
+            t_last[b + last] += 1.0
+        for j in range(max(last, 0) + 1):
+            d = doc[a + j]
+            known[d] += 1.0
+            if click[a + j] != 0:
+                clicks[d] += 1.0
+            if j < last:
+                r = min(j, n_ranks - 1)
+                fixed[click[a + j], r, 0] += 1.0
+                fixed[click[a + j], r, 1] += 1.0
+    m = t_offsets[n_t]
+    return (t_offsets[: n_t + 1].copy(), t_doc[:m].copy(), t_last[:m].copy(),
+            t_none[:n_t].copy(), fixed, clicks, known)
+
+
+@njit(cache=True, parallel=True)
+def _e_step(t_offsets, t_doc, t_last, t_none, n_ranks, lam, alpha, chunks, longest, acc,
+            t_read):
+    """Accumulate expected tail reads per template row (``t_read``) and continuations (``acc``)."""
+    for ch in prange(chunks.size - 1):
+        rho = np.empty(longest)
+        rho_c = np.empty(longest)
+        for ti in range(chunks[ch], chunks[ch + 1]):
+            a = t_offsets[ti]
+            n = t_offsets[ti + 1] - a
+            rho[n - 1] = 1.0
+            rho_c[n - 1] = 1.0
+            for j in range(n - 2, -1, -1):
+                r = min(j, n_ranks - 1)
+                keep = (1.0 - alpha[t_doc[a + j + 1]]) * rho[j + 1]
+                rho[j] = (1.0 - lam[0, r]) + lam[0, r] * keep
+                rho_c[j] = (1.0 - lam[1, r]) + lam[1, r] * keep
+            g = t_none[ti] / max(rho[0], _TINY)
+            for j in range(n):
+                read = g * rho[j]
+                t_read[a + j] = read if j > 0 else 0.0  # row 1 of a list is always read
+                if j == n - 1:
+                    break
+                r = min(j, n_ranks - 1)
+                keep = 1.0 - alpha[t_doc[a + j + 1]]
+                f_skip = lam[0, r] * keep
+                acc[ch, 0, r, 0] += read
+                acc[ch, 0, r, 1] += g * f_skip * rho[j + 1]
+                m = t_last[a + j]
+                g *= f_skip
+                if m > 0.0:
+                    w = m * lam[1, r] * keep / max(rho_c[j], _TINY)
+                    acc[ch, 1, r, 0] += m
+                    acc[ch, 1, r, 1] += w * rho[j + 1]
+                    g += w
+
+
+@njit(cache=True, parallel=True)
+def _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads):
+    """Attractiveness = (clicks + prior[0] * prior[1]) / (expected reads + prior[0]) per document.
+
+    ``prior``: pseudo-reads and their click rate (a Beta prior; 0 pseudo-reads
+    is maximum likelihood).  Expected reads per document go to ``doc_reads``.
+    Returns the largest change.
+    """
+    change = np.zeros(alpha.size)
+    for d in prange(alpha.size):
+        reads = known[d]
+        for t in range(doc_ptr[d], doc_ptr[d + 1]):
+            reads += t_read[doc_rows[t]]
+        doc_reads[d] = reads
+        reads += prior[0]
+        if reads > 0.0:
+            new = min((clicks[d] + prior[0] * prior[1]) / reads, 1.0)
+            change[d] = abs(new - alpha[d])
+            alpha[d] = new
+    return change.max() if alpha.size else 0.0
+
+
+@njit(cache=True)
+def _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
+             n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads):
+    """One EM update of ``lam`` and ``alpha`` in place; returns the largest change."""
+    acc[:] = 0.0
+    _e_step(t_offsets, t_doc, t_last, t_none, n_ranks, lam, alpha, chunks, longest, acc,
+            t_read)
+    change = _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads)
+    for c in range(2):
+        for r in range(n_ranks):
+            seen = fixed[c, r, 0]
+            went = fixed[c, r, 1]
+            for ch in range(chunks.size - 1):
+                seen += acc[ch, c, r, 0]
+                went += acc[ch, c, r, 1]
+            reads[c, r] = seen
+            if seen > 0.0:
+                new = min(went / seen, 1.0)
+                change = max(change, abs(new - lam[c, r]))
+                lam[c, r] = new
+    return change
+
+
+@njit(cache=True)
+def _extrapolate(x0, x1, x2, out):
+    """SQUAREM (Varadhan and Roland 2008, scheme S3) from three iterates, clipped to [0, 1]."""
+    sr = 0.0
+    sv = 0.0
+    for i in range(x0.size):
+        r = x1[i] - x0[i]
+        v = x2[i] - 2.0 * x1[i] + x0[i]
+        sr += r * r
+        sv += v * v
+    step = -np.sqrt(sr / sv) if sv > 0.0 else -1.0
+    step = min(step, -1.0)
+    for i in range(x0.size):
+        r = x1[i] - x0[i]
+        v = x2[i] - 2.0 * x1[i] + x0[i]
+        out[i] = min(max(x0[i] - 2.0 * step * r + step * step * v, 0.0), 1.0)
+
+
+@njit(cache=True)
+def dcm_em(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
+           n_ranks, lam, alpha, chunks, n_iter, tol, doc_reads):
+    """Run EM from ``lam`` (2, n_ranks) and ``alpha`` (n_docs,), updated in place.
+
+    Takes the output of :func:`summarize` and a CSR index of the template rows
+    by document (:func:`doc_index` of ``t_doc``).  The attractiveness update
+    is the fixed point of the EM update, clicks / expected reads, at the
+    current posterior, with ``prior = (pseudo_reads, click_rate)`` (MAP).
+    Iterations are accelerated by SQUAREM (two EM updates, then an
+    extrapolation; each update counts as an iteration).  Expected reads per
+    document (at the last E-step) go to ``doc_reads``.  Returns ``(iterations, converged, reads)``:
+    ``reads[c, r]`` is the expected number of reads in click state ``c`` at
+    rank index ``r`` that had a next result (0: ``lam[c, r]`` has no data).
+    """
+    longest = 1
+    for ti in range(t_offsets.size - 1):
+        longest = max(longest, t_offsets[ti + 1] - t_offsets[ti])
+    acc = np.zeros((chunks.size - 1, 2, n_ranks, 2))
+    t_read = np.zeros(t_doc.size)
+    reads = np.zeros((2, n_ranks))
+    n_lam = 2 * n_ranks
+    size = n_lam + alpha.size
+    x0 = np.empty(size)
+    x1 = np.empty(size)
+    x2 = np.empty(size)
+    flat = lam.reshape(n_lam)  # a view: lam is C-contiguous
+    it = 0
+    while it < n_iter:
+        x0[:n_lam] = flat
+        x0[n_lam:] = alpha
+        change = _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr,
+                          doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads,
+                          doc_reads)
+        it += 1
+        if change < tol:
+            return it, True, reads
+        if it + 2 > n_iter:
+            continue
+        x1[:n_lam] = flat
+        x1[n_lam:] = alpha
+        _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
+                 n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads)
+        x2[:n_lam] = flat
+        x2[n_lam:] = alpha
+        _extrapolate(x0, x1, x2, x0)
+        flat[:] = x0[:n_lam]
+        alpha[:] = x0[n_lam:]
+        it += 1
+    return it, False, reads
+
+
+@njit(cache=True, parallel=True)
+def dcm_propensity(click, offsets, doc, n_ranks, lam, alpha, out, loglik):
+    """Per row P(read | clicks above it) into ``out``; per list log-likelihood into ``loglik``."""
+    n_lists = offsets.size - 1
+    for li in prange(n_lists):
+        a = offsets[li]
+        n = offsets[li + 1] - a
+        e = 1.0
+        for j in range(n):
+            out[a + j] = e
+            if j < n - 1:
+                lj = lam[click[a + j], min(j, n_ranks - 1)]
+                if click[a + j] != 0:
+                    e = lj
+                else:
+                    al = alpha[doc[a + j]]
+                    e = lj * e * (1.0 - al) / max(1.0 - e * al, _TINY)
+        last = _last_click(click, a, n)
+        s = max(last, 0)
+        ll = 0.0
+        for j in range(s):
+            al = alpha[doc[a + j]]
+            ll += np.log(max(lam[click[a + j], min(j, n_ranks - 1)], _TINY))
+            ll += np.log(max(al if click[a + j] != 0 else 1.0 - al, _TINY))
+        al = alpha[doc[a + s]]
+        ll += np.log(max(al if last >= 0 else 1.0 - al, _TINY))
+        rho = np.empty(n)
+        _rho(click, doc, a, n, s, n_ranks, lam, alpha, rho)
+        loglik[li] = ll + np.log(max(rho[s], _TINY))
