@@ -58,6 +58,7 @@ from ltr.evaluation._result import (
 from ltr.evaluation.trec import line_of_row, read_qrels, read_run
 from ltr.kernels import _dcg as D
 from ltr.kernels import _judgments as J
+from ltr.kernels import _pyobjects as O
 from ltr.kernels import _rank as K
 from ltr.metrics.names import (
     CONVENTIONS as NDCG_CONVENTIONS,
@@ -244,10 +245,12 @@ def _codes(values: Any, name: str) -> tuple[np.ndarray, Any]:
     """Codes in order of first appearance; string ids hash only where the id changes."""
     n = len(values)
     if n > 10_000 and not _is_integer(values) and not isinstance(values, pd.Categorical):
-        if isinstance(values, np.ndarray):  # Python objects: compare neighbours in place
+        fast = _object_strings(values)
+        if fast is None and isinstance(values, np.ndarray):
+            # Python objects that are not all ASCII str: compare neighbours in place
             starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
         else:
-            starts = J.run_starts(*_string_buffers(values, name, what="qid"))
+            starts = J.run_starts(*(fast or _string_buffers(values, name, what="qid")))
         if starts.shape[0] < n // 2:  # ids come in runs (a run file is grouped by query)
             firsts = values.take(starts) if hasattr(values, "take") else values[starts]
             run_codes, uniques = pd.factorize(firsts)
@@ -276,6 +279,9 @@ def _string_buffers(
     values: Any, name: str, what: str = "doc_id"
 ) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 ``(offsets, bytes)`` of string ids (Arrow-backed columns are used in place)."""
+    fast = _object_strings(values)
+    if fast is not None:
+        return fast
     n = len(values)
     try:
         pa: Any = optional_import("pyarrow", purpose="fast string ids")
@@ -308,6 +314,13 @@ def _string_buffers(
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)
+
+
+def _object_strings(values: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(offsets, bytes)`` of an object array of ASCII ``str``, read in parallel, or None."""
+    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+        return O.ascii_buffers(values)
+    return None
 
 
 _NO_STRINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
