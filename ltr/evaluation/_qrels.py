@@ -55,7 +55,7 @@ from ltr._validation import check_real, short_repr
 from ltr.evaluation._result import (
     EvaluationResult,
 )
-from ltr.evaluation.trec import line_of_row, read_qrels, read_run
+from ltr.evaluation.trec import line_of_row, read_table
 from ltr.kernels import _dcg as D
 from ltr.kernels import _judgments as J
 from ltr.kernels import _pyobjects as O
@@ -214,7 +214,7 @@ def _from_frame(frame: pd.DataFrame, name: str, value: str) -> _Table:
 
 def _table(obj: Any, name: str, value: str) -> _Table:
     if isinstance(obj, (str, os.PathLike)):
-        frame = read_qrels(obj) if name == "qrels" else read_run(obj)
+        frame = read_table(obj, name)
         table = _from_frame(frame, name, value)
         table.path = Path(obj)
     elif isinstance(obj, pd.DataFrame):
