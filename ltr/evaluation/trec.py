@@ -122,11 +122,11 @@ def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str,
     layout = " ".join(fields)
     col = fields.index(value)
     buf = np.fromfile(path, dtype=np.uint8)
-    starts, lengths, values, status, line_at, high = T.scan_fields(
+    starts, lengths, values, status, line_at = T.scan_fields(
         buf, n, np.array([0, 2, col], dtype=np.int64), col)
-    if starts.shape[0] == 0:
+    if values.shape[0] == 0:
         raise ValueError(f"{kind} file {str(path)!r} is empty")
-    if high:
+    if buf.max() >= 128:  # not plain ASCII: the bytes must be UTF-8
         try:
             buf.tobytes().decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -140,16 +140,16 @@ def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str,
                          f"whitespace-separated fields ({layout}): {text!r}")
     slow = np.flatnonzero(status == T.SLOW)
     if slow.shape[0]:
-        values[slow] = _exact_numbers(buf, starts[slow, 2], lengths[slow, 2])
+        values[slow] = _exact_numbers(buf, starts[2, slow], lengths[2, slow])
         nan = np.flatnonzero(np.isnan(values[slow]))
         if nan.shape[0]:
             row = int(slow[nan[0]])
             number, text = _line(buf, int(line_at[row]))
-            token = buf[starts[row, 2] : starts[row, 2] + lengths[row, 2]].tobytes()
+            token = buf[starts[2, row] : starts[2, row] + lengths[2, row]].tobytes()
             raise ValueError(f"{kind} file {str(path)!r}, line {number}: {value} "
                              f"{token.decode(errors='replace')!r} is not a number: {text!r}")
-    return pd.DataFrame({"qid": _id_column(buf, starts[:, 0], lengths[:, 0], arrow),
-                         "doc_id": _id_column(buf, starts[:, 1], lengths[:, 1], arrow),
+    return pd.DataFrame({"qid": _id_column(buf, starts[0], lengths[0], arrow),
+                         "doc_id": _id_column(buf, starts[1], lengths[1], arrow),
                          value: values})
 
 

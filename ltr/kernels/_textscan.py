@@ -24,11 +24,6 @@ _MAX_EXACT = 2**53
 OK, SLOW, BAD = 0, 1, 2
 
 
-@njit(cache=True, inline="always")
-def _space(c):
-    return c == 32 or (9 <= c <= 13 and c != 10)
-
-
 @njit(cache=True)
 def parse_number(buf, s, e):
     """``(exact, value)`` of ``buf[s:e]`` by the fast path; ``exact`` False: parse elsewhere."""
@@ -37,30 +32,26 @@ def parse_number(buf, s, e):
     if i < e and (buf[i] == 43 or buf[i] == 45):  # + -
         neg = buf[i] == 45
         i += 1
+    if e - i > 20:  # too many digits for the fast path in any case
+        return False, 0.0
     mant = np.uint64(0)
-    sig = 0
     exp10 = 0
-    digits = 0
+    first = i
     while i < e and 48 <= buf[i] <= 57:
-        if mant != 0 or buf[i] != 48:
-            if sig >= 19:
-                return False, 0.0
-            mant = mant * np.uint64(10) + np.uint64(buf[i] - 48)
-            sig += 1
-        digits += 1
+        mant = mant * np.uint64(10) + np.uint64(buf[i] - 48)
         i += 1
+    digits = i - first
     if i < e and buf[i] == 46:  # .
         i += 1
+        first = i
         while i < e and 48 <= buf[i] <= 57:
-            if mant != 0 or buf[i] != 48:
-                if sig >= 19:
-                    return False, 0.0
-                mant = mant * np.uint64(10) + np.uint64(buf[i] - 48)
-                sig += 1
-            exp10 -= 1
-            digits += 1
+            mant = mant * np.uint64(10) + np.uint64(buf[i] - 48)
             i += 1
+        exp10 = first - i
+        digits += i - first
     if digits == 0:
+        return False, 0.0
+    if digits > 19:  # the mantissa may have overflowed 64 bits
         return False, 0.0
     if i < e and (buf[i] == 101 or buf[i] == 69):  # e E
         i += 1
@@ -88,24 +79,6 @@ def parse_number(buf, s, e):
     return True, -v if neg else v
 
 
-@njit(cache=True)
-def _count_lines(buf, start, end):
-    """Non-blank lines in ``buf[start:end]``."""
-    count = 0
-    blank = True
-    for i in range(start, end):
-        c = buf[i]
-        if c == 10:
-            if not blank:
-                count += 1
-            blank = True
-        elif blank and not _space(c):
-            blank = False
-    if not blank:
-        count += 1
-    return count
-
-
 def chunk_bounds(buf, n_chunks):
     """Byte offsets splitting ``buf`` into about ``n_chunks`` pieces at line ends."""
     n = buf.shape[0]
@@ -123,7 +96,7 @@ def chunk_bounds(buf, n_chunks):
     return np.asarray(bounds, dtype=np.int64)
 
 
-def scan_fields(buf, n_fields, keep, number):
+def scan_fields(buf, n_fields, fields, number):
     """Split every non-blank line of ``buf`` into whitespace-separated fields.
 
     Parameters
@@ -131,78 +104,90 @@ def scan_fields(buf, n_fields, keep, number):
     buf : ndarray of uint8
     n_fields : int
         Fields a line must have.
-    keep : ndarray of int64
-        The field numbers whose ``(start, length)`` are returned (include
-        ``number`` to read back the tokens flagged :data:`SLOW`).
+    fields : ndarray of int64
+        The field numbers whose ``(start, length)`` are returned; include
+        ``number`` to read back the tokens flagged :data:`SLOW`.
     number : int
         The field number parsed as a float.
 
     Returns
     -------
-    starts, lengths : ndarray of shape (n_lines, len(keep))
+    starts, lengths : ndarray of int64, shape (len(fields), n_lines)
     values : ndarray of float64
     status : ndarray of int8
-        :data:`OK`, :data:`SLOW` (the number needs the exact parser) or
+        :data:`OK`, :data:`SLOW` (the number needs an exact parser) or
         :data:`BAD` (not ``n_fields`` fields) per line.
     line_at : ndarray of int64
         Byte offset where each line starts.
-    high : bool
-        Whether any byte is >= 0x80 (the text is not plain ASCII).
     """
     n_chunks = max(1, 4 * numba.get_num_threads())
     bounds = chunk_bounds(buf, n_chunks)
-    counts = _chunk_counts(buf, bounds)
-    first = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=first[1:])
+    room = _chunk_newlines(buf, bounds)  # lines per chunk, at most
+    first = np.zeros(room.shape[0] + 1, dtype=np.int64)
+    np.cumsum(room, out=first[1:])
     n = int(first[-1])
-    starts = np.empty((n, keep.shape[0]), dtype=np.int64)
-    lengths = np.empty((n, keep.shape[0]), dtype=np.int64)
+    starts = np.empty((fields.shape[0], n), dtype=np.int64)
+    lengths = np.empty((fields.shape[0], n), dtype=np.int64)
     values = np.empty(n)
     status = np.empty(n, dtype=np.int8)
     line_at = np.empty(n, dtype=np.int64)
-    high = _split(buf, bounds, first, n_fields, keep, number, starts, lengths, values, status,
+    used = _split(buf, bounds, first, n_fields, fields, number, starts, lengths, values, status,
                   line_at)
-    return starts, lengths, values, status, line_at, bool(high)
+    if (used < room).any():  # blank lines: close the gaps
+        keep = np.concatenate([np.arange(first[c], first[c] + used[c])
+                               for c in range(used.shape[0])])
+        starts, lengths = starts[:, keep], lengths[:, keep]
+        values, status, line_at = values[keep], status[keep], line_at[keep]
+    return starts, lengths, values, status, line_at
 
 
 @njit(cache=True, parallel=True)
-def _chunk_counts(buf, bounds):
+def _chunk_newlines(buf, bounds):
     out = np.empty(bounds.shape[0] - 1, dtype=np.int64)
     for c in prange(bounds.shape[0] - 1):
-        out[c] = _count_lines(buf, bounds[c], bounds[c + 1])
+        count = 0
+        for i in range(bounds[c], bounds[c + 1]):
+            count += buf[i] == 10
+        if bounds[c + 1] > bounds[c] and buf[bounds[c + 1] - 1] != 10:
+            count += 1  # a last line without LF
+        out[c] = count
     return out
 
 
+#: byte classes: 0 part of a field, 1 whitespace, 2 line end
+_CLASS = np.zeros(256, dtype=np.uint8)
+_CLASS[[32, 9, 11, 12, 13]] = 1
+_CLASS[10] = 2
+
+
 @njit(cache=True, parallel=True)
-def _split(buf, bounds, first, n_fields, keep, number, starts, lengths, values, status,
+def _split(buf, bounds, first, n_fields, fields, number, starts, lengths, values, status,
            line_at):
-    n_keep = keep.shape[0]
-    high = 0
+    n_keep = fields.shape[0]
+    cls = _CLASS
+    used = np.zeros(bounds.shape[0] - 1, dtype=np.int64)
     for c in prange(bounds.shape[0] - 1):
         row = first[c]
         i = bounds[c]
         end = bounds[c + 1]
         while i < end:
-            # one line: i .. its LF (or the chunk end)
             line_start = i
             field = 0
-            ok = True
             parsed = OK
-            while i < end and buf[i] != 10:
-                c0 = buf[i]
-                if _space(c0):
+            while True:
+                while i < end and cls[buf[i]] == 1:
                     i += 1
-                    continue
+                if i >= end or cls[buf[i]] == 2:
+                    break
                 s = i
-                while i < end and buf[i] != 10 and not _space(buf[i]):
-                    if buf[i] >= 128:
-                        high += 1
+                i += 1
+                while i < end and cls[buf[i]] == 0:
                     i += 1
                 if field < n_fields:
                     for k in range(n_keep):
-                        if keep[k] == field:
-                            starts[row, k] = s
-                            lengths[row, k] = i - s
+                        if fields[k] == field:
+                            starts[k, row] = s
+                            lengths[k, row] = i - s
                     if field == number:
                         exact, v = parse_number(buf, s, i)
                         values[row] = v
@@ -212,12 +197,11 @@ def _split(buf, bounds, first, n_fields, keep, number, starts, lengths, values, 
             i += 1  # past the LF
             if field == 0:
                 continue  # a blank line
-            if field != n_fields:
-                ok = False
-            status[row] = parsed if ok else BAD
+            status[row] = parsed if field == n_fields else BAD
             line_at[row] = line_start
             row += 1
-    return high
+        used[c] = row - first[c]
+    return used
 
 
 @njit(cache=True, parallel=True)
