@@ -245,12 +245,13 @@ def _codes(values: Any, name: str) -> tuple[np.ndarray, Any]:
     """Codes in order of first appearance; string ids hash only where the id changes."""
     n = len(values)
     if n > 10_000 and not _is_integer(values) and not isinstance(values, pd.Categorical):
-        fast = _object_strings(values)
-        if fast is None and isinstance(values, np.ndarray):
-            # Python objects that are not all ASCII str: compare neighbours in place
-            starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+        if isinstance(values, np.ndarray):
+            # Python objects: compare neighbours in place (by address if all ASCII str)
+            fast = O.run_starts(values) if values.dtype == object else None
+            starts = (np.flatnonzero(np.r_[True, values[1:] != values[:-1]]) if fast is None
+                      else fast)
         else:
-            starts = J.run_starts(*(fast or _string_buffers(values, name, what="qid")))
+            starts = J.run_starts(*_string_buffers(values, name, what="qid"))
         if starts.shape[0] < n // 2:  # ids come in runs (a run file is grouped by query)
             firsts = values.take(starts) if hasattr(values, "take") else values[starts]
             run_codes, uniques = pd.factorize(firsts)
@@ -316,10 +317,15 @@ def _string_buffers(
     return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)
 
 
-def _object_strings(values: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(offsets, bytes)`` of an object array of ASCII ``str``, read in parallel, or None."""
+def _object_strings(
+    values: Any, keys: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(offsets, bytes)`` of an object array of ASCII ``str``, read in parallel, or None.
+
+    Given ``keys``, the strings' hashes are written there in the same pass.
+    """
     if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
-        return O.ascii_buffers(values)
+        return O.ascii_buffers(values, keys)
     return None
 
 
@@ -330,9 +336,11 @@ def _doc_keys(values: Any, name: str) -> tuple[np.ndarray, tuple[np.ndarray, np.
     """int64 key per row, and the id strings to confirm equal keys (none for integer ids)."""
     if _is_integer(values):
         return np.asarray(values, dtype=np.int64), _NO_STRINGS
-    strings = _string_buffers(values, name)
     keys = np.empty(len(values), dtype=np.uint64)
-    J.hash_strings(strings[0], strings[1], keys)
+    strings = _object_strings(values, keys)  # hashed as they are read
+    if strings is None:
+        strings = _string_buffers(values, name)
+        J.hash_strings(strings[0], strings[1], keys)
     return keys.view(np.int64), strings
 
 

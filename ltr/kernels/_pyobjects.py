@@ -66,42 +66,93 @@ def addresses(values: np.ndarray) -> np.ndarray:
     return np.ctypeslib.as_array(raw)
 
 
+@njit(cache=True, inline="always")
+def _is_ascii_str(p, str_type, state_mask, state_ascii):
+    return _load_u64(p + np.uint64(_TYPE_AT)) == str_type and (
+        _load_u32(p + np.uint64(_STATE_AT)) & state_mask) == state_ascii
+
+
+_WIDTH = 16  # bytes of each string kept from the first read (longer ones are read again)
+
+
 @njit(cache=True, parallel=True)
-def _ascii_lengths(ptrs, str_type, state_mask, state_ascii, lengths):
-    """Each object's length into ``lengths``; returns how many are not compact ASCII str."""
+def _ascii_lengths(ptrs, str_type, state_mask, state_ascii, header, lengths, keys, head):
+    """Each object's length, first ``_WIDTH`` bytes (into ``head``) and, given room, FNV-1a
+    hash; returns how many objects are not compact ASCII str."""
     bad = 0
+    hashed = keys.shape[0] > 0
+    prime = np.uint64(1099511628211)
     for i in prange(ptrs.shape[0]):
         p = ptrs[i]
-        if _load_u64(p + np.uint64(_TYPE_AT)) != str_type or (
-            _load_u32(p + np.uint64(_STATE_AT)) & state_mask
-        ) != state_ascii:
+        if not _is_ascii_str(p, str_type, state_mask, state_ascii):
             bad += 1
             lengths[i] = 0
-        else:
-            lengths[i] = np.int64(_load_u64(p + np.uint64(_LENGTH_AT)))
+            continue
+        n = np.int64(_load_u64(p + np.uint64(_LENGTH_AT)))
+        lengths[i] = n
+        src = p + np.uint64(header)
+        h = np.uint64(14695981039346656037)
+        for j in range(n):
+            c = _load_u8(src + np.uint64(j))
+            if j < _WIDTH:
+                head[i, j] = c
+            h = (h ^ np.uint64(c)) * prime
+        if hashed:
+            keys[i] = h
     return bad
 
 
 @njit(cache=True, parallel=True)
-def _copy_bytes(ptrs, header, offsets, data):
+def _differs(ptrs, at, str_type, state_mask, state_ascii, header, differs):
+    """``differs[k]``: the string at ``ptrs[at[k]]`` is not the one at ``ptrs[at[k] - 1]``
+    (``at[k] > 0``; another address: compared by bytes); returns how many objects read are
+    not compact ASCII str."""
+    bad = 0
+    for k in prange(at.shape[0]):
+        p = ptrs[at[k]]
+        q = ptrs[at[k] - 1]
+        if not _is_ascii_str(p, str_type, state_mask, state_ascii) or not _is_ascii_str(
+                q, str_type, state_mask, state_ascii):
+            bad += 1
+            continue
+        n = _load_u64(p + np.uint64(_LENGTH_AT))
+        same = n == _load_u64(q + np.uint64(_LENGTH_AT))
+        j = np.uint64(0)
+        while same and j < n:
+            same = _load_u8(p + np.uint64(header) + j) == _load_u8(q + np.uint64(header) + j)
+            j += np.uint64(1)
+        differs[k] = not same
+    return bad
+
+
+@njit(cache=True, parallel=True)
+def _copy_bytes(ptrs, header, head, offsets, data):
     for i in prange(ptrs.shape[0]):
-        src = ptrs[i] + np.uint64(header)
         start = offsets[i]
-        for j in range(offsets[i + 1] - start):
-            data[start + j] = _load_u8(src + np.uint64(j))
+        n = offsets[i + 1] - start
+        if n <= _WIDTH:
+            for j in range(n):
+                data[start + j] = head[i, j]
+        else:
+            src = ptrs[i] + np.uint64(header)
+            for j in range(n):
+                data[start + j] = _load_u8(src + np.uint64(j))
 
 
-def _read(values: np.ndarray, header: int) -> tuple[np.ndarray, np.ndarray] | None:
+def _read(values: np.ndarray, header: int,
+          keys: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     values = np.ascontiguousarray(values, dtype=object)
     ptrs = addresses(values)
     lengths = np.empty(values.shape[0], dtype=np.int64)
+    head = np.empty((values.shape[0], _WIDTH), dtype=np.uint8)
     if _ascii_lengths(ptrs, np.uint64(id(str)), np.uint32(_STATE_MASK),
-                      np.uint32(_STATE_ASCII), lengths):
+                      np.uint32(_STATE_ASCII), header, lengths,
+                      np.zeros(0, dtype=np.uint64) if keys is None else keys, head):
         return None
     offsets = np.zeros(values.shape[0] + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     data = np.empty(int(offsets[-1]), dtype=np.uint8)
-    _copy_bytes(ptrs, header, offsets, data)
+    _copy_bytes(ptrs, header, head, offsets, data)
     return offsets, data
 
 
@@ -128,18 +179,48 @@ def layout() -> int | None:
     return header if ok else None
 
 
-def ascii_buffers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def ascii_buffers(
+    values: np.ndarray, keys: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
     """UTF-8 ``(offsets, bytes)`` of an object array of ASCII ``str``, or None.
 
     None when the interpreter's layout is not the one checked by :func:`layout`
     or when any element is not an exact, compact, ASCII ``str`` (None, NaN,
     numbers, non-ASCII text, ``str`` subclasses): the caller then converts the
-    array another way.
+    array another way.  Given ``keys`` (uint64, one per element), each
+    string's 64-bit FNV-1a hash is written there in the same pass
+    (:func:`ltr.kernels._judgments.hash_strings` of the returned buffers).
     """
     header = layout()
     if header is None:
         return None
-    return _read(values, header)
+    return _read(values, header, keys)
 
 
-__all__ = ["addresses", "ascii_buffers", "layout"]
+def run_starts(values: np.ndarray) -> np.ndarray | None:
+    """Positions where an object array of ASCII ``str`` changes value (0 included), or None.
+
+    Neighbours holding the same object are equal without reading it, so a
+    column of repeated query ids costs one pass over its pointers.  None as
+    for :func:`ascii_buffers`.
+    """
+    header = layout()
+    if header is None:
+        return None
+    values = np.ascontiguousarray(values, dtype=object)
+    ptrs = addresses(values)
+    if ptrs.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    at = np.flatnonzero(ptrs[1:] != ptrs[:-1]) + 1  # another object: maybe another string
+    differs = np.empty(at.shape[0], dtype=np.bool_)
+    if _differs(ptrs, at, np.uint64(id(str)), np.uint32(_STATE_MASK), np.uint32(_STATE_ASCII),
+                header, differs) or (ptrs.shape[0] and not _is_str_object(values[0])):
+        return None
+    return np.r_[0, at[differs]].astype(np.int64)
+
+
+def _is_str_object(value: object) -> bool:
+    return type(value) is str and value.isascii()
+
+
+__all__ = ["addresses", "ascii_buffers", "layout", "run_starts"]
