@@ -55,7 +55,7 @@ def _line(buf: np.ndarray, at: int) -> tuple[int, str]:
 
 
 def _exact_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """``float()`` of each token ``buf[start:start + length]`` (NaN: not a number).
+    """Return ``float()`` of each token ``buf[start:start + length]`` (NaN: not a number).
 
     Arrow's parser (correctly rounded, like ``float()``) reads them all at once
     when pyarrow is installed; Python's ``float`` reads any token it rejects.
@@ -66,29 +66,34 @@ def _exact_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> 
     T.gather(buf, starts, lengths, offsets, data)
     try:
         pa: Any = optional_import("pyarrow", purpose="fast TREC number parsing")
+    except ImportError:  # pragma: no cover - pyarrow ships with the test extra
+        pa = None
+    if pa is not None:
         import pyarrow.compute as pc
 
         arr = pa.LargeStringArray.from_buffers(starts.shape[0], pa.py_buffer(offsets),
                                                pa.py_buffer(data))
-        return np.asarray(pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False),
-                          dtype=np.float64)
-    except Exception:  # pyarrow missing, or a token it rejects ("inf"): Python's parser
-        out = np.empty(starts.shape[0])
-        for i in range(starts.shape[0]):
-            try:
-                out[i] = float(data[offsets[i] : offsets[i + 1]].tobytes())
-            except ValueError:
-                out[i] = np.nan
-        return out
+        try:
+            return np.asarray(pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False),
+                              dtype=np.float64)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass  # a token Arrow rejects ("inf", or not a number): Python's parser
+    out = np.empty(starts.shape[0])
+    for i in range(starts.shape[0]):
+        try:
+            out[i] = float(data[offsets[i] : offsets[i + 1]].tobytes())
+        except ValueError:
+            out[i] = np.nan
+    return out
 
 
 def _default_str_dtype() -> Any:
-    """The dtype pandas gives a column of Python strings (``str`` in pandas 3, else object)."""
+    """Return the dtype pandas gives a column of strings (``str`` in pandas 3, else object)."""
     return pd.Series(["a"]).dtype
 
 
 def _id_column(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, arrow: bool) -> Any:
-    """The id strings ``buf[start:start + length]`` as a pandas string array (or objects)."""
+    """Return the ids ``buf[start:start + length]`` as a pandas string array (or objects)."""
     n = starts.shape[0]
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])

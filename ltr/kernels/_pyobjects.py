@@ -24,6 +24,7 @@ from functools import lru_cache
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
+from numba.core.errors import NumbaError
 from numba.extending import intrinsic
 
 _TYPE_AT = 8  # PyObject.ob_type
@@ -58,7 +59,7 @@ def _load_u64(typingctx, addr):  # type: ignore[no-untyped-def]
 
 
 def addresses(values: np.ndarray) -> np.ndarray:
-    """The object pointers of a C-contiguous 1-D object array, as a uint64 view (no copy)."""
+    """Return the object pointers of a C-contiguous 1-D object array as a uint64 view."""
     n = values.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
@@ -77,8 +78,10 @@ _WIDTH = 16  # bytes of each string kept from the first read (longer ones are re
 
 @njit(cache=True, parallel=True)
 def _ascii_lengths(ptrs, str_type, state_mask, state_ascii, header, lengths, keys, head):
-    """Each object's length, first ``_WIDTH`` bytes (into ``head``) and, given room, FNV-1a
-    hash; returns how many objects are not compact ASCII str."""
+    """Read each object's length, first ``_WIDTH`` bytes and (given room) FNV-1a hash.
+
+    Returns how many objects are not compact ASCII str.
+    """
     bad = 0
     hashed = keys.shape[0] > 0
     prime = np.uint64(1099511628211)
@@ -104,9 +107,11 @@ def _ascii_lengths(ptrs, str_type, state_mask, state_ascii, header, lengths, key
 
 @njit(cache=True, parallel=True)
 def _differs(ptrs, at, str_type, state_mask, state_ascii, header, differs):
-    """``differs[k]``: the string at ``ptrs[at[k]]`` is not the one at ``ptrs[at[k] - 1]``
-    (``at[k] > 0``; another address: compared by bytes); returns how many objects read are
-    not compact ASCII str."""
+    """Set ``differs[k]`` where the string at ``ptrs[at[k]]`` differs from the previous one.
+
+    The two objects (``at[k] > 0``) are compared by bytes.  Returns how many
+    objects read are not compact ASCII str.
+    """
     bad = 0
     for k in prange(at.shape[0]):
         p = ptrs[at[k]]
@@ -158,18 +163,18 @@ def _read(values: np.ndarray, header: int,
 
 @lru_cache(maxsize=1)
 def layout() -> int | None:
-    """The header size of a compact ASCII string if the in-place read works here, else None."""
+    """Return the header size of a compact ASCII string if the in-place read works, else None."""
     if (sys.implementation.name != "cpython" or ctypes.sizeof(ctypes.c_void_p) != 8
             or getattr(sys, "_is_gil_enabled", lambda: True)() is False
             or "free-threading" in sys.version or platform.python_implementation() != "CPython"):
         return None
     header = sys.getsizeof("") - 1
-    probes = np.array(["", "a", "qid_17", "x" * 100, "".join(["doc", "-", "42"])], dtype=object)
+    probes = np.array(["", "a", "qid_17", "x" * 100, "doc-" + str(42)], dtype=object)
     try:
         got = _read(probes, header)
         others = np.array(["caf\u00e9", "\u4e2d"], dtype=object)  # not ASCII: must be refused
         refused = all(_read(others[i : i + 1], header) is None for i in range(2))
-    except Exception:  # pragma: no cover - a numba or ctypes failure: use the portable path
+    except (TypeError, ValueError, OSError, NumbaError):  # pragma: no cover - portable path
         return None
     if got is None or not refused:
         return None
