@@ -27,7 +27,8 @@ ranx       ``rel`` if >= level else 0 numba quicksort of the input order
 
 Data flow: query ids are factorized with pandas where they change (a run is
 grouped by query), document ids become 64-bit hashes of their UTF-8 bytes
-(Arrow buffers are read in place; equal hashes are confirmed byte by byte),
+(Arrow buffers are read in place, and so are ``object`` columns of ASCII
+``str`` by :mod:`ltr.kernels._pyobjects`; equal hashes are confirmed byte by byte),
 the run and the qrels are grouped by query with a counting sort, and one
 numba pass (:func:`ltr.kernels._rank.judged_metrics_fast`) finds each
 query's judged documents through a small hash table, ranks them by counting
