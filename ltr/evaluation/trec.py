@@ -10,9 +10,9 @@ and a float ``relevance`` / ``score`` column, the layout
 :func:`ltr.evaluation.evaluate` takes.  The file is split by numba threads
 (:mod:`ltr.kernels._textscan`) without a Python string per field: the id
 columns are Arrow-backed (pandas' ``str`` dtype where it is the default,
-``object`` otherwise) and numbers are parsed exactly (as ``float()`` does).  A malformed line raises ``ValueError``
-naming the file, the line number and the line.  :func:`write_run` writes
-through :func:`ltr._io.write_atomic`.
+``object`` otherwise) and numbers are parsed exactly (as ``float()`` does).
+A malformed line raises ``ValueError`` naming the file, the line number and
+the line.  :func:`write_run` writes through :func:`ltr._io.write_atomic`.
 """
 
 from __future__ import annotations
