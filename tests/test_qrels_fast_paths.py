@@ -148,3 +148,14 @@ def test_fast_number_parser_is_exact_where_it_answers():
             answered += 1
             assert value == float(token) and np.signbit(value) == np.signbit(float(token))
     assert answered > len(tokens) // 2  # the fast path is the common one
+
+
+def test_regular_and_irregular_whitespace_files_read_alike(tmp_path):
+    # one space: Arrow's CSV reader; other whitespace: the general scanner
+    _, run = collection(4, n_queries=8)
+    rows = list(run.itertuples(index=False))
+    regular, irregular = tmp_path / "a.txt", tmp_path / "b.txt"
+    regular.write_text("".join(f"{a} Q0 {b} 1 {c!r} t\n" for a, b, c in rows))
+    irregular.write_text("".join(f"{a}  Q0\t{b} 1 {c!r} t \n" for a, b, c in rows))
+    pd.testing.assert_frame_equal(read_run(regular), read_run(irregular))
+    assert read_run(regular)["score"].tolist() == run["score"].tolist()

@@ -119,6 +119,72 @@ def _id_column(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, arrow: 
     return arr.to_numpy(zero_copy_only=False)
 
 
+def _delimiter(path: Path, n_fields: int) -> str | None:
+    """Return the one separator (space or tab) of the file's first line, else None."""
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    for line in head.split(b"\n")[:-1] or [head]:
+        if not line.strip():
+            continue
+        line = line.rstrip(b"\r")
+        for sep in (b" ", b"\t"):
+            other = b"\t" if sep == b" " else b" "
+            if other not in line and len(line.split(sep)) == n_fields and all(line.split(sep)):
+                return sep.decode()
+        return None
+    return None
+
+
+def _read_regular(path: Path, fields: tuple[str, ...], value: str,
+                  arrow: bool) -> pd.DataFrame | None:
+    """Read a file whose fields are split by one space (or one tab) with Arrow's CSV reader.
+
+    Arrow's reader is multithreaded and vectorised.  Returns None when the file
+    is not that regular (or pyarrow is missing): the general scanner then reads
+    it, or reports the line at fault.
+    """
+    sep = _delimiter(path, len(fields))
+    try:
+        pa: Any = optional_import("pyarrow", purpose="fast TREC file reading")
+    except ImportError:  # pragma: no cover - pyarrow ships with the test extra
+        return None
+    if sep is None:
+        return None
+    import pyarrow.csv as pcsv
+
+    names = [f"f{i}" for i in range(len(fields))]
+    col = fields.index(value)
+    try:
+        table = pcsv.read_csv(
+            path,
+            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pcsv.ParseOptions(delimiter=sep, quote_char=False,
+                                            double_quote=False, escape_char=False),
+            convert_options=pcsv.ConvertOptions(
+                column_types={"f0": pa.large_string(), "f2": pa.large_string(),
+                              names[col]: pa.float64()},
+                include_columns=["f0", "f2", names[col]], null_values=[],
+                strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    values = table.column(names[col]).to_numpy()
+    if table.num_rows == 0 or np.isnan(values).any():
+        return None
+    default = _default_str_dtype()
+    columns: dict[str, Any] = {}
+    for name, field in (("qid", "f0"), ("doc_id", "f2")):
+        ids = table.column(field)
+        if isinstance(default, pd.StringDtype) and default.storage == "pyarrow":
+            columns[name] = pd.array(ids, dtype=default)
+        elif arrow:
+            columns[name] = pd.arrays.ArrowStringArray(ids)
+        else:
+            columns[name] = ids.to_numpy()
+    columns[value] = values
+    return pd.DataFrame(columns)
+
+
 def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str,
           arrow: bool = False) -> pd.DataFrame:
     path = Path(path)
@@ -126,6 +192,9 @@ def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str,
         raise IsADirectoryError(f"{kind} file {str(path)!r} is a folder, not a TREC {kind} file")
     if not path.is_file():
         raise FileNotFoundError(f"{kind} file {str(path)!r} does not exist")
+    regular = _read_regular(path, fields, value, arrow)
+    if regular is not None:
+        return regular
     n = len(fields)
     layout = " ".join(fields)
     col = fields.index(value)
