@@ -1,30 +1,30 @@
-"""Benchmark: qrels/run evaluation from DataFrames to means, ltr vs pytrec_eval vs ranx.
+"""Benchmark: qrels/run evaluation, ltr vs pytrec_eval (and ranx), from DataFrames and TREC files.
 
-The input is what users hold: two pandas DataFrames with string ``qid`` and
-``doc_id`` columns (run: ``score``; qrels: ``relevance``).  Each tool goes from
-those frames to the mean of five metrics:
+Every row is timed in one run against pytrec_eval fed the fastest way (its
+dicts built by a loop over ``.tolist()`` copies of the columns, dict building
+included) and printed as a ratio ``ltr / pytrec_eval``:
 
-* ``ltr.evaluate`` (trec_eval convention): ``ndcg@10, map, mrr, precision@10, recall@100``;
-* pytrec_eval: the same measures (``ndcg_cut_10, map, recip_rank, P_10,
-  recall_100``), dict-of-dicts building included: the usual ``zip`` loop over
-  the columns, and the faster loop over ``.tolist()`` copies of them;
-* ranx's public path: ``Qrels.from_df`` + ``Run.from_df`` + ``evaluate`` (all
-  queries by default; ``--ranx-queries N`` times a slice and scales it to the
-  full row count, which underestimates ranx: 18 s scaled from 10,000 queries
-  against 28 s measured on 100,000).
+1. DataFrames with ``str`` id columns (pandas' default string dtype: Arrow-backed
+   ``str`` in pandas >= 3, ``string[pyarrow]`` made explicitly on pandas 2);
+2. DataFrames with ``object`` id columns (pandas 2's default);
+3. reading the TREC qrels and run files: ``ltr.evaluation.trec.read_qrels`` +
+   ``read_run`` against ``pytrec_eval.parse_qrel`` + ``parse_run``;
+4. evaluating from the TREC files: ``ltr.evaluate(path, path)`` against
+   ``parse_qrel`` + ``parse_run`` + ``RelevanceEvaluator.evaluate``.
 
-The id columns have pandas' default string dtype (``str``, Arrow-backed, in
-pandas >= 3).  ``--object`` adds the same comparison on ``object`` columns
-(pandas 2's default), where ltr must first copy the Python strings.
+Each tool goes to the mean of ``ndcg@10, map, mrr, precision@10, recall@100``
+(pytrec_eval: ``ndcg_cut_10, map, recip_rank, P_10, recall_100``); ltr's
+per-query values are checked against pytrec_eval's first.  The run file's
+scores are written with Python's ``repr`` (up to 17 digits, as
+``ltr.evaluation.trec.write_run`` does).  ``--ranx`` adds ranx's public path
+on the ``str`` frames (slow: about 30 s at full size).
 
-Every tool runs once on a small warm-up set first (numba compilation).  The
-per-query values are checked to agree with pytrec_eval before timing counts.
+Every tool runs once on a small warm-up set first (numba compilation).
 
 Usage::
 
-    python experiments/bench_evaluate.py            # 100,000 queries x 100 docs
-    python experiments/bench_evaluate.py --quick    # 10,000 x 100
-    python experiments/bench_evaluate.py --object   # also object-dtype id columns
+    python experiments/bench_evaluate.py           # 30,000 queries x 100 docs (< 3 min)
+    python experiments/bench_evaluate.py --full    # 100,000 x 100 (the issue's size)
 """
 
 from __future__ import annotations
@@ -32,13 +32,16 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import tempfile
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ltr.evaluation import evaluate
+from ltr.evaluation.trec import read_qrels, read_run
 
 METRICS = ["ndcg@10", "map", "mrr", "precision@10", "recall@100"]
 TREC = ["ndcg_cut_10", "map", "recip_rank", "P_10", "recall_100"]
@@ -68,24 +71,65 @@ def make_frames(n_queries, n_docs, n_judged_ret, n_judged_unret, seed=0):
     return qrels, run
 
 
+def as_ids(frame, dtype):
+    """The frame with its id columns converted to *dtype* (``"str"`` or ``object``)."""
+    if dtype == "str":
+        default = pd.Series(["a"]).dtype
+        dtype = default if isinstance(default, pd.StringDtype) else "string[pyarrow]"
+    return frame.astype({"qid": dtype, "doc_id": dtype})
+
+
+def write_files(qrels, run, folder):
+    """TREC qrels and run files of the frames (scores written with repr)."""
+    qpath, rpath = Path(folder) / "qrels.txt", Path(folder) / "run.txt"
+    q = pd.DataFrame({"q": qrels["qid"], "i": 0, "d": qrels["doc_id"], "r": qrels["relevance"]})
+    q.to_csv(qpath, sep=" ", header=False, index=False)
+    rank = run.groupby("qid", sort=False).cumcount() + 1
+    r = pd.DataFrame({"q": run["qid"], "Q0": "Q0", "d": run["doc_id"], "rank": rank,
+                      "s": run["score"], "tag": "bench"})
+    r.to_csv(rpath, sep=" ", header=False, index=False)
+    return qpath, rpath
+
+
 def run_ltr(qrels, run):
     return evaluate(qrels, run, METRICS).mean
 
 
-def run_pytrec(qrels, run, tolist=False):
-    import pytrec_eval
-
-    def columns(frame, names):
-        return [frame[n].tolist() if tolist else frame[n] for n in names]
-
+def pytrec_dicts(qrels, run):
     q = defaultdict(dict)
-    for a, b, c in zip(*columns(qrels, ["qid", "doc_id", "relevance"])):
+    for a, b, c in zip(qrels["qid"].tolist(), qrels["doc_id"].tolist(),
+                       qrels["relevance"].tolist()):
         q[a][b] = int(c)
     r = defaultdict(dict)
-    for a, b, c in zip(*columns(run, ["qid", "doc_id", "score"])):
+    for a, b, c in zip(run["qid"].tolist(), run["doc_id"].tolist(), run["score"].tolist()):
         r[a][b] = float(c)
+    return q, r
+
+
+def pytrec_means(q, r):
+    import pytrec_eval
+
     per_query = pytrec_eval.RelevanceEvaluator(q, set(TREC)).evaluate(r)
     return {m: float(np.mean([v[m] for v in per_query.values()])) for m in TREC}, per_query
+
+
+def run_pytrec(qrels, run):
+    return pytrec_means(*pytrec_dicts(qrels, run))
+
+
+def read_ltr(qpath, rpath):
+    return read_qrels(qpath), read_run(rpath)
+
+
+def read_pytrec(qpath, rpath):
+    import pytrec_eval
+
+    with open(qpath) as fq, open(rpath) as fr:
+        return pytrec_eval.parse_qrel(fq), pytrec_eval.parse_run(fr)
+
+
+def files_pytrec(qpath, rpath):
+    return pytrec_means(*read_pytrec(qpath, rpath))
 
 
 def run_ranx(qrels, run):
@@ -96,69 +140,82 @@ def run_ranx(qrels, run):
     run = run.astype({"qid": object, "doc_id": object})
     rq = ranx.Qrels.from_df(qrels, q_id_col="qid", doc_id_col="doc_id", score_col="relevance")
     rr = ranx.Run.from_df(run, q_id_col="qid", doc_id_col="doc_id", score_col="score")
-    return ranx.evaluate(rq, rr, ["ndcg@10", "map", "mrr", "precision@10", "recall@100"])
+    return ranx.evaluate(rq, rr, METRICS)
 
 
-def timed(fn, *args):
-    t0 = time.perf_counter()
-    out = fn(*args)
-    return time.perf_counter() - t0, out
+def timed(fn, *args, repeat=1):
+    best, out = np.inf, None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn(*args)
+        best = min(best, time.perf_counter() - t0)
+    return best, out
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10,000 queries instead of 100,000")
-    parser.add_argument("--object", action="store_true",
-                        help="also time ltr and pytrec_eval (.tolist()) on object-dtype ids")
-    parser.add_argument("--ranx-queries", type=int, default=0,
-                        help="queries given to ranx, its time scaled to the full size "
-                             "(default 0: all; scaling a slice underestimates ranx by ~1/3)")
-    args = parser.parse_args(argv)
-    n_queries = 10_000 if args.quick else 100_000
-    qrels, run = make_frames(n_queries, 100, 20, 10)
-    print(f"# qrels/run evaluation: {n_queries:,} queries x 100 docs "
-          f"({len(run):,} run rows, {len(qrels):,} judgments)")
-    print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.2f} at start")
-
-    small_q, small_r = make_frames(200, 100, 20, 10, seed=1)
-    run_ltr(small_q, small_r)
-    run_ranx(small_q, small_r)
-
-    t_ltr, means = timed(run_ltr, qrels, run)
-    t_ltr2, _ = timed(run_ltr, qrels, run)
-    t_ltr = min(t_ltr, t_ltr2)
-    t_trec, (_, per_query) = timed(run_pytrec, qrels, run)
-    t_trec_list, _ = timed(run_pytrec, qrels, run, True)
+def worst_difference(qrels, run, per_query):
     frame = evaluate(qrels, run, METRICS).to_frame()
     worst = 0.0
     for qid, values in list(per_query.items())[:5000]:
         for ours, theirs in zip(METRICS, TREC):
             worst = max(worst, abs(frame.loc[qid, ours] - values[theirs]))
-    n_ranx = n_queries if args.ranx_queries <= 0 else min(args.ranx_queries, n_queries)
-    keep_q = qrels["qid"].isin(qrels["qid"].unique()[:n_ranx])
-    keep_r = run["qid"].isin(qrels["qid"].unique()[:n_ranx])
-    t_ranx, _ = timed(run_ranx, qrels[keep_q], run[keep_r])
-    t_ranx_full = t_ranx * len(run) / int(keep_r.sum())
+    return worst
 
-    print(f"\nmax |ltr - pytrec_eval| over 5,000 queries x 5 metrics: {worst:.2e}")
-    print("\n| tool | seconds | ltr / tool |")
-    print("|---|---:|---:|")
-    print(f"| ltr.evaluate | {t_ltr:.2f} | 1 |")
-    print(f"| pytrec_eval (zip over columns + evaluate) | {t_trec:.2f} | {t_ltr / t_trec:.3f} |")
-    print(f"| pytrec_eval (zip over .tolist() + evaluate) | {t_trec_list:.2f} | "
-          f"{t_ltr / t_trec_list:.3f} |")
-    scaled = "" if n_ranx == n_queries else f" ({n_ranx:,} queries: {t_ranx:.2f} s, scaled)"
-    print(f"| ranx (from_df + evaluate){scaled} | {t_ranx_full:.2f} | "
-          f"{t_ltr / t_ranx_full:.3f} |")
-    if args.object:
-        qo = qrels.astype({"qid": object, "doc_id": object})
-        ro = run.astype({"qid": object, "doc_id": object})
-        run_ltr(qo.iloc[:3000], ro.iloc[:10000])
-        t_lo, _ = timed(run_ltr, qo, ro)
-        t_to, _ = timed(run_pytrec, qo, ro, True)
-        print(f"| ltr.evaluate, object ids | {t_lo:.2f} | 1 |")
-        print(f"| pytrec_eval (.tolist()), object ids | {t_to:.2f} | {t_lo / t_to:.3f} |")
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true",
+                        help="100,000 queries (the issue's size) instead of 30,000")
+    parser.add_argument("--queries", type=int, default=0, help="queries (overrides --full)")
+    parser.add_argument("--ranx", action="store_true", help="also time ranx on the str frames")
+    args = parser.parse_args(argv)
+    n_queries = args.queries or (100_000 if args.full else 30_000)
+    qrels, run = make_frames(n_queries, 100, 20, 10)
+    print(f"# qrels/run evaluation: {n_queries:,} queries x 100 docs "
+          f"({len(run):,} run rows, {len(qrels):,} judgments)")
+    print(f"python {platform.python_version()}, pandas {pd.__version__}, {os.cpu_count()} CPUs, "
+          f"load average {os.getloadavg()[0]:.2f} at start")
+
+    small_q, small_r = make_frames(200, 100, 20, 10, seed=1)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "small").mkdir()
+        sq, sr = write_files(small_q, small_r, Path(tmp) / "small")
+        for dtype in ("str", object):  # warm-up: numba compilation
+            run_ltr(as_ids(small_q, dtype), as_ids(small_r, dtype))
+        run_ltr(sq, sr)
+        read_ltr(sq, sr)
+        worst = 0.0
+        for dtype, label in (("str", "DataFrame, `str` ids"), (object, "DataFrame, `object` ids")):
+            q, r = as_ids(qrels, dtype), as_ids(run, dtype)
+            t_ltr, _ = timed(run_ltr, q, r, repeat=2)
+            t_peer, (_, per_query) = timed(run_pytrec, q, r)
+            worst = max(worst, worst_difference(q, r, per_query))
+            rows.append((label, t_ltr, "pytrec_eval (.tolist() dicts + evaluate)", t_peer))
+            del q, r, per_query
+        qpath, rpath = write_files(qrels, run, tmp)
+        size = (qpath.stat().st_size + rpath.stat().st_size) / 1e6
+        t_ltr, _ = timed(read_ltr, qpath, rpath, repeat=2)
+        t_peer, _ = timed(read_pytrec, qpath, rpath)
+        rows.append((f"read TREC files ({size:.0f} MB)", t_ltr,
+                     "pytrec_eval.parse_qrel + parse_run", t_peer))
+        t_ltr, means = timed(run_ltr, qpath, rpath, repeat=2)
+        t_peer, (_, per_query) = timed(files_pytrec, qpath, rpath)
+        worst = max(worst, worst_difference(qpath, rpath, per_query))
+        rows.append(("evaluate from TREC files", t_ltr,
+                     "pytrec_eval (parse_qrel + parse_run + evaluate)", t_peer))
+        del per_query
+    if args.ranx:
+        q, r = as_ids(qrels, "str"), as_ids(run, "str")
+        run_ranx(small_q, small_r)
+        t_ranx, _ = timed(run_ranx, q, r)
+        t_ltr, _ = timed(run_ltr, q, r)
+        rows.append(("DataFrame, `str` ids", t_ltr, "ranx (from_df + evaluate)", t_ranx))
+
+    print(f"\nmax |ltr - pytrec_eval| over 5,000 queries x 5 metrics, every input: {worst:.2e}")
+    print("\n| input | ltr s | peer | peer s | ltr / peer |")
+    print("|---|---:|---|---:|---:|")
+    for label, t_ltr, peer, t_peer in rows:
+        print(f"| {label} | {t_ltr:.2f} | {peer} | {t_peer:.2f} | {t_ltr / t_peer:.3f} |")
     print(f"\nmeans: {', '.join(f'{k}={v:.4f}' for k, v in means.items())}")
     print(f"load average {os.getloadavg()[0]:.2f} at end")
 

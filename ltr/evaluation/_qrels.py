@@ -27,7 +27,8 @@ ranx       ``rel`` if >= level else 0 numba quicksort of the input order
 
 Data flow: query ids are factorized with pandas where they change (a run is
 grouped by query), document ids become 64-bit hashes of their UTF-8 bytes
-(Arrow buffers are read in place; equal hashes are confirmed byte by byte),
+(Arrow buffers are read in place, and so are ``object`` columns of ASCII
+``str`` by :mod:`ltr.kernels._pyobjects`; equal hashes are confirmed byte by byte),
 the run and the qrels are grouped by query with a counting sort, and one
 numba pass (:func:`ltr.kernels._rank.judged_metrics_fast`) finds each
 query's judged documents through a small hash table, ranks them by counting
@@ -55,9 +56,10 @@ from ltr._validation import check_real, short_repr
 from ltr.evaluation._result import (
     EvaluationResult,
 )
-from ltr.evaluation.trec import line_of_row, read_qrels, read_run
+from ltr.evaluation.trec import line_of_row, read_table
 from ltr.kernels import _dcg as D
 from ltr.kernels import _judgments as J
+from ltr.kernels import _pyobjects as O
 from ltr.kernels import _rank as K
 from ltr.metrics.names import (
     CONVENTIONS as NDCG_CONVENTIONS,
@@ -213,7 +215,7 @@ def _from_frame(frame: pd.DataFrame, name: str, value: str) -> _Table:
 
 def _table(obj: Any, name: str, value: str) -> _Table:
     if isinstance(obj, (str, os.PathLike)):
-        frame = read_qrels(obj) if name == "qrels" else read_run(obj)
+        frame = read_table(obj, name)
         table = _from_frame(frame, name, value)
         table.path = Path(obj)
     elif isinstance(obj, pd.DataFrame):
@@ -244,8 +246,11 @@ def _codes(values: Any, name: str) -> tuple[np.ndarray, Any]:
     """Codes in order of first appearance; string ids hash only where the id changes."""
     n = len(values)
     if n > 10_000 and not _is_integer(values) and not isinstance(values, pd.Categorical):
-        if isinstance(values, np.ndarray):  # Python objects: compare neighbours in place
-            starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+        if isinstance(values, np.ndarray):
+            # Python objects: compare neighbours in place (by address if all ASCII str)
+            fast = O.run_starts(values) if values.dtype == object else None
+            starts = (np.flatnonzero(np.r_[True, values[1:] != values[:-1]]) if fast is None
+                      else fast)
         else:
             starts = J.run_starts(*_string_buffers(values, name, what="qid"))
         if starts.shape[0] < n // 2:  # ids come in runs (a run file is grouped by query)
@@ -276,6 +281,9 @@ def _string_buffers(
     values: Any, name: str, what: str = "doc_id"
 ) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 ``(offsets, bytes)`` of string ids (Arrow-backed columns are used in place)."""
+    fast = _object_strings(values)
+    if fast is not None:
+        return fast
     n = len(values)
     try:
         pa: Any = optional_import("pyarrow", purpose="fast string ids")
@@ -310,6 +318,18 @@ def _string_buffers(
     return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)
 
 
+def _object_strings(
+    values: Any, keys: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(offsets, bytes)`` of an object array of ASCII ``str``, read in parallel, or None.
+
+    Given ``keys``, the strings' hashes are written there in the same pass.
+    """
+    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+        return O.ascii_buffers(values, keys)
+    return None
+
+
 _NO_STRINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
 
 
@@ -317,9 +337,11 @@ def _doc_keys(values: Any, name: str) -> tuple[np.ndarray, tuple[np.ndarray, np.
     """int64 key per row, and the id strings to confirm equal keys (none for integer ids)."""
     if _is_integer(values):
         return np.asarray(values, dtype=np.int64), _NO_STRINGS
-    strings = _string_buffers(values, name)
     keys = np.empty(len(values), dtype=np.uint64)
-    J.hash_strings(strings[0], strings[1], keys)
+    strings = _object_strings(values, keys)  # hashed as they are read
+    if strings is None:
+        strings = _string_buffers(values, name)
+        J.hash_strings(strings[0], strings[1], keys)
     return keys.view(np.int64), strings
 
 

@@ -7,23 +7,27 @@
 
 Readers return a pandas DataFrame with string ``qid`` and ``doc_id`` columns
 and a float ``relevance`` / ``score`` column, the layout
-:func:`ltr.evaluation.evaluate` takes.  A malformed line raises ``ValueError``
-naming the file, the line number and the line.  :func:`write_run` writes
-through :func:`ltr._io.write_atomic`.
+:func:`ltr.evaluation.evaluate` takes.  The file is split by numba threads
+(:mod:`ltr.kernels._textscan`) without a Python string per field: the id
+columns are Arrow-backed (pandas' ``str`` dtype where it is the default,
+``object`` otherwise) and numbers are parsed exactly (as ``float()`` does).
+A malformed line raises ``ValueError`` naming the file, the line number and
+the line.  :func:`write_run` writes through :func:`ltr._io.write_atomic`.
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ltr._compat import optional_import
 from ltr._io import write_atomic
 from ltr._validation import check_1d_float, short_repr
+from ltr.kernels import _textscan as T
 
 __all__ = ["check_ids", "check_tag", "read_qrels", "read_run", "write_qrels", "write_run"]
 
@@ -45,47 +49,197 @@ def line_of_row(path: PathLike, row: int) -> tuple[int, str]:
     return -1, ""
 
 
-def _bad_line(path: PathLike, kind: str, row: int, why: str) -> ValueError:
-    number, text = line_of_row(path, row)
-    return ValueError(f"{kind} file {str(path)!r}, line {number}: {why}: {text!r}")
+def _line(buf: np.ndarray, at: int) -> tuple[int, str]:
+    """``(1-based line number, text)`` of the line starting at byte *at* of *buf*."""
+    number = int(np.count_nonzero(buf[:at] == 10)) + 1
+    nl = np.flatnonzero(buf[at : at + 65536] == 10)
+    stop = at + int(nl[0]) if nl.shape[0] else min(buf.shape[0], at + 65536)
+    return number, buf[at:stop].tobytes().decode("utf-8", errors="replace").rstrip("\r")
 
 
-def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str) -> pd.DataFrame:
+def _exact_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Return ``float()`` of each token ``buf[start:start + length]`` (NaN: not a number).
+
+    Arrow's parser (correctly rounded, like ``float()``) reads them all at once
+    when pyarrow is installed; Python's ``float`` reads any token it rejects.
+    """
+    offsets = np.zeros(starts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    T.gather(buf, starts, lengths, offsets, data)
+    try:
+        pa: Any = optional_import("pyarrow", purpose="fast TREC number parsing")
+    except ImportError:  # pragma: no cover - pyarrow ships with the test extra
+        pa = None
+    if pa is not None:
+        import pyarrow.compute as pc
+
+        arr = pa.LargeStringArray.from_buffers(starts.shape[0], pa.py_buffer(offsets),
+                                               pa.py_buffer(data))
+        try:
+            return np.asarray(pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False),
+                              dtype=np.float64)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass  # a token Arrow rejects ("inf", or not a number): Python's parser
+    out = np.empty(starts.shape[0])
+    for i in range(starts.shape[0]):
+        try:
+            out[i] = float(data[offsets[i] : offsets[i + 1]].tobytes())
+        except ValueError:
+            out[i] = np.nan
+    return out
+
+
+def _default_str_dtype() -> Any:
+    """Return the dtype pandas gives a column of strings (``str`` in pandas 3, else object)."""
+    return pd.Series(["a"]).dtype
+
+
+def _id_column(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, arrow: bool) -> Any:
+    """Return the ids ``buf[start:start + length]`` as a pandas string array (or objects)."""
+    n = starts.shape[0]
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    T.gather(buf, starts, lengths, offsets, data)
+    try:
+        pa: Any = optional_import("pyarrow", purpose="string id columns")
+    except ImportError:  # pragma: no cover - pyarrow ships with the test extra
+        text = data.tobytes().decode("utf-8")
+        if len(text) != data.shape[0]:  # non-ASCII: offsets count bytes, not characters
+            return np.array([data[offsets[i]:offsets[i + 1]].tobytes().decode("utf-8")
+                             for i in range(n)], dtype=object)
+        return np.array([text[offsets[i]:offsets[i + 1]] for i in range(n)], dtype=object)
+    arr = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+    default = _default_str_dtype()
+    if isinstance(default, pd.StringDtype) and default.storage == "pyarrow":
+        return pd.array(arr, dtype=default)
+    if arrow:
+        return pd.arrays.ArrowStringArray(arr)
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def _delimiter(path: Path, n_fields: int) -> str | None:
+    """Return the one separator (space or tab) of the file's first line, else None."""
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    for line in head.split(b"\n")[:-1] or [head]:
+        if not line.strip():
+            continue
+        line = line.rstrip(b"\r")
+        for sep in (b" ", b"\t"):
+            other = b"\t" if sep == b" " else b" "
+            if other not in line and len(line.split(sep)) == n_fields and all(line.split(sep)):
+                return sep.decode()
+        return None
+    return None
+
+
+def _read_regular(path: Path, fields: tuple[str, ...], value: str,
+                  arrow: bool) -> pd.DataFrame | None:
+    """Read a file whose fields are split by one space (or one tab) with Arrow's CSV reader.
+
+    Arrow's reader is multithreaded and vectorised.  Returns None when the file
+    is not that regular (or pyarrow is missing): the general scanner then reads
+    it, or reports the line at fault.
+    """
+    sep = _delimiter(path, len(fields))
+    try:
+        pa: Any = optional_import("pyarrow", purpose="fast TREC file reading")
+    except ImportError:  # pragma: no cover - pyarrow ships with the test extra
+        return None
+    if sep is None:
+        return None
+    import pyarrow.csv as pcsv
+
+    names = [f"f{i}" for i in range(len(fields))]
+    col = fields.index(value)
+    try:
+        table = pcsv.read_csv(
+            path,
+            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pcsv.ParseOptions(delimiter=sep, quote_char=False,
+                                            double_quote=False, escape_char=False),
+            convert_options=pcsv.ConvertOptions(
+                column_types={"f0": pa.large_string(), "f2": pa.large_string(),
+                              names[col]: pa.float64()},
+                include_columns=["f0", "f2", names[col]], null_values=[],
+                strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    values = table.column(names[col]).to_numpy()
+    if table.num_rows == 0 or np.isnan(values).any():
+        return None
+    default = _default_str_dtype()
+    columns: dict[str, Any] = {}
+    for name, field in (("qid", "f0"), ("doc_id", "f2")):
+        ids = table.column(field)
+        if isinstance(default, pd.StringDtype) and default.storage == "pyarrow":
+            columns[name] = pd.array(ids, dtype=default)
+        elif arrow:
+            columns[name] = pd.arrays.ArrowStringArray(ids)
+        else:
+            columns[name] = ids.to_numpy()
+    columns[value] = values
+    return pd.DataFrame(columns)
+
+
+def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str,
+          arrow: bool = False) -> pd.DataFrame:
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(f"{kind} file {str(path)!r} is a folder, not a TREC {kind} file")
     if not path.is_file():
         raise FileNotFoundError(f"{kind} file {str(path)!r} does not exist")
+    regular = _read_regular(path, fields, value, arrow)
+    if regular is not None:
+        return regular
     n = len(fields)
     layout = " ".join(fields)
-    try:
-        # one spare column catches lines with too many fields (reported below by line, so
-        # pandas' own ParserWarning about them would only say it first and less clearly)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            frame = pd.read_csv(path, sep=r"\s+", header=None, names=list(range(n + 1)),
-                                dtype=str, engine="c", na_filter=False, skip_blank_lines=True,
-                                quoting=3, index_col=False)
-    except pd.errors.EmptyDataError:
-        raise ValueError(f"{kind} file {str(path)!r} is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise ValueError(
-            f"{kind} file {str(path)!r} is not in TREC {kind} format ({layout}): {exc}"
-        ) from None
-    if frame.empty:
-        raise ValueError(f"{kind} file {str(path)!r} is empty")
-    short = (frame[n - 1] == "").to_numpy() | (frame[n] != "").to_numpy()
-    if short.any():
-        raise _bad_line(path, kind, int(np.flatnonzero(short)[0]),
-                        f"expected {n} whitespace-separated fields ({layout})")
     col = fields.index(value)
-    numbers = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=np.float64)
-    bad = np.isnan(numbers)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise _bad_line(path, kind, i, f"{value} {frame[col].iloc[i]!r} is not a number")
-    return pd.DataFrame({"qid": frame[0].to_numpy(), "doc_id": frame[2].to_numpy(),
-                         value: numbers})
+    buf = np.fromfile(path, dtype=np.uint8)
+    starts, lengths, values, status, line_at = T.scan_fields(
+        buf, n, np.array([0, 2, col], dtype=np.int64), col)
+    if values.shape[0] == 0:
+        raise ValueError(f"{kind} file {str(path)!r} is empty")
+    if buf.max() >= 128:  # not plain ASCII: the bytes must be UTF-8
+        try:
+            buf.tobytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{kind} file {str(path)!r} is not in TREC {kind} format ({layout}): {exc}"
+            ) from None
+    bad = np.flatnonzero(status == T.BAD)
+    if bad.shape[0]:
+        number, text = _line(buf, int(line_at[bad[0]]))
+        raise ValueError(f"{kind} file {str(path)!r}, line {number}: expected {n} "
+                         f"whitespace-separated fields ({layout}): {text!r}")
+    slow = np.flatnonzero(status == T.SLOW)
+    if slow.shape[0]:
+        values[slow] = _exact_numbers(buf, starts[2, slow], lengths[2, slow])
+        nan = np.flatnonzero(np.isnan(values[slow]))
+        if nan.shape[0]:
+            row = int(slow[nan[0]])
+            number, text = _line(buf, int(line_at[row]))
+            token = buf[starts[2, row] : starts[2, row] + lengths[2, row]].tobytes()
+            raise ValueError(f"{kind} file {str(path)!r}, line {number}: {value} "
+                             f"{token.decode(errors='replace')!r} is not a number: {text!r}")
+    return pd.DataFrame({"qid": _id_column(buf, starts[0], lengths[0], arrow),
+                         "doc_id": _id_column(buf, starts[1], lengths[1], arrow),
+                         value: values})
+
+
+def read_table(path: PathLike, kind: str) -> pd.DataFrame:
+    """:func:`read_qrels` (*kind* ``"qrels"``) or :func:`read_run`, ids always Arrow strings.
+
+    What :func:`ltr.evaluation.evaluate` reads files with: with pyarrow
+    installed the id columns are Arrow-backed whatever pandas' default string
+    dtype, so no Python string is made.
+    """
+    if kind == "qrels":
+        return _read(path, "qrels", _QRELS_FIELDS, "relevance", arrow=True)
+    return _read(path, "run", _RUN_FIELDS, "score", arrow=True)
 
 
 def read_qrels(path: PathLike) -> pd.DataFrame:

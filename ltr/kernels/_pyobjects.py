@@ -1,0 +1,231 @@
+"""UTF-8 buffers of Python ``str`` objects, read in place and in parallel (CPython only).
+
+Copying millions of Python strings into one buffer (``pyarrow.array``) holds
+the GIL and touches each object once, single-threaded; this module reads the
+objects' own bytes from numba threads instead.  It relies on CPython's layout
+of a *compact ASCII* string (``PyASCIIObject``: type pointer at byte 8, length
+at 16, state bits at 32, the characters right after the header, whose size is
+``sys.getsizeof("") - 1``).  :func:`layout` checks that layout on probe
+strings once per process and returns ``None`` where it does not hold (another
+interpreter, a free-threaded build, a layout change): callers then take their
+portable path.  Only exact ``str`` objects flagged compact and ASCII are read
+(anything else makes :func:`ascii_buffers` return ``None``); the object array
+is held by the caller for the whole read.  Nothing here validates input or
+imports from the rest of ``ltr``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import platform
+import sys
+from functools import lru_cache
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core.errors import NumbaError
+from numba.extending import intrinsic
+
+_TYPE_AT = 8  # PyObject.ob_type
+_LENGTH_AT = 16  # PyASCIIObject.length
+_STATE_AT = 32  # PyASCIIObject.state (bit field: interned:2, kind:3, compact:1, ascii:1)
+_STATE_MASK = 0b1111100  # kind, compact and ascii bits
+_STATE_ASCII = 0b1100100  # kind 1 (one byte per character), compact, ascii
+
+
+@intrinsic
+def _load_u8(typingctx, addr):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        return builder.load(builder.inttoptr(args[0], ir.IntType(8).as_pointer()))
+
+    return types.uint8(types.uint64), codegen
+
+
+@intrinsic
+def _load_u32(typingctx, addr):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        return builder.load(builder.inttoptr(args[0], ir.IntType(32).as_pointer()))
+
+    return types.uint32(types.uint64), codegen
+
+
+@intrinsic
+def _load_u64(typingctx, addr):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        return builder.load(builder.inttoptr(args[0], ir.IntType(64).as_pointer()))
+
+    return types.uint64(types.uint64), codegen
+
+
+def addresses(values: np.ndarray) -> np.ndarray:
+    """Return the object pointers of a C-contiguous 1-D object array as a uint64 view."""
+    n = values.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64)
+    raw = (ctypes.c_uint64 * n).from_address(values.ctypes.data)
+    return np.ctypeslib.as_array(raw)
+
+
+@njit(cache=True, inline="always")
+def _is_ascii_str(p, str_type, state_mask, state_ascii):
+    return _load_u64(p + np.uint64(_TYPE_AT)) == str_type and (
+        _load_u32(p + np.uint64(_STATE_AT)) & state_mask) == state_ascii
+
+
+_WIDTH = 16  # bytes of each string kept from the first read (longer ones are read again)
+
+
+@njit(cache=True, parallel=True)
+def _ascii_lengths(ptrs, str_type, state_mask, state_ascii, header, lengths, keys, head):
+    """Read each object's length, first ``_WIDTH`` bytes and (given room) FNV-1a hash.
+
+    Returns how many objects are not compact ASCII str.
+    """
+    bad = 0
+    hashed = keys.shape[0] > 0
+    prime = np.uint64(1099511628211)
+    for i in prange(ptrs.shape[0]):
+        p = ptrs[i]
+        if not _is_ascii_str(p, str_type, state_mask, state_ascii):
+            bad += 1
+            lengths[i] = 0
+            continue
+        n = np.int64(_load_u64(p + np.uint64(_LENGTH_AT)))
+        lengths[i] = n
+        src = p + np.uint64(header)
+        h = np.uint64(14695981039346656037)
+        for j in range(n):
+            c = _load_u8(src + np.uint64(j))
+            if j < _WIDTH:
+                head[i, j] = c
+            h = (h ^ np.uint64(c)) * prime
+        if hashed:
+            keys[i] = h
+    return bad
+
+
+@njit(cache=True, parallel=True)
+def _differs(ptrs, at, str_type, state_mask, state_ascii, header, differs):
+    """Set ``differs[k]`` where the string at ``ptrs[at[k]]`` differs from the previous one.
+
+    The two objects (``at[k] > 0``) are compared by bytes.  Returns how many
+    objects read are not compact ASCII str.
+    """
+    bad = 0
+    for k in prange(at.shape[0]):
+        p = ptrs[at[k]]
+        q = ptrs[at[k] - 1]
+        if not _is_ascii_str(p, str_type, state_mask, state_ascii) or not _is_ascii_str(
+                q, str_type, state_mask, state_ascii):
+            bad += 1
+            continue
+        n = _load_u64(p + np.uint64(_LENGTH_AT))
+        same = n == _load_u64(q + np.uint64(_LENGTH_AT))
+        j = np.uint64(0)
+        while same and j < n:
+            same = _load_u8(p + np.uint64(header) + j) == _load_u8(q + np.uint64(header) + j)
+            j += np.uint64(1)
+        differs[k] = not same
+    return bad
+
+
+@njit(cache=True, parallel=True)
+def _copy_bytes(ptrs, header, head, offsets, data):
+    for i in prange(ptrs.shape[0]):
+        start = offsets[i]
+        n = offsets[i + 1] - start
+        if n <= _WIDTH:
+            for j in range(n):
+                data[start + j] = head[i, j]
+        else:
+            src = ptrs[i] + np.uint64(header)
+            for j in range(n):
+                data[start + j] = _load_u8(src + np.uint64(j))
+
+
+def _read(values: np.ndarray, header: int,
+          keys: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    values = np.ascontiguousarray(values, dtype=object)
+    ptrs = addresses(values)
+    lengths = np.empty(values.shape[0], dtype=np.int64)
+    head = np.empty((values.shape[0], _WIDTH), dtype=np.uint8)
+    if _ascii_lengths(ptrs, np.uint64(id(str)), np.uint32(_STATE_MASK),
+                      np.uint32(_STATE_ASCII), header, lengths,
+                      np.zeros(0, dtype=np.uint64) if keys is None else keys, head):
+        return None
+    offsets = np.zeros(values.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    _copy_bytes(ptrs, header, head, offsets, data)
+    return offsets, data
+
+
+@lru_cache(maxsize=1)
+def layout() -> int | None:
+    """Return the header size of a compact ASCII string if the in-place read works, else None."""
+    if (sys.implementation.name != "cpython" or ctypes.sizeof(ctypes.c_void_p) != 8
+            or getattr(sys, "_is_gil_enabled", lambda: True)() is False
+            or "free-threading" in sys.version or platform.python_implementation() != "CPython"):
+        return None
+    header = sys.getsizeof("") - 1
+    probes = np.array(["", "a", "qid_17", "x" * 100, "doc-" + str(42)], dtype=object)
+    try:
+        got = _read(probes, header)
+        others = np.array(["caf\u00e9", "\u4e2d"], dtype=object)  # not ASCII: must be refused
+        refused = all(_read(others[i : i + 1], header) is None for i in range(2))
+    except (TypeError, ValueError, OSError, NumbaError):  # pragma: no cover - portable path
+        return None
+    if got is None or not refused:
+        return None
+    offsets, data = got
+    expected = [s.encode() for s in probes]
+    ok = all(data[offsets[i] : offsets[i + 1]].tobytes() == e for i, e in enumerate(expected))
+    return header if ok else None
+
+
+def ascii_buffers(
+    values: np.ndarray, keys: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """UTF-8 ``(offsets, bytes)`` of an object array of ASCII ``str``, or None.
+
+    None when the interpreter's layout is not the one checked by :func:`layout`
+    or when any element is not an exact, compact, ASCII ``str`` (None, NaN,
+    numbers, non-ASCII text, ``str`` subclasses): the caller then converts the
+    array another way.  Given ``keys`` (uint64, one per element), each
+    string's 64-bit FNV-1a hash is written there in the same pass
+    (:func:`ltr.kernels._judgments.hash_strings` of the returned buffers).
+    """
+    header = layout()
+    if header is None:
+        return None
+    return _read(values, header, keys)
+
+
+def run_starts(values: np.ndarray) -> np.ndarray | None:
+    """Positions where an object array of ASCII ``str`` changes value (0 included), or None.
+
+    Neighbours holding the same object are equal without reading it, so a
+    column of repeated query ids costs one pass over its pointers.  None as
+    for :func:`ascii_buffers`.
+    """
+    header = layout()
+    if header is None:
+        return None
+    values = np.ascontiguousarray(values, dtype=object)
+    ptrs = addresses(values)
+    if ptrs.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    at = np.flatnonzero(ptrs[1:] != ptrs[:-1]) + 1  # another object: maybe another string
+    differs = np.empty(at.shape[0], dtype=np.bool_)
+    if _differs(ptrs, at, np.uint64(id(str)), np.uint32(_STATE_MASK), np.uint32(_STATE_ASCII),
+                header, differs) or (ptrs.shape[0] and not _is_str_object(values[0])):
+        return None
+    return np.r_[0, at[differs]].astype(np.int64)
+
+
+def _is_str_object(value: object) -> bool:
+    return type(value) is str and value.isascii()
+
+
+__all__ = ["addresses", "ascii_buffers", "layout", "run_starts"]

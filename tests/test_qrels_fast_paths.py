@@ -1,0 +1,161 @@
+"""The fast input paths of qrels/run evaluation: TREC files scanned in parallel, object id
+columns read in place.  Each path is checked against an independent reference: pytrec_eval's
+own parsers and evaluator, Python's ``float``, pyarrow's string buffers, and the same
+evaluation from ``str`` columns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ltr.evaluation import evaluate
+from ltr.evaluation.trec import read_qrels, read_run
+from ltr.kernels import _pyobjects as O
+from ltr.kernels._textscan import parse_number
+
+pytrec_eval = pytest.importorskip("pytrec_eval")
+pa = pytest.importorskip("pyarrow")
+
+METRICS = {"ndcg@10": "ndcg_cut_10", "map": "map", "mrr": "recip_rank", "precision@5": "P_5",
+           "recall@100": "recall_100", "ndcg": "ndcg"}
+
+
+def collection(seed, n_queries=40, long_ids=False):
+    """qrels and run DataFrames (object ids; short and > 16-character ids; some ties)."""
+    rng = np.random.default_rng(seed)
+    q_rows, r_rows = [], []
+    for q in range(n_queries):
+        qid = f"query-{q}" if not long_ids else f"msmarco_query_{q:012d}"
+        pool = [f"doc_{j}" if not long_ids or j % 2 else f"msmarco_doc_00_{j:09d}"
+                for j in rng.permutation(400)[:60]]
+        for d in pool[: int(rng.integers(1, 25))]:
+            q_rows.append((qid, d, int(rng.integers(0, 4))))
+        scores = np.round(rng.normal(size=50), 2)  # two decimals: ties happen
+        r_rows += [(qid, d, float(s)) for d, s in zip(rng.permutation(pool)[:50], scores)]
+    qrels = pd.DataFrame(q_rows, columns=["qid", "doc_id", "relevance"])
+    run = pd.DataFrame(r_rows, columns=["qid", "doc_id", "score"])
+    return (qrels.astype({"qid": object, "doc_id": object}),
+            run.astype({"qid": object, "doc_id": object}))
+
+
+def peer(qrels, run):
+    q, r = {}, {}
+    for a, b, c in qrels.itertuples(index=False):
+        q.setdefault(a, {})[b] = int(c)
+    for a, b, c in run.itertuples(index=False):
+        r.setdefault(a, {})[b] = float(c)
+    return pytrec_eval.RelevanceEvaluator(q, set(METRICS.values())).evaluate(r)
+
+
+def assert_equals_peer(frame, expected):
+    assert set(frame.index) == set(expected)
+    for qid, values in expected.items():
+        for ours, theirs in METRICS.items():
+            assert frame.loc[qid, ours] == pytest.approx(values[theirs], abs=1e-12), (qid, ours)
+
+
+@pytest.mark.parametrize("long_ids", [False, True])
+def test_object_id_columns_equal_pytrec_eval_and_the_str_columns(long_ids):
+    qrels, run = collection(0, long_ids=long_ids)
+    expected = peer(qrels, run)
+    got = evaluate(qrels, run, list(METRICS)).to_frame()
+    assert_equals_peer(got, expected)
+    as_str = evaluate(qrels.astype({"qid": "string[pyarrow]", "doc_id": "string[pyarrow]"}),
+                      run.astype({"qid": "string[pyarrow]", "doc_id": "string[pyarrow]"}),
+                      list(METRICS)).to_frame()
+    np.testing.assert_array_equal(got.to_numpy(), as_str.to_numpy())
+
+
+def test_object_columns_the_fast_read_refuses_still_agree():
+    # non-ASCII ids, a str subclass and ids repeated as one object: the portable path
+    qrels, run = collection(1, n_queries=12)
+
+    class Id(str):
+        pass
+
+    for frame in (qrels, run):
+        frame.loc[frame.index[::7], "doc_id"] = frame.loc[frame.index[::7], "doc_id"] + "\u00e9"
+    run.loc[run.index[3], "qid"] = Id(run.loc[run.index[3], "qid"])
+    assert O.ascii_buffers(run["doc_id"].to_numpy()) is None
+    assert O.run_starts(run["qid"].to_numpy()) is None
+    assert_equals_peer(evaluate(qrels, run, list(METRICS)).to_frame(), peer(qrels, run))
+
+
+def test_missing_object_ids_are_still_named():
+    qrels, run = collection(2, n_queries=5)
+    run.loc[run.index[4], "doc_id"] = None
+    with pytest.raises(ValueError, match="run row 4: doc_id is missing"):
+        evaluate(qrels, run, ["map"])
+
+
+def test_object_strings_read_in_place_equal_pyarrow_buffers():
+    assert O.layout() is not None  # CPython: the in-place read is available
+    ids = np.array(["", "a", "q17", "x" * 16, "y" * 17, "msmarco_doc_00_000123", "a"],
+                   dtype=object)
+    keys = np.empty(ids.shape[0], dtype=np.uint64)
+    offsets, data = O.ascii_buffers(ids, keys)
+    arr = pa.array(ids, type=pa.large_string())
+    ref = np.frombuffer(arr.buffers()[1], dtype=np.int64)
+    np.testing.assert_array_equal(offsets, ref)
+    assert data.tobytes() == "".join(ids).encode()
+    assert keys[1] == keys[-1] and len(set(keys.tolist())) == ids.shape[0] - 1
+    run = np.array(["q1", "q1", "q" + str(1), "q2", "q1", "q1"], dtype=object)  # 3rd: a copy
+    np.testing.assert_array_equal(O.run_starts(run), [0, 3, 4])
+    assert O.ascii_buffers(np.array(["a", 1], dtype=object)) is None
+    assert O.ascii_buffers(np.array(["a", np.nan], dtype=object)) is None
+
+
+def test_trec_files_read_like_pytrec_eval_parsers(tmp_path):
+    qrels, run = collection(3)
+    rng = np.random.default_rng(3)
+    # 17-digit reprs; distinct even in float32 (pytrec_eval ties scores closer than that)
+    run["score"] = rng.normal(size=len(run))
+    run.loc[run.index[:5], "score"] = [1e-30, -2.5e20, 0.0, 123456789012.25, -0.1]
+    qpath, rpath = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    seps = [" ", "\t", "  ", " \t "]
+    lines = [f"{a}{seps[i % 4]}0 {b}{seps[(i + 1) % 4]}{c}"
+             for i, (a, b, c) in enumerate(qrels.itertuples(index=False))]
+    qpath.write_text("\n\n".join(lines[:10]) + "\r\n" + "\n".join(lines[10:]) + "\n   \n")
+    rpath.write_text("".join(f"{a} Q0 {b} {i + 1} {c!r} tag\n"
+                             for i, (a, b, c) in enumerate(run.itertuples(index=False))))
+    with open(qpath) as fq, open(rpath) as fr:  # pytrec_eval's parsers reject blank lines
+        peer_q = pytrec_eval.parse_qrel([line for line in fq if line.strip()])
+        peer_r = pytrec_eval.parse_run(fr)
+    q, r = read_qrels(qpath), read_run(rpath)
+    assert q["qid"].tolist() == qrels["qid"].tolist() == [a for a in peer_q for _ in peer_q[a]]
+    assert q["relevance"].tolist() == [v for d in peer_q.values() for v in d.values()]
+    assert r["doc_id"].tolist() == [b for d in peer_r.values() for b in d]
+    assert r["score"].tolist() == [v for d in peer_r.values() for v in d.values()]
+    assert r["score"].tolist() == run["score"].tolist()
+    assert_equals_peer(evaluate(qpath, rpath, list(METRICS)).to_frame(),
+                       pytrec_eval.RelevanceEvaluator(peer_q, set(METRICS.values()))
+                       .evaluate(peer_r))
+
+
+def test_fast_number_parser_is_exact_where_it_answers():
+    rng = np.random.default_rng(0)
+    tokens = ["0", "-0", ".5", "5.", "+1", "1e5", "1E-5", "00012.50", "9007199254740993",
+              "9007199254740992", "123456789012345678901", "1e", "e5", ".", "-", "1.2.3", "abc"]
+    for _ in range(3000):
+        x = rng.normal() * 10.0 ** int(rng.integers(-25, 25))
+        tokens += [repr(x), f"{x:.6f}", f"{x:.3e}", f"{x:.15g}"]
+    answered = 0
+    for token in tokens:
+        buf = np.frombuffer(token.encode(), dtype=np.uint8)
+        exact, value = parse_number(buf, 0, buf.shape[0])
+        if exact:
+            answered += 1
+            assert value == float(token) and np.signbit(value) == np.signbit(float(token))
+    assert answered > len(tokens) // 2  # the fast path is the common one
+
+
+def test_regular_and_irregular_whitespace_files_read_alike(tmp_path):
+    # one space: Arrow's CSV reader; other whitespace: the general scanner
+    _, run = collection(4, n_queries=8)
+    rows = list(run.itertuples(index=False))
+    regular, irregular = tmp_path / "a.txt", tmp_path / "b.txt"
+    regular.write_text("".join(f"{a} Q0 {b} 1 {c!r} t\n" for a, b, c in rows))
+    irregular.write_text("".join(f"{a}  Q0\t{b} 1 {c!r} t \n" for a, b, c in rows))
+    pd.testing.assert_frame_equal(read_run(regular), read_run(irregular))
+    assert read_run(regular)["score"].tolist() == run["score"].tolist()
