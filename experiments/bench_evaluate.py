@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _perf import result
 
 from ltr.evaluation import evaluate
 from ltr.evaluation.trec import read_qrels, read_run
@@ -216,6 +217,9 @@ def main(argv=None):
     print("|---|---:|---|---:|---:|")
     for label, t_ltr, peer, t_peer in rows:
         print(f"| {label} | {t_ltr:.2f} | {peer} | {t_peer:.2f} | {t_ltr / t_peer:.3f} |")
+    keys = ["qrels_str_ids", "qrels_object_ids", "trec_read", "trec_evaluate", "ranx_str_ids"]
+    for key, (_, t_ltr, _, t_peer) in zip(keys, rows):
+        result(key, t_ltr / t_peer)
     print(f"\nmeans: {', '.join(f'{k}={v:.4f}' for k, v in means.items())}")
     print(f"load average {os.getloadavg()[0]:.2f} at end")
 
