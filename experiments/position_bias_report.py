@@ -81,7 +81,7 @@ def bars(result: dict) -> list[dict[str, Any]]:
         have = set(methods_run(result, setting))
         best = best_ltr(result, setting, metric)
 
-        def add(bar: str, text: str, ok: bool | None) -> None:
+        def add(bar: str, text: str, ok: bool | None, setting: str = setting) -> None:
             out.append({"bar": bar, "setting": setting, "figures": text,
                         "pass": None if ok is None else bool(ok)})
 
