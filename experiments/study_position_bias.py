@@ -403,7 +403,7 @@ def run_method(name: str, kw: dict[str, Any], cell: Cell, args: argparse.Namespa
               "num_leaves": args.num_leaves, "max_depth": args.max_depth, "k": 10,
               "n_jobs": args.n_jobs, "random_state": cell.seed}
     est = LambdaMARTRanker(**{**common, **kw})
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     if m.grades:
         est.fit(cell.train.X, cell.train.y, group=np.diff(cell.train.offsets))
     else:
@@ -416,11 +416,11 @@ def run_method(name: str, kw: dict[str, Any], cell: Cell, args: argparse.Namespa
         if m.fit_propensity:
             fit_kw["propensity"] = prop
         est.fit(X_cache[m.full_log], click, **fit_kw)
-    seconds = time.perf_counter() - t
+    seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
     scores = est.predict(cell.test.X)
     has = np.maximum.reduceat(cell.test.y, cell.test.offsets[:-1]) > 0
     row: dict[str, Any] = {"setting": cell.setting, "seed": cell.seed, "method": name,
-                           "seconds": seconds}
+                           "seconds": seconds, "cpu_seconds": cpu}
     for k in KS:  # queries without a relevant document have no nDCG: left out
         row[f"ndcg@{k}"] = float(np.mean(ndcg(cell.test.y, scores, offsets=cell.test.offsets,
                                               k=k, reduce=None)[has]))
@@ -470,7 +470,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     r = run_method(name, kw, cell, args, X_cache)
                     rows.append(r)
                     _progress(f"  {cell.setting} seed {seed} {name}: nDCG@3 {r['ndcg@3']:.4f} "
-                              f"@10 {r['ndcg@10']:.4f} ({r['seconds']:.1f}s)"
+                              f"@10 {r['ndcg@10']:.4f} ({r['seconds']:.1f}s, cpu {r['cpu_seconds']:.1f}s)"
                               + (f" chose {r['choice']}" if r.get("choice") else ""), t0)
     return {"rows": rows, "cells": cells_info, "unavailable": unavailable,
             "methods": {n: {"kwargs": METHODS[n].kwargs, "label": METHODS[n].label,
