@@ -13,8 +13,10 @@ for eta = 1 and 2; an examined document of grade g is clicked with probability
 ``0.1 + 0.9 * (2**g - 1) / 15``; 20 sessions per query.
 
 **Cascade**: every document is shown, in the order of a logger that sorts by
-one feature (the single feature with the best nDCG@10 on the training grades, a
-"BM25" ranker); the user reads from the top, clicks an examined document with
+one feature (by default the feature at the 0.75 quantile of single-feature training
+nDCG@10: a useful signal, far from the oracle, so debiasing has room; ``--logger-quantile
+1`` takes the best feature, whose order leaves naive training near the oracle on LETOR's
+nDCG@3); the user reads from the top, clicks an examined document with
 probability 0.4/0.6/0.7/0.8/0.9 by grade 0-4, and after each examined document
 (clicked or not) stops with probability 0.2.  On the shared LETOR set (clicks on
 its 201 training queries, nDCG on its 50 test queries) and on a synthetic set
@@ -217,15 +219,19 @@ def pbm_logger(train: Any, seed: int, fraction: float, n_jobs: int) -> np.ndarra
     return model.predict(train.X)
 
 
-def best_feature(data: Any) -> int:
-    """The single feature whose descending order has the best mean nDCG@10 on the grades."""
-    best, best_value = 0, -1.0
+def logger_feature(data: Any, quantile: float) -> int:
+    """The feature at ``quantile`` of the single-feature training nDCG@10 (1.0: the best).
+
+    Features constant over the data are left out.  A feature sorted descending is the
+    cascade setting's logger ("a production ranker sorting by one signal").
+    """
+    values = []
     for j in range(data.X.shape[1]):
-        col = np.nan_to_num(np.asarray(data.X[:, j], dtype=np.float64), nan=-np.inf)
-        value = float(ndcg(data.y, col, offsets=data.offsets, k=10))
-        if value > best_value:
-            best, best_value = j, value
-    return best
+        col = np.nan_to_num(np.asarray(data.X[:, j], dtype=np.float64), nan=-1e300)
+        if np.ptp(col) > 0:
+            values.append((float(ndcg(data.y, col, offsets=data.offsets, k=10)), j))
+    values.sort()
+    return values[min(len(values) - 1, round(quantile * (len(values) - 1)))][1]
 
 
 def cascade_log(labels: np.ndarray, offsets: np.ndarray, scores: np.ndarray, n_sessions: int,
@@ -333,7 +339,8 @@ def cascade_cells(seed: int, args: argparse.Namespace, t0: float):
                                 mean_docs=args.cascade_docs, max_docs=4 * args.cascade_docs,
                                 random_state=20_000 + seed)
             train, test = _split(data, args.cascade_train, seed)
-        feature = best_feature(train) if args.logger_feature is None else args.logger_feature
+        feature = (logger_feature(train, args.logger_quantile) if args.logger_feature is None
+                   else args.logger_feature)
         scores = np.nan_to_num(np.asarray(train.X[:, feature], dtype=np.float64), nan=-1e300)
         key = {"setting": "cascade", "data": data_name, "seed": seed, "feature": feature,
                "n_rows": train.n_rows, "sessions": args.cascade_sessions,
@@ -430,8 +437,12 @@ def run_method(name: str, kw: dict[str, Any], cell: Cell, args: argparse.Namespa
     return row
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    """Run every (setting, seed, method); return the results dictionary."""
+def run(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
+    """Run every (setting, seed, method); return the results dictionary.
+
+    ``checkpoint(result)``, when given, is called after every cell with the results so far
+    (``result["complete"]`` False until the end), so a stopped run leaves its figures.
+    """
     t0 = time.perf_counter()
     available: dict[str, dict[str, Any]] = {}
     unavailable: dict[str, str] = {}
@@ -444,6 +455,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for name, why in unavailable.items():
         _progress(f"{name}: n/a ({why})", t0)
     rows: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    oracle_memo: dict[tuple, dict[str, Any]] = {}
     cells_info: dict[str, dict[str, Any]] = {}
     for seed in range(args.seeds):
         generators = []
@@ -454,7 +467,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for gen in generators:
             for cell in gen:
                 if "propensity" in available:
-                    _estimate_cascade_propensity(cell)
+                    try:
+                        _estimate_cascade_propensity(cell)
+                    except Exception as exc:  # noqa: BLE001 - a study records and goes on
+                        errors.append({"setting": cell.setting, "seed": seed,
+                                       "method": "propensity", "error": repr(exc)})
+                        _progress(f"  propensity estimate failed: {exc!r}", t0)
                 info = cells_info.setdefault(cell.setting, {
                     "truth": cell.truth.tolist(), "notes": [], "click_rate": [],
                     "impressions": [], "estimated_propensity": []})
@@ -467,16 +485,42 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     info["estimated_propensity"].append(per_pos)
                 X_cache: dict = {}
                 for name, kw in available.items():
-                    r = run_method(name, kw, cell, args, X_cache)
+                    if METHODS[name].fit_propensity and cell.propensity_rows is None:
+                        continue
+                    memo_key = ("PBM" if cell.setting.startswith("PBM") else cell.setting, seed)
+                    try:
+                        if METHODS[name].grades and memo_key in oracle_memo:
+                            # trained on the grades: the same model for every click setting
+                            # of this data and seed (PBM eta=1 and eta=2)
+                            r = {**oracle_memo[memo_key], "setting": cell.setting}
+                        else:
+                            r = run_method(name, kw, cell, args, X_cache)
+                        if METHODS[name].grades:
+                            oracle_memo[memo_key] = r
+                    except Exception as exc:  # noqa: BLE001 - a study records and goes on
+                        errors.append({"setting": cell.setting, "seed": seed, "method": name,
+                                       "error": repr(exc)})
+                        _progress(f"  {cell.setting} seed {seed} {name}: FAILED {exc!r}", t0)
+                        continue
                     rows.append(r)
+                if checkpoint is not None:
+                    checkpoint(_result(rows, errors, cells_info, unavailable, args, t0, False))
                     _progress(f"  {cell.setting} seed {seed} {name}: nDCG@3 {r['ndcg@3']:.4f} "
-                              f"@10 {r['ndcg@10']:.4f} ({r['seconds']:.1f}s, cpu {r['cpu_seconds']:.1f}s)"
+                              f"@10 {r['ndcg@10']:.4f} ({r['seconds']:.1f}s, "
+                              f"cpu {r['cpu_seconds']:.1f}s)"
                               + (f" chose {r['choice']}" if r.get("choice") else ""), t0)
-    return {"rows": rows, "cells": cells_info, "unavailable": unavailable,
+    return _result(rows, errors, cells_info, unavailable, args, t0, True)
+
+
+def _result(rows: list, errors: list, cells_info: dict, unavailable: dict,
+            args: argparse.Namespace, t0: float, complete: bool) -> dict[str, Any]:
+    return {"rows": rows, "errors": errors, "cells": cells_info, "unavailable": unavailable,
             "methods": {n: {"kwargs": METHODS[n].kwargs, "label": METHODS[n].label,
                             "family": METHODS[n].family} for n in args.methods},
+            "auto_candidates": list(AUTO_CANDIDATES), "argv": sys.argv[1:],
             "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-            "seconds": time.perf_counter() - t0,
+            "seconds": time.perf_counter() - t0, "complete": complete,
+            "seeds_done": sorted({r["seed"] for r in rows}),
             "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"}
 
 
@@ -492,15 +536,17 @@ def write_readme(table: str, path: Path = ROOT / "README.md") -> bool:
     return True
 
 
-def write_outputs(result: dict[str, Any], out: Path, readme: bool) -> None:
+def write_outputs(result: dict[str, Any], out: Path, readme: bool, quiet: bool = False) -> None:
     """Write the .json and .md results (and the README table)."""
     sys.path.insert(0, str(HERE))
     from position_bias_report import bars, markdown, readme_table
 
     result["bars"] = bars(result)
+    out.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(out.with_suffix(".json"), json.dumps(result, indent=1) + "\n")
     write_atomic(out, markdown(result) + "\n")
-    print(markdown(result))
+    if not quiet:
+        print(markdown(result))
     if readme and not write_readme(readme_table(result)):
         print(f"README.md has no {README_START!r} marker: table not written", file=sys.stderr)
 
@@ -535,7 +581,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="mean documents per synthetic cascade query")
     parser.add_argument("--cascade-sessions", type=int, default=10)
     parser.add_argument("--logger-feature", type=int, default=None,
-                        help="cascade logger's feature (default: the best single feature)")
+                        help="cascade logger's feature (default: by --logger-quantile)")
+    parser.add_argument("--logger-quantile", type=float, default=0.75,
+                        help="cascade logger: the feature at this quantile of single-feature "
+                        "training nDCG@10 (1.0 = the best feature)")
     parser.add_argument("--cache", type=Path, default=HERE / "_out" / "position_bias_cache",
                         help="folder caching the click logs per seed ('' for none)")
     parser.add_argument("--no-readme", action="store_true", help="leave README.md alone")
@@ -556,14 +605,14 @@ def main(argv: list[str] | None = None) -> None:
         result = json.loads(args.out.with_suffix(".json").read_text())
         write_outputs(result, args.out, not args.no_readme)
         return
-    result = run(args)
-    result["auto_candidates"] = list(AUTO_CANDIDATES)
     if args.quick:
         sys.path.insert(0, str(HERE))
         from position_bias_report import markdown
 
-        print(markdown(result))
+        print(markdown(run(args)))
         return
+    result = run(args, checkpoint=lambda partial: write_outputs(partial, args.out, False,
+                                                                quiet=True))
     write_outputs(result, args.out, not args.no_readme)
 
 
