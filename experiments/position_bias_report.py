@@ -190,6 +190,13 @@ def bias_table(result: dict, setting: str) -> str:
     if info.get("estimated_propensity"):
         cols.append(("estimated propensity (cascade, mean per position)",
                      np.mean(info["estimated_propensity"], axis=0)))
+    for key in ("continue_after_click", "continue_after_skip"):
+        fits = [f[key] for f in info.get("cascade_fit", []) if key in f]
+        if fits:
+            n = min(len(f) for f in fits)
+            truth_text = "0.8" if setting.startswith("cascade") else "n/a: PBM"
+            cols.append((f"estimated {key.replace('_', ' ')} (truth {truth_text})",
+                         np.mean([f[:n] for f in fits], axis=0)))
     if len(cols) == 2:
         return "No method of this run exposes learned biases.\n"
     n = len(truth)

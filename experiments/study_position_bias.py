@@ -294,9 +294,10 @@ def _estimate_cascade_propensity(cell: Cell) -> None:
         raise ValueError(f"estimate_propensity_cascade returned shape {prop.shape}, "
                          f"expected one per impression {cell.row.shape}")
     cell.propensity_rows = prop
-    cell.propensity_fit = {k: np.asarray(v).tolist() for k, v in vars(est).items()
-                           if k != "propensity" and np.size(v) < 100} if hasattr(est, "__dict__") \
-        else {}
+    cell.propensity_fit = {key: np.asarray(getattr(est, key), dtype=np.float64)
+                           [:SHOWN_POSITIONS].tolist()
+                           for key in ("continue_after_click", "continue_after_skip")
+                           if np.ndim(getattr(est, key, None)) == 1}
 
 
 def pbm_cells(seed: int, args: argparse.Namespace, t0: float):
@@ -483,6 +484,7 @@ def run(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
                     per_pos = [float(np.mean(cell.propensity_rows[cell.position == p]))
                                for p in range(1, SHOWN_POSITIONS + 1)]
                     info["estimated_propensity"].append(per_pos)
+                    info.setdefault("cascade_fit", []).append(cell.propensity_fit)
                 X_cache: dict = {}
                 for name, kw in available.items():
                     if METHODS[name].fit_propensity and cell.propensity_rows is None:
