@@ -505,12 +505,12 @@ def run(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
                         _progress(f"  {cell.setting} seed {seed} {name}: FAILED {exc!r}", t0)
                         continue
                     rows.append(r)
-                if checkpoint is not None:
-                    checkpoint(_result(rows, errors, cells_info, unavailable, args, t0, False))
                     _progress(f"  {cell.setting} seed {seed} {name}: nDCG@3 {r['ndcg@3']:.4f} "
                               f"@10 {r['ndcg@10']:.4f} ({r['seconds']:.1f}s, "
                               f"cpu {r['cpu_seconds']:.1f}s)"
                               + (f" chose {r['choice']}" if r.get("choice") else ""), t0)
+                if checkpoint is not None:
+                    checkpoint(_result(rows, errors, cells_info, unavailable, args, t0, False))
     return _result(rows, errors, cells_info, unavailable, args, t0, True)
 
 
