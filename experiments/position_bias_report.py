@@ -263,8 +263,8 @@ def markdown(result: dict) -> str:
         f"0.1 + 0.9·(2^g − 1)/15; {cfg['pbm_sessions']} sessions per query. Metric for the bars: "
         "nDCG@10.")
     out.append(
-        "* **Cascade**: every document shown in the order of one feature (the feature at "
-        f"quantile {cfg.get('logger_quantile', 1.0)} of the single-feature training nDCG@10); click probability 0.4/0.6/0.7/0.8/0.9 by grade 0–4; "
+        "* **Cascade**: every document shown in the order of one feature (the feature ranked "
+        f"{cfg.get('logger_rank')} by its training nDCG@10, 1 = best); click probability 0.4/0.6/0.7/0.8/0.9 by grade 0–4; "
         "after each examined document the user stops with probability 0.2; "
         f"{cfg['cascade_sessions']} sessions per query. LETOR: the shared set (201 training, 50 "
         f"test queries); synthetic: {cfg['cascade_train']} training / {cfg['cascade_test']} test "

@@ -13,10 +13,10 @@ for eta = 1 and 2; an examined document of grade g is clicked with probability
 ``0.1 + 0.9 * (2**g - 1) / 15``; 20 sessions per query.
 
 **Cascade**: every document is shown, in the order of a logger that sorts by
-one feature (by default the feature at the 0.75 quantile of single-feature training
-nDCG@10: a useful signal, far from the oracle, so debiasing has room; ``--logger-quantile
-1`` takes the best feature, whose order leaves naive training near the oracle on LETOR's
-nDCG@3); the user reads from the top, clicks an examined document with
+one feature (by default the feature ranked 50th by its training nDCG@10, as in
+experiments/check_position_term.py: a weak signal, far from the oracle, so debiasing has
+room; ``--logger-rank 1`` takes the best feature, whose order leaves naive training near
+the oracle on LETOR's nDCG@3 and debiasing nothing to gain); the user reads from the top, clicks an examined document with
 probability 0.4/0.6/0.7/0.8/0.9 by grade 0-4, and after each examined document
 (clicked or not) stops with probability 0.2.  On the shared LETOR set (clicks on
 its 201 training queries, nDCG on its 50 test queries) and on a synthetic set
@@ -219,19 +219,17 @@ def pbm_logger(train: Any, seed: int, fraction: float, n_jobs: int) -> np.ndarra
     return model.predict(train.X)
 
 
-def logger_feature(data: Any, quantile: float) -> int:
-    """The feature at ``quantile`` of the single-feature training nDCG@10 (1.0: the best).
+def logger_feature(data: Any, rank: int) -> int:
+    """The feature ranked ``rank`` (1 = best) by the training nDCG@10 of its descending order.
 
-    Features constant over the data are left out.  A feature sorted descending is the
-    cascade setting's logger ("a production ranker sorting by one signal").
+    The cascade setting's logger sorts by it ("a production ranker sorting by one
+    signal"); the same rule as experiments/check_position_term.py (stable order, every
+    feature counted).
     """
-    values = []
-    for j in range(data.X.shape[1]):
-        col = np.nan_to_num(np.asarray(data.X[:, j], dtype=np.float64), nan=-1e300)
-        if np.ptp(col) > 0:
-            values.append((float(ndcg(data.y, col, offsets=data.offsets, k=10)), j))
-    values.sort()
-    return values[min(len(values) - 1, round(quantile * (len(values) - 1)))][1]
+    values = [float(ndcg(data.y, np.asarray(data.X[:, j], dtype=np.float64),
+                         offsets=data.offsets, k=10)) for j in range(data.X.shape[1])]
+    order = np.argsort(-np.asarray(values), kind="stable")
+    return int(order[min(rank, order.size) - 1])
 
 
 def cascade_log(labels: np.ndarray, offsets: np.ndarray, scores: np.ndarray, n_sessions: int,
@@ -340,7 +338,7 @@ def cascade_cells(seed: int, args: argparse.Namespace, t0: float):
                                 mean_docs=args.cascade_docs, max_docs=4 * args.cascade_docs,
                                 random_state=20_000 + seed)
             train, test = _split(data, args.cascade_train, seed)
-        feature = (logger_feature(train, args.logger_quantile) if args.logger_feature is None
+        feature = (logger_feature(train, args.logger_rank) if args.logger_feature is None
                    else args.logger_feature)
         scores = np.nan_to_num(np.asarray(train.X[:, feature], dtype=np.float64), nan=-1e300)
         key = {"setting": "cascade", "data": data_name, "seed": seed, "feature": feature,
@@ -583,10 +581,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="mean documents per synthetic cascade query")
     parser.add_argument("--cascade-sessions", type=int, default=10)
     parser.add_argument("--logger-feature", type=int, default=None,
-                        help="cascade logger's feature (default: by --logger-quantile)")
-    parser.add_argument("--logger-quantile", type=float, default=0.75,
-                        help="cascade logger: the feature at this quantile of single-feature "
-                        "training nDCG@10 (1.0 = the best feature)")
+                        help="cascade logger's feature (default: by --logger-rank)")
+    parser.add_argument("--logger-rank", type=int, default=50,
+                        help="cascade logger: the feature ranked so by its training nDCG@10 "
+                        "(1 = the best feature)")
     parser.add_argument("--cache", type=Path, default=HERE / "_out" / "position_bias_cache",
                         help="folder caching the click logs per seed ('' for none)")
     parser.add_argument("--no-readme", action="store_true", help="leave README.md alone")
