@@ -457,7 +457,7 @@ def run(args: argparse.Namespace, checkpoint: Any = None) -> dict[str, Any]:
     errors: list[dict[str, Any]] = []
     oracle_memo: dict[tuple, dict[str, Any]] = {}
     cells_info: dict[str, dict[str, Any]] = {}
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         generators = []
         if "pbm" in args.settings:
             generators.append(pbm_cells(seed, args, t0))
@@ -524,6 +524,26 @@ def _result(rows: list, errors: list, cells_info: dict, unavailable: dict,
             "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"}
 
 
+def merge(result: dict[str, Any], other: dict[str, Any]) -> None:
+    """Add another run's seeds to *result* (same settings and methods; its seeds replace ours)."""
+    theirs = {(r["setting"], r["seed"]) for r in other["rows"]}
+    result["rows"] = [r for r in result["rows"] if (r["setting"], r["seed"]) not in theirs]
+    result["rows"] += other["rows"]
+    result["errors"] = result.get("errors", []) + other.get("errors", [])
+    for setting, info in other["cells"].items():
+        mine = result["cells"].setdefault(setting, {**info, **{k: [] for k, v in info.items()
+                                                              if isinstance(v, list)
+                                                              and k != "truth"}})
+        for key, value in info.items():
+            if key != "truth" and isinstance(value, list):
+                mine[key] = mine.get(key, []) + value
+    result["seeds_done"] = sorted({r["seed"] for r in result["rows"]})
+    result["seconds"] += other["seconds"]
+    result["complete"] = bool(result.get("complete", True) and other.get("complete", True))
+    result["config"]["seeds"] = len(result["seeds_done"])
+    result["argv"] = [*result.get("argv", []), "+", *other.get("argv", [])]
+
+
 def write_readme(table: str, path: Path = ROOT / "README.md") -> bool:
     """Replace the table between the README's study markers; False when they are missing."""
     text = path.read_text(encoding="utf-8")
@@ -558,6 +578,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--report-only", action="store_true",
                         help="rewrite the .md and the README table from the .json")
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="run seeds first..first+seeds-1 (split a run; join with --merge)")
+    parser.add_argument("--merge", nargs="+", type=Path, default=[],
+                        help="with --report-only: add the results of these .json files")
     parser.add_argument("--settings", nargs="+", default=["pbm", "cascade"],
                         choices=["pbm", "cascade"])
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
@@ -603,6 +627,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.report_only:
         result = json.loads(args.out.with_suffix(".json").read_text())
+        for path in args.merge:
+            merge(result, json.loads(path.read_text()))
         write_outputs(result, args.out, not args.no_readme)
         return
     if args.quick:
