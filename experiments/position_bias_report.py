@@ -171,8 +171,8 @@ def bias_table(result: dict, setting: str) -> str:
     """Learned biases (means over seeds) against the truth per position."""
     info = result["cells"][setting]
     truth = np.asarray(info["truth"], dtype=np.float64)
-    cols: list[tuple[str, np.ndarray]] = [("true θ_p/θ_1", truth), ("true log θ_p/θ_1",
-                                                                     np.log(truth))]
+    cols: list[tuple[str, np.ndarray]] = [("true θ_p/θ_1", truth), ("true θ_1/θ_p", 1 / truth),
+                                          ("true log θ_p/θ_1", np.log(truth))]
     for m in methods_run(result, setting):
         tables: dict[str, list[list[float]]] = {}
         for r in result["rows"]:
@@ -197,7 +197,7 @@ def bias_table(result: dict, setting: str) -> str:
             truth_text = "0.8" if setting.startswith("cascade") else "n/a: PBM"
             cols.append((f"estimated {key.replace('_', ' ')} (truth {truth_text})",
                          np.mean([f[:n] for f in fits], axis=0)))
-    if len(cols) == 2:
+    if len(cols) == 3:
         return "No method of this run exposes learned biases.\n"
     n = len(truth)
     lines = ["| position | " + " | ".join(c for c, _ in cols) + " |",
@@ -306,8 +306,9 @@ def markdown(result: dict) -> str:
         out.append(setting_table(result, setting))
         out.append("")
         out.append(f"Learned biases against the truth (means over seeds; positions 1–"
-                   f"{len(info['truth'])}). ltr's and XGBoost's t+ estimate θ_p/θ_1; a position "
-                   "term's offsets live on the score scale (compare their shape with log θ).")
+                   f"{len(info['truth'])}). ltr's and XGBoost's t+ estimate θ_p/θ_1 (t−/t+ is what "
+                   "weights a pair, to read against θ_1/θ_p); a position term's offsets live on "
+                   "the score scale (compare their shape with log θ).")
         out.append("")
         out.append(bias_table(result, setting))
         out.append("")
