@@ -306,8 +306,8 @@ def markdown(result: dict) -> str:
         out.append(setting_table(result, setting))
         out.append("")
         out.append(f"Learned biases against the truth (means over seeds; positions 1–"
-                   f"{len(info['truth'])}). ltr's and XGBoost's t+ estimate θ_p/θ_1 (t−/t+ is what "
-                   "weights a pair, to read against θ_1/θ_p); a position term's offsets live on "
+                   f"{len(info['truth'])}). ltr's and XGBoost's t+ estimate θ_p/θ_1 (issue 21 reads "
+                   "t−/t+ against θ_1/θ_p; a pair is weighted 1/(t+_i·t−_j)); a position term's offsets live on "
                    "the score scale (compare their shape with log θ).")
         out.append("")
         out.append(bias_table(result, setting))
