@@ -250,6 +250,10 @@ def markdown(result: dict) -> str:
         f"{cfg['rounds']} rounds, learning rate {cfg['learning_rate']}, {cfg['num_leaves']} "
         f"leaves, max depth {cfg['max_depth']}, LambdaRank truncation k = 10 for every method). "
         f"Machine: {result['machine']}; wall time {result['seconds'] / 60:.1f} min.")
+    cpu = sum(r.get("cpu_seconds", 0.0) for r in result["rows"]) / 60
+    out.append("")
+    out.append(f"CPU time of the fits (all threads): {cpu:.1f} min; the wall time is that of "
+               "the machine as it was (shared or not; split runs add up).")
     out.append("")
     if not result.get("complete", True):
         out.append(f"**Partial results**: the run stopped after seeds {result['seeds_done']} "
