@@ -379,10 +379,12 @@ def learned_biases(est: Any) -> dict[str, list[float]]:
                 out[key] = np.asarray(value, dtype=np.float64)[:SHOWN_POSITIONS].tolist()
             except (TypeError, ValueError):
                 pass
-    for name in ("position_offsets", "position_term"):  # ltr's position term, if exposed
-        value = getattr(model, name, None)
-        if value is not None and np.ndim(value) == 1:
-            out[name] = np.asarray(value, dtype=np.float64)[:SHOWN_POSITIONS].tolist()
+    term = getattr(model, "position_term", None)  # ltr's position term: {"offsets": [...]}
+    if isinstance(term, dict):
+        term = term.get("offsets")
+    if term is not None and np.ndim(term) == 1 and np.size(term) > 0:
+        b = np.asarray(term, dtype=np.float64)
+        out["offset b_p - b_1"] = (b - b[0])[:SHOWN_POSITIONS].tolist()
     if model.engine == "xgboost" and est.get_params().get("objective") == "native":
         objective = json.loads(model.booster.save_config())["learner"]["objective"]
         for key in ("ti+", "tj-"):
