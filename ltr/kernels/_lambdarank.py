@@ -59,8 +59,9 @@ above, ``w`` its pair weight and sampling scale) is added as
 ``li_row[high] += c / tm[slot_low]`` and ``lj_row[low] += c / tp[slot_high]``
 (:func:`ltr.kernels._pair_math._debiased_terms`); queries write disjoint
 slices, and the caller reduces the rows per position.  Debiasing takes one
-label row and evaluates one sigmoid per pair: the exact all-pairs fast path
-and the sampled ``E_a / E_b`` loops are not used (the same pairs are drawn).
+label row; with the exact sigmoid all pairs run in rank order with one ``exp``
+per document (:mod:`ltr.kernels._debiased`), while the sampled ``E_a / E_b``
+loops are not used (one sigmoid per drawn pair; the same pairs are drawn).
 
 Sorting: every call starts each query's sort from the order of the previous
 call on the same offsets (``warm``), an insertion sort that costs
@@ -97,6 +98,7 @@ from ltr.kernels._pair_math import (  # noqa: F401 - re-exported: objectives use
     lightgbm_sigmoid_table,
     position_discounts,
 )
+from ltr.kernels._debiased import _all_pairs_query_exact_debiased
 from ltr.kernels._sampled import _sampled_query
 
 
@@ -396,7 +398,14 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
                            ibuf, rb, acc_l, acc_h, inv_idcg[o, q], k, sigma, norm, use_table,
                            table, tmin, tmax, tfactor, disc, top, head_weight, pairs_per_doc,
                            state, f32, bias)
-        elif bias is not None or use_table or f32 or not _all_pairs_query_exact(
+        elif bias is not None:
+            if use_table or f32 or not _all_pairs_query_exact_debiased(
+                    scores, labels[o], gains[o], s, n, perm, acc_l, acc_h, rb, skey,
+                    inv_idcg[o, q], k, sigma, norm, disc, top, head_weight, bias):
+                _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
+                                 inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
+                                 tfactor, disc, top, head_weight, f32, bias)
+        elif use_table or f32 or not _all_pairs_query_exact(
                 scores, labels[o], gains[o], s, n, perm, acc_l, acc_h, rb, inv_idcg[o, q], k,
                 sigma, norm, disc, top, head_weight):
             _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
