@@ -10,6 +10,7 @@ costs, computed with
   s_b)) = E_a / E_b``, ``E_x = exp(sigma (s_x - s_max))``), and the pair's
   cost from the same ratio (``log1p(e)`` or ``log1p(1 / e)``, ``1 / e`` a
   product of the precomputed ``E`` and ``1 / E``);
+* no pair cost at all when the cost rows are empty (known propensities);
 * the bias tables read once per document (the reciprocals of ``t+`` and
   ``t-`` of its slot, in rank order) instead of twice per pair, so the
   division by ``t+ t-`` and the cost's division by ``t-`` / ``t+`` become
@@ -40,7 +41,8 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, s, n, perm, acc_l, ac
     Same contract as :func:`ltr.kernels._lambdarank._all_pairs_query` with
     ``bias = (slot, tp, tm, reverse, li_row, lj_row)`` and the exact sigmoid:
     ``acc_l`` / ``acc_h`` receive the (normalised) sums of the query in
-    document order, ``li_row`` / ``lj_row`` (zero on entry) the pair costs.
+    document order, ``li_row`` / ``lj_row`` (zero on entry) the pair costs;
+    empty cost rows (known propensities: nothing is learned) skip the costs.
     ``rb`` (five blocks of ``n_rows``) and ``skey`` (two halves of
     ``n_rows``) are scratch; the sort must be done.  Queries with a ``-inf``
     score or a score range beyond ``600 / sigma`` return ``False`` untouched
@@ -75,6 +77,7 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, s, n, perm, acc_l, ac
         acc_l[s + r] = 0.0
         acc_h[s + r] = 0.0
     regularize = norm and smax != smin
+    with_cost = li_row.shape[0] > 0
     sum_lambdas = 0.0
     for i in range(min(n - 1, k)):
         si = rb[o_s + i]
@@ -82,13 +85,17 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, s, n, perm, acc_l, ac
         gi = rb[o_g + i]
         ei = rb[o_e + i]
         ii = rb[o_i + i]
-        pi = skey[o_p + i]
-        mi = skey[o_m + i]
         di = disc[i]
         w = head_weight if i < top else 1.0
+        wc = w * inv_idcg  # pair weight and 1 / maxDCG, common to the pairs of i
+        # sigma |delta| w / (t+ t-) = |gap d| * c_i * (1 / t of j): i high (c_hi) or low (c_lo)
+        c_hi = sigma * wc * skey[o_p + i]
+        c_lo = sigma * wc * skey[o_m + i]
+        p_i = wc * skey[o_p + i]  # the cost's / t+ when i is the more relevant document
+        m_i = wc * skey[o_m + i]
         gl = 0.0
         gh = 0.0
-        ci_sum = 0.0  # cost sums of document i: as the more relevant (li) / less relevant (lj)
+        ci_sum = 0.0  # cost sums of document i (before wc): more relevant (li), less (lj)
         cj_sum = 0.0
         for j in range(i + 1, n):
             lj = rb[o_l + j]
@@ -99,46 +106,48 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, s, n, perm, acc_l, ac
                 ds = si - sj
                 gap = gi - rb[o_g + j]
                 e = ei * rb[o_i + j]
-                einv = ii * rb[o_e + j]
-                inv_high = pi
-                inv_low = skey[o_m + j]
+                f_j = skey[o_m + j]
+                cf = c_hi
             else:
                 ds = sj - si
                 gap = rb[o_g + j] - gi
                 e = rb[o_e + j] * ii
-                einv = ei * rb[o_i + j]
-                inv_high = skey[o_p + j]
-                inv_low = mi
-            delta = gap * abs(di - disc[j]) * inv_idcg
+                f_j = skey[o_p + j]
+                cf = c_lo
+            base = gap * abs(di - disc[j])  # |delta NDCG| * maxDCG
             c = _F32_001 + abs(ds) if regularize else 1.0
             t = 1.0 / ((1.0 + e) * c)
-            sd = sigma * delta
-            if reverse:
-                loss = math.log1p(e)
-            else:
-                x = sigma * ds
-                loss = -x if x < -30.0 else math.log1p(einv)
-            cost = loss * (delta / c) * w
-            wt = w * inv_high * inv_low
-            lam = -sd * t * wt
-            hes = sigma * sd * ((e * t) * c) * t * wt
+            dd = base * cf * f_j  # sigma |delta| w / (t+ t-)
+            lam = -dd * t
+            hes = sigma * dd * ((e * t) * c) * t
             gh += hes
             acc_h[s + j] += hes
             sum_lambdas -= 2.0 * lam
-            if li > lj:  # i high, j low
+            if li > lj:
                 gl += lam
                 acc_l[s + j] -= lam
-                ci_sum += cost * inv_low
-                lj_row[s + j] += cost * inv_high
-            else:  # j high, i low
+            else:
                 gl -= lam
                 acc_l[s + j] += lam
-                li_row[s + j] += cost * inv_low
-                cj_sum += cost * inv_high
+            if with_cost:
+                if reverse:
+                    loss = math.log1p(e)
+                else:
+                    x = sigma * ds
+                    loss = -x if x < -30.0 else math.log1p(
+                        rb[o_e + j] * ii if li > lj else ei * rb[o_i + j])
+                u = loss * base * ((1.0 + e) * t)  # loss |delta NDCG| maxDCG / c
+                if li > lj:  # i high, j low: li[i] += cost / t-[j], lj[j] += cost / t+[i]
+                    ci_sum += u * f_j
+                    lj_row[s + j] += u * p_i
+                else:  # j high, i low
+                    li_row[s + j] += u * m_i
+                    cj_sum += u * f_j
         acc_l[s + i] += gl
         acc_h[s + i] += gh
-        li_row[s + i] += ci_sum
-        lj_row[s + i] += cj_sum
+        if with_cost:
+            li_row[s + i] += ci_sum * wc
+            lj_row[s + i] += cj_sum * wc
     factor = 1.0
     if norm and sum_lambdas > 0.0:
         factor = math.log2(1.0 + sum_lambdas) / sum_lambdas
@@ -147,11 +156,14 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, s, n, perm, acc_l, ac
         d = perm[s + r]
         rb[o_s + d] = acc_l[s + r] * factor
         rb[o_l + d] = acc_h[s + r] * factor
-        rb[o_g + d] = li_row[s + r]
-        rb[o_e + d] = lj_row[s + r]
+        if with_cost:
+            rb[o_g + d] = li_row[s + r]
+            rb[o_e + d] = lj_row[s + r]
     for d in range(n):
         acc_l[s + d] = rb[o_s + d]
         acc_h[s + d] = rb[o_l + d]
-        li_row[s + d] = rb[o_g + d]
-        lj_row[s + d] = rb[o_e + d]
+    if with_cost:
+        for d in range(n):
+            li_row[s + d] = rb[o_g + d]
+            lj_row[s + d] = rb[o_e + d]
     return True

@@ -84,6 +84,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ltr.kernels._debiased import _all_pairs_query_exact_debiased
 from ltr.kernels._pair_math import (  # noqa: F401 - re-exported: objectives use them
     _F32_001,
     _OBJ_MUL,
@@ -98,7 +99,6 @@ from ltr.kernels._pair_math import (  # noqa: F401 - re-exported: objectives use
     lightgbm_sigmoid_table,
     position_discounts,
 )
-from ltr.kernels._debiased import _all_pairs_query_exact_debiased
 from ltr.kernels._sampled import _sampled_query
 
 
@@ -371,7 +371,7 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
     for i in range(n):
         grad[s + i] = 0.0
         hess[s + i] = 0.0
-    if bias is not None:
+    if bias is not None and bias[4].shape[0] > 0:
         for i in range(n):
             bias[4][s + i] = 0.0
             bias[5][s + i] = 0.0
