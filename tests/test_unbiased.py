@@ -154,6 +154,34 @@ def test_known_propensities_weight_pairs_by_the_clicked_position_and_stay_fixed(
     assert obj.bias_state()["mode"] == "propensity"
 
 
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"sigmoid": "lightgbm"},
+     {"sampling": TopKPairSampling(top=3, head_weight=2.0, pairs_per_doc=4, random_state=1)},
+     {"inf": True}],
+    ids=["exact", "lightgbm-sigmoid", "sampled", "minus-inf"],
+)
+def test_known_propensities_skip_the_costs_but_weight_pairs_as_learned_tables_do(options):
+    # Known propensities compute no pair costs (nothing is learned from them); their gradients
+    # are those of learned tables holding the same values (which do compute the costs), on
+    # every kernel path: rank-order exact, lookup table, sampled, -inf scores (general path).
+    options = dict(options)
+    rng = np.random.default_rng(5)
+    scores, labels, offsets = random_queries(rng, 30, 14)
+    if options.pop("inf", False):
+        scores[::7] = -np.inf
+    position = _positions(rng, offsets)
+    prop = np.array([1.0, 0.7, 0.5, 0.3, 0.2, 0.1])
+    known = LambdaRankObjective(k=6, propensity=prop, **options)
+    learned = LambdaRankObjective(k=6, unbiased=True, max_position=6, **options)
+    _state(learned, prop, np.ones(6))
+    for it in (0, 1):
+        g1, h1 = known.gradients(scores, labels, offsets, it, position=position)
+        g2, h2 = learned.gradients(scores, labels, offsets, it, position=position)
+        assert np.array_equal(g1, g2) and np.array_equal(h1, h2)
+        assert np.any(g1 != 0.0)
+
+
 def test_sample_weights_multiply_debiased_gradients():
     rng = np.random.default_rng(4)
     scores, labels, offsets = random_queries(rng, 10, 10)

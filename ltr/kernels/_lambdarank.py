@@ -59,8 +59,9 @@ above, ``w`` its pair weight and sampling scale) is added as
 ``li_row[high] += c / tm[slot_low]`` and ``lj_row[low] += c / tp[slot_high]``
 (:func:`ltr.kernels._pair_math._debiased_terms`); queries write disjoint
 slices, and the caller reduces the rows per position.  Debiasing takes one
-label row and evaluates one sigmoid per pair: the exact all-pairs fast path
-and the sampled ``E_a / E_b`` loops are not used (the same pairs are drawn).
+label row; with the exact sigmoid all pairs run in rank order with one ``exp``
+per document (:mod:`ltr.kernels._debiased`), while the sampled ``E_a / E_b``
+loops are not used (one sigmoid per drawn pair; the same pairs are drawn).
 
 Sorting: every call starts each query's sort from the order of the previous
 call on the same offsets (``warm``), an insertion sort that costs
@@ -83,6 +84,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ltr.kernels._debiased import _all_pairs_query_exact_debiased
 from ltr.kernels._pair_math import (  # noqa: F401 - re-exported: objectives use them
     _F32_001,
     _OBJ_MUL,
@@ -369,7 +371,7 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
     for i in range(n):
         grad[s + i] = 0.0
         hess[s + i] = 0.0
-    if bias is not None:
+    if bias is not None and bias[4].shape[0] > 0:
         for i in range(n):
             bias[4][s + i] = 0.0
             bias[5][s + i] = 0.0
@@ -396,7 +398,14 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
                            ibuf, rb, acc_l, acc_h, inv_idcg[o, q], k, sigma, norm, use_table,
                            table, tmin, tmax, tfactor, disc, top, head_weight, pairs_per_doc,
                            state, f32, bias)
-        elif bias is not None or use_table or f32 or not _all_pairs_query_exact(
+        elif bias is not None:
+            if use_table or f32 or not _all_pairs_query_exact_debiased(
+                    scores, labels[o], gains[o], s, n, perm, acc_l, acc_h, rb, skey,
+                    inv_idcg[o, q], k, sigma, norm, disc, top, head_weight, bias):
+                _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
+                                 inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
+                                 tfactor, disc, top, head_weight, f32, bias)
+        elif use_table or f32 or not _all_pairs_query_exact(
                 scores, labels[o], gains[o], s, n, perm, acc_l, acc_h, rb, inv_idcg[o, q], k,
                 sigma, norm, disc, top, head_weight):
             _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,

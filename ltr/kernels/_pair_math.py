@@ -218,18 +218,22 @@ def _debiased_terms(ds, delta, w, sigma, regularize, use_table, table, tmin, tma
     :func:`_terms_and_loss`; ``|delta|`` divided by ``0.01 + |ds|`` when
     ``regularize``) is added as
     ``li_row[high] += c / tm[slot_low]`` and ``lj_row[low] += c / tp[slot_high]``
-    (``high`` / ``low``: local row indices, offset ``s``).
+    (``high`` / ``low``: local row indices, offset ``s``); empty cost rows
+    (known propensities, nothing learned) skip the cost.
     """
     slot, tp, tm, reverse, li_row, lj_row = bias
-    pl, ph, loss = _terms_and_loss(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
-                                   tfactor, reverse)
     t_high = tp[slot[s + high]]
     t_low = tm[slot[s + low]]
+    wt = w / (t_high * t_low)
+    if li_row.shape[0] == 0:  # no cost rows (known propensities): no cost
+        pl, ph = _pair_terms(ds, delta, sigma, regularize, use_table, table, tmin, tmax, tfactor)
+        return pl * wt, ph * wt
+    pl, ph, loss = _terms_and_loss(ds, delta, sigma, regularize, use_table, table, tmin, tmax,
+                                   tfactor, reverse)
     dreg = delta / (_F32_001 + abs(ds)) if regularize else delta
     cost = loss * dreg * w
     li_row[s + high] += cost / t_low
     lj_row[s + low] += cost / t_high
-    wt = w / (t_high * t_low)
     return pl * wt, ph * wt
 
 

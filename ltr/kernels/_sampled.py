@@ -129,7 +129,7 @@ def _sampled_query(scores, labels, gains, gid, n_grades, s, n, perm, ibuf, rb, a
     ``bias`` is ``None`` (the debiasing code is then compiled out) or the
     tuple of :func:`ltr.kernels._pair_math._debiased_terms`: every draw then
     takes the one-sigmoid-per-pair loop (the same partners as without
-    debiasing).
+    debiasing); empty cost rows (known propensities) skip the pair costs.
     """
     for i in range(n):
         acc_l[s + i] = 0.0

@@ -264,10 +264,11 @@ class _LambdaRankBase:
         offsets: np.ndarray, iteration: int, sample_weight: np.ndarray | None,
         debias: Callable[[np.ndarray], tuple[Any, ...]] | None = None,
     ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
-        """``(grad, hess, costs)``; *debias* maps offsets to ``(slot, t+, t-, reverse)``.
+        """``(grad, hess, costs)``; *debias* maps offsets to ``(slot, t+, t-, reverse, learned)``.
 
-        ``costs`` is ``None`` without *debias*, else the per-row pair costs
-        ``(li_row, lj_row)`` (one label column: the objective weight is 1).
+        ``costs`` is ``None`` without *debias* or when not *learned* (known
+        propensities: the kernels then skip the pair costs), else the per-row
+        pair costs ``(li_row, lj_row)`` (one label column: the objective weight is 1).
         """
         n = scores.shape[0]
         for y, name in zip(label_cols, names):
@@ -300,8 +301,11 @@ class _LambdaRankBase:
         costs = None
         bias: tuple[tuple[Any, ...], ...] = ()  # none: the plain kernels
         if debias is not None:
-            costs = (np.empty(n, dtype=np.float64), np.empty(n, dtype=np.float64))
-            bias = ((*debias(offsets), *costs),)
+            slot, tp, tm, reverse, learned = debias(offsets)
+            m = n if learned else 0  # empty cost rows: no pair costs computed
+            rows = (np.empty(m, dtype=np.float64), np.empty(m, dtype=np.float64))
+            costs = rows if learned else None
+            bias = ((slot, tp, tm, reverse, *rows),)
         self._sorted_for = None  # perm is rewritten below; valid again once the call returns
         driver(
             scores, labels2d, gains2d, gid, n_grades, offsets, inv, obj_weights, k,

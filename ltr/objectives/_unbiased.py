@@ -42,7 +42,9 @@ and are re-estimated every boosting round from that round's costs only.
   +0.0063 / +0.0046 against +0.0003 / +0.0010.  Both costs are formed with the
   exact sigmoid in both ``sigmoid`` modes and ignore sample weights (as
   XGBoost, whose query weights scale gradients only); the per-round cost of
-  the kernel is the same for both (one ``exp`` and one ``log1p`` per pair).
+  the kernel is the same for both (one logarithm per pair; with the exact
+  sigmoid the pair's ``exp`` comes from one per document,
+  :mod:`ltr.kernels._debiased`).  Known propensities compute no costs.
 * **Positions beyond** ``max_position`` share the last tracked slot (Hu et
   al.'s ``position_bins``): every pair is debiased, and the tail's pairs
   pool into one estimate.  XGBoost instead leaves such pairs unweighted and
@@ -429,7 +431,7 @@ class PositionBiasMixin:
 
     def _debias(
         self, position: Any
-    ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, bool]] | None:
+    ) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]] | None:
         pos = self.position if position is None else position
         if self._bias.mode is None:
             if pos is not None:
@@ -439,8 +441,9 @@ class PositionBiasMixin:
             raise missing_position_error()
 
         reverse = self._bias.cost == "reversed_pair_loss"
+        learned = self._bias.mode == "learned"  # known propensities need no pair costs
 
-        def tables(offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+        def tables(offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]:
             c = self._pos_cache
             if c is None or c[0] is not pos or not np.array_equal(c[1], offsets):
                 slot = position_slots(pos, offsets, self._bias.n_slots)
@@ -451,7 +454,7 @@ class PositionBiasMixin:
                     slot = np.arange(offsets[-1], dtype=np.int64)
                 c = self._pos_cache = (pos, offsets.copy(), slot)
             assert self.t_plus_ is not None and self.t_minus_ is not None
-            return c[2], self.t_plus_, self.t_minus_, reverse
+            return c[2], self.t_plus_, self.t_minus_, reverse, learned
 
         return tables
 
