@@ -18,6 +18,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ltr.kernels._ranksort import RUN, merge_runs, rank_rows
+
 # How a row's gain is obtained.
 GAIN_TABLE = 0  # gains[i] precomputed per row
 GAIN_EXP2 = 1  # 2**label - 1
@@ -37,7 +39,6 @@ _BUFFER_MAX = 48
 _SMALL_MAX = 16
 _CAND_MAX = 48
 _CHUNK = 64  # queries per chunk; chunks are dealt round-robin to the blocks
-_RUN = 4  # merge sort: insertion-sorted runs of this length (short: fewer mispredictions)
 
 
 @njit(cache=True)
@@ -65,33 +66,20 @@ def _tie(i, labels, gains, gain_mode, tie_keys, tie_mode):
     return -float(i)  # stable (and average, where the order inside a tie is irrelevant)
 
 
-@njit(cache=True, inline="always")
-def _after_earlier(k_late, i_late, k_early, i_early, tie_vals, start, use_tie):
-    """Whether row ``i_late`` ranks before row ``i_early < i_late`` (given their keys).
-
-    Key descending, then tie value descending; equal on both, the earlier row
-    ranks first.  This is a total order over the rows of a query.
-    """
-    if k_late != k_early:
-        return k_late > k_early
-    if use_tie:
-        return tie_vals[i_late - start] > tie_vals[i_early - start]
-    return False
-
-
 @njit(cache=True)
 def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
                buf_idx, buf_tmp, sort_f):
     """Fill ``buf_idx[:m]`` with rows ``start:end`` fully sorted (best first), in place.
 
-    A bottom-up merge sort of (key, row) pairs: insertion-sorted runs of
-    ``_RUN`` rows, then merges back and forth between ``buf_idx``/``sort_f[1]``
-    and ``buf_tmp``/``sort_f[2]`` (``sort_f[0]`` holds the tie values when the
-    tie mode needs them).  A left run always holds earlier rows than the right
-    run it is merged with, so comparing keys and tie values suffices.  The
-    order (primary descending, tie value descending, row ascending) is total:
-    the result is the unique order a stable sort by tie value and then by
-    primary gives.  Needs ``end - start`` entries in every buffer.
+    A bottom-up merge sort of (key, row) pairs: runs of ``RUN`` rows ordered by
+    rank counting (:mod:`ltr.kernels._ranksort`), then branch-free merges back
+    and forth between ``buf_idx``/``sort_f[1]`` and ``buf_tmp``/``sort_f[2]``
+    (``sort_f[0]`` holds the tie values when the tie mode needs them).  A left
+    run always holds earlier rows than the right run it is merged with, so
+    comparing keys and tie values suffices.  The order (primary descending,
+    tie value descending, row ascending) is total: the result is the unique
+    order a stable sort by tie value and then by primary gives.  Needs
+    ``end - start`` entries in every buffer.
     """
     n = end - start
     use_tie = not (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
@@ -101,56 +89,25 @@ def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end
     if use_tie:
         for j in range(n):
             tie_vals[j] = _tie(start + j, labels, gains, gain_mode, tie_keys, tie_mode)
-    for lo in range(0, n, _RUN):
-        hi = min(lo + _RUN, n)
-        for i in range(lo, hi):
-            x = start + i
-            kx = primary[x]
-            j = i
-            while j > lo and _after_earlier(kx, x, key_a[j - 1], buf_idx[j - 1], tie_vals,
-                                            start, use_tie):
-                buf_idx[j] = buf_idx[j - 1]
-                key_a[j] = key_a[j - 1]
-                j -= 1
-            buf_idx[j] = x
-            key_a[j] = kx
+    for lo in range(0, n, RUN):
+        hi = min(lo + RUN, n)
+        rank = buf_tmp[lo:hi]  # free until the first merge
+        ps = primary[start + lo:start + hi]
+        rank_rows(ps, tie_vals[lo:hi], use_tie, rank)
+        for j in range(hi - lo):
+            r = lo + rank[j]
+            buf_idx[r] = start + lo + j
+            key_a[r] = ps[j]
     in_tmp = False  # whether the sorted runs are in buf_tmp / key_b
-    width = _RUN
+    width = RUN
     while width < n:
         src_i = buf_tmp if in_tmp else buf_idx
         src_k = key_b if in_tmp else key_a
         dst_i = buf_idx if in_tmp else buf_tmp
         dst_k = key_a if in_tmp else key_b
         for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            a = lo
-            b = mid
-            o = lo
-            while a < mid and b < hi:
-                ka = src_k[a]
-                kb = src_k[b]
-                ia = src_i[a]
-                ib = src_i[b]
-                if _after_earlier(kb, ib, ka, ia, tie_vals, start, use_tie):
-                    dst_i[o] = ib
-                    dst_k[o] = kb
-                    b += 1
-                else:
-                    dst_i[o] = ia
-                    dst_k[o] = ka
-                    a += 1
-                o += 1
-            while a < mid:
-                dst_i[o] = src_i[a]
-                dst_k[o] = src_k[a]
-                a += 1
-                o += 1
-            while b < hi:
-                dst_i[o] = src_i[b]
-                dst_k[o] = src_k[b]
-                b += 1
-                o += 1
+            merge_runs(src_i, src_k, dst_i, dst_k, tie_vals, start, use_tie, lo,
+                       min(lo + width, n), min(lo + 2 * width, n))
         in_tmp = not in_tmp
         width *= 2
     if in_tmp:
