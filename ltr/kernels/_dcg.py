@@ -18,7 +18,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ltr.kernels._ranksort import RUN, merge_runs, rank_rows
+from ltr.kernels._ranksort import RUN, RUN_TIED, merge_runs, rank_rows, rank_stable
 
 # How a row's gain is obtained.
 GAIN_TABLE = 0  # gains[i] precomputed per row
@@ -38,6 +38,11 @@ _BUFFER_MAX = 48
 # (_select_top_stable), unless more than _CAND_MAX rows reach the threshold.
 _SMALL_MAX = 16
 _CAND_MAX = 48
+# buf_p: the insertion buffer, or (queries of <= RUN rows) tie values and per-rank terms.
+_P_WIDTH = max(_BUFFER_MAX + 1, 2 * RUN + 1)
+_TMP_MIN = max(_CAND_MAX + 1, RUN)  # buf_tmp: candidates, or ranks (queries of <= RUN rows)
+# Ideal DCG of queries of at most this many rows by rank counting, not the label histogram.
+_COUNT_IDEAL_MAX = 16
 _CHUNK = 64  # queries per chunk; chunks are dealt round-robin to the blocks
 
 
@@ -89,8 +94,9 @@ def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end
     if use_tie:
         for j in range(n):
             tie_vals[j] = _tie(start + j, labels, gains, gain_mode, tie_keys, tie_mode)
-    for lo in range(0, n, RUN):
-        hi = min(lo + RUN, n)
+    run = RUN_TIED if use_tie else RUN
+    for lo in range(0, n, run):
+        hi = min(lo + run, n)
         rank = buf_tmp[lo:hi]  # free until the first merge
         ps = primary[start + lo:start + hi]
         rank_rows(ps, tie_vals[lo:hi], use_tie, rank)
@@ -99,7 +105,7 @@ def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end
             buf_idx[r] = start + lo + j
             key_a[r] = ps[j]
     in_tmp = False  # whether the sorted runs are in buf_tmp / key_b
-    width = RUN
+    width = run
     while width < n:
         src_i = buf_tmp if in_tmp else buf_idx
         src_k = key_b if in_tmp else key_a
@@ -247,18 +253,10 @@ def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, en
 
 
 @njit(cache=True)
-def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start, end, m,
-               buf_idx, buf_p, buf_tmp, sort_f):
-    if not (m <= _SMALL_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
-            and _select_top_stable(scores, start, end, m, buf_idx, buf_p, buf_tmp)):
-        _select_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                    buf_idx, buf_p, buf_tmp, sort_f)
+def _average_ties_dcg(labels, scores, gains, gain_mode, discount, start, end, m, buf_idx):
+    """DCG of the top ``m`` rows ``buf_idx[:m]`` (best first), averaged over tied scores."""
     total = 0.0
-    if tie_mode != TIES_AVERAGE:
-        for j in range(m):
-            total += _gain(buf_idx[j], labels, gains, gain_mode) * discount[j]
-        return total
-    # Average over ties: groups of equal score inside the top m.
+    # Groups of equal score inside the top m.
     j = 0
     while j < m:
         s = scores[buf_idx[j]]
@@ -282,6 +280,66 @@ def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, s
         total += g / cnt * dsum
         j = e
     return total
+
+
+@njit(cache=True, inline="always")
+def _ranked_sum(labels, gains, gain_mode, discount, start, rank, m, contrib):
+    """Sum of ``gain * discount[rank]`` over the rows ranked below ``m``, in rank order.
+
+    Branch-free: a rank ``>= m`` lands in ``contrib[m]``; the sum runs in rank
+    order, as the selection paths' sums do (same rounding).
+    """
+    for j in range(rank.shape[0]):
+        r = min(rank[j], m)
+        contrib[r] = _gain(start + j, labels, gains, gain_mode) * discount[min(r, m - 1)]
+    total = 0.0
+    for r in range(m):
+        total += contrib[r]
+    return total
+
+
+@njit(cache=True, inline="always")
+def _query_dcg_counted(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start,
+                       end, m, buf_idx, rank, tv, contrib):
+    """DCG of a query of at most ``RUN`` rows, its order found by rank counting."""
+    n = end - start
+    use_tie = not (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
+    if use_tie:
+        for j in range(n):
+            tv[j] = _tie(start + j, labels, gains, gain_mode, tie_keys, tie_mode)
+    rank_rows(scores[start:end], tv[:n], use_tie, rank[:n])
+    if tie_mode != TIES_AVERAGE:
+        return _ranked_sum(labels, gains, gain_mode, discount, start, rank[:n], m, contrib)
+    for j in range(n):
+        buf_idx[min(rank[j], m)] = start + j
+    return _average_ties_dcg(labels, scores, gains, gain_mode, discount, start, end, m, buf_idx)
+
+
+@njit(cache=True)
+def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start, end, m,
+               buf_idx, buf_p, buf_tmp, sort_f):
+    if not (m <= _SMALL_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
+            and _select_top_stable(scores, start, end, m, buf_idx, buf_p, buf_tmp)):
+        _select_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                    buf_idx, buf_p, buf_tmp, sort_f)
+    total = 0.0
+    if tie_mode != TIES_AVERAGE:
+        for j in range(m):
+            total += _gain(buf_idx[j], labels, gains, gain_mode) * discount[j]
+        return total
+    return _average_ties_dcg(labels, scores, gains, gain_mode, discount, start, end, m, buf_idx)
+
+
+@njit(cache=True, inline="always")
+def _query_idcg_counted(labels, gains, gain_mode, key, discount, start, end, m, rank, contrib):
+    """Ideal DCG of a short query: rows ranked by their ideal ``key`` (rank counting).
+
+    The gains at each rank are those of the histogram or selection paths (rows
+    ordered by label, or by gain), and the sum runs in rank order (same rounding).
+    """
+    n = end - start
+    rank_stable(key[start:end], rank[:n])
+    return _ranked_sum(labels, gains, gain_mode, discount, start, rank[:n], m, contrib)
 
 
 @njit(cache=True)
@@ -348,10 +406,35 @@ def _dcg_idcg_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie
             n = end - start
             m = n if (k <= 0 or k > n) else k
             if want_dcg:
-                out_dcg[q] = _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode,
-                                        discount, start, end, m, buf_idx, buf_p, buf_tmp,
-                                        sort_f)
-            if want_idcg:
+                stable = tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE
+                if n <= (RUN if stable else RUN_TIED) and (m == n or m > _BUFFER_MAX):
+                    # tie modes as constants: each copy compiles without the others' branches
+                    if tie_mode == TIES_STABLE:
+                        out_dcg[q] = _query_dcg_counted(
+                            labels, scores, gains, gain_mode, tie_keys, TIES_STABLE, discount,
+                            start, end, m, buf_idx, buf_tmp, buf_p[:RUN], buf_p[RUN:])
+                    elif tie_mode == TIES_AVERAGE:
+                        out_dcg[q] = _query_dcg_counted(
+                            labels, scores, gains, gain_mode, tie_keys, TIES_AVERAGE, discount,
+                            start, end, m, buf_idx, buf_tmp, buf_p[:RUN], buf_p[RUN:])
+                    else:
+                        out_dcg[q] = _query_dcg_counted(
+                            labels, scores, gains, gain_mode, tie_keys, tie_mode, discount,
+                            start, end, m, buf_idx, buf_tmp, buf_p[:RUN], buf_p[RUN:])
+                else:
+                    out_dcg[q] = _query_dcg(labels, scores, gains, gain_mode, tie_keys,
+                                            tie_mode, discount, start, end, m, buf_idx, buf_p,
+                                            buf_tmp, sort_f)
+            if want_idcg and n <= _COUNT_IDEAL_MAX:
+                if ideal_mode == 1:
+                    key = ideal_keys
+                elif gain_mode == GAIN_TABLE:
+                    key = gains
+                else:
+                    key = labels  # exp2 and linear gains increase with the label
+                out_idcg[q] = _query_idcg_counted(labels, gains, gain_mode, key, discount, start,
+                                                  end, m, buf_tmp, buf_p[RUN:])
+            elif want_idcg:
                 out_idcg[q] = _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode,
                                           label_gain, counts, discount, start, end, m,
                                           buf_idx, buf_p, buf_tmp, sort_f)
@@ -381,8 +464,8 @@ def _widths(offsets, k):
 def _block_buffers(n_blocks, offsets, k, n_labels):
     width, sort_width = _widths(offsets, k)
     buf_idx = np.empty((n_blocks, width + 1), dtype=np.int64)  # + 1: _rank_candidates
-    buf_p = np.empty((n_blocks, _BUFFER_MAX + 1))
-    buf_tmp = np.empty((n_blocks, max(sort_width, _CAND_MAX + 1)), dtype=np.int64)
+    buf_p = np.empty((n_blocks, _P_WIDTH))
+    buf_tmp = np.empty((n_blocks, max(sort_width, _TMP_MIN)), dtype=np.int64)
     sort_f = np.empty((n_blocks, 3, sort_width))  # tie values, two key buffers
     counts = np.empty((n_blocks, max(n_labels, 1)), dtype=np.int64)
     return buf_idx, buf_p, buf_tmp, sort_f, counts
@@ -450,6 +533,6 @@ def _block_buffers_np(offsets, k, n_labels):
     sorted_sizes = sizes[m > _BUFFER_MAX]
     sort_width = int(sorted_sizes.max()) if sorted_sizes.size else 0
     width = max(max_n if (k <= 0 or k > max_n) else k, sort_width, 1)
-    return (np.empty(width + 1, dtype=np.int64), np.empty(_BUFFER_MAX + 1),
-            np.empty(max(sort_width, _CAND_MAX + 1), dtype=np.int64),
+    return (np.empty(width + 1, dtype=np.int64), np.empty(_P_WIDTH),
+            np.empty(max(sort_width, _TMP_MIN), dtype=np.int64),
             np.empty((3, sort_width)), np.empty(max(n_labels, 1), dtype=np.int64))

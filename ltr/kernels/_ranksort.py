@@ -20,9 +20,11 @@ from numba import njit
 
 #: Rank-count whole queries (or runs) of at most this many rows.
 RUN = 128
+#: The same with a tie value (two comparisons per pair: shorter runs pay off).
+RUN_TIED = 32
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rank_stable(ps, rank):
     """``rank[j]``: rows of ``ps`` ahead of row ``j`` (score descending, row ascending).
 
@@ -41,7 +43,7 @@ def rank_stable(ps, rank):
         rank[j] = r
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rank_tied(ps, tv, rank):
     """As :func:`rank_stable`, equal scores ordered by tie value ``tv`` descending, then row."""
     n = ps.shape[0]
@@ -60,7 +62,7 @@ def rank_tied(ps, tv, rank):
         rank[j] = r
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rank_rows(ps, tv, use_tie, rank):
     """Rank of each row of the run (see :func:`rank_stable`, :func:`rank_tied`)."""
     if use_tie:
@@ -110,4 +112,4 @@ def merge_runs(src_i, src_k, dst_i, dst_k, tie_vals, start, use_tie, lo, mid, hi
         o += 1
 
 
-__all__ = ["RUN", "merge_runs", "rank_rows", "rank_stable", "rank_tied"]
+__all__ = ["RUN", "RUN_TIED", "merge_runs", "rank_rows", "rank_stable", "rank_tied"]
