@@ -47,6 +47,7 @@ from ltr.clicks.ips import ips_dcg, ips_ndcg
 from ltr.groups import resolve_groups
 from ltr.kernels import _dcg as K
 from ltr.kernels._dcg_multi import dcg_idcg_multi
+from ltr.kernels._dcg_split import dcg_idcg_split, split_threads
 from ltr.kernels._scan import PARALLEL_MIN_ROWS as _SCAN_MIN_ROWS
 from ltr.kernels._scan import label_score_stats
 from ltr.metrics.gains import GainSpec, check_exp2_labels, parse_gain
@@ -432,10 +433,14 @@ def _run_kernel(
     out_dcg = np.zeros(n_q)
     out_idcg = np.zeros(n_q)
     discount = _discount_for(prep, k)
-    K.dcg_idcg(prep.labels, prep.scores, prep.gains, prep.gain_mode, prep.tie_keys,
-               prep.tie_mode, prep.ideal_keys, prep.ideal_mode, prep.label_gain, discount,
-               prep.offsets,
-               0 if k is None else k, out_dcg, out_idcg, want_dcg, want_idcg)
+    args = (prep.labels, prep.scores, prep.gains, prep.gain_mode, prep.tie_keys, prep.tie_mode,
+            prep.ideal_keys, prep.ideal_mode, prep.label_gain, discount, prep.offsets,
+            0 if k is None else k, out_dcg, out_idcg, want_dcg, want_idcg)
+    threads = split_threads(prep.offsets)  # a few very long queries: split each across threads
+    if threads:
+        dcg_idcg_split(*args, threads)
+    else:
+        K.dcg_idcg(*args)
     return out_dcg, out_idcg
 
 
