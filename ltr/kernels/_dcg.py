@@ -1,12 +1,21 @@
 """DCG kernels over flat arrays and query offsets (numba, no validation).
 
-One query at a time, the top ``m = min(k, n)`` documents are selected either
-with a small sorted insertion buffer (``m <= 48``: one pass over the query,
-most documents rejected by a single comparison; this also sorts short queries
-whole) or with a merge sort of the query's (score, row) pairs (``m`` large).  Neither
-allocates: the drivers allocate every buffer once per call, one set per block
-of queries (one block in the serial driver, one per thread in the parallel
-one), sized for the longest query that needs it.
+One query at a time, the top ``m = min(k, n)`` documents are found by one of:
+
+* rank counting (:mod:`ltr.kernels._ranksort`) for queries of at most ``RUN``
+  rows (``RUN_TIED`` with a tie key) ranked whole or with ``m > 48``: each
+  row's rank is counted with branch-free, vectorised comparisons;
+* a threshold and rank counting of the candidates (``m <= 16``, ties in row order);
+* a small sorted insertion buffer (other ``m <= 48``: one pass over the query,
+  most documents rejected by a single comparison);
+* a merge sort of the query's (score, row) pairs: rank-counted runs merged
+  without branches (``m`` large).
+
+None allocates: the drivers allocate every buffer once per call, one set per
+block of queries (one block in the serial driver, one per thread in the
+parallel one), sized for the longest query that needs it.  Several cut-offs in
+one pass: :mod:`ltr.kernels._dcg_multi`; a few very long queries split across
+threads: :mod:`ltr.kernels._dcg_split`.
 
 Conventions are passed as small integers (see the ``*_MODE`` constants) and
 plain arrays; the public wrapper in :mod:`ltr.metrics` maps names to them.

@@ -488,7 +488,6 @@ def reduce_values(per_query: np.ndarray, weights: np.ndarray | None, n_skipped: 
     return MetricValue(value, n_used, n_skipped)
 
 
-
 def per_k(ks: list[int | None], k_arg: Any, compute: Callable[[int | None], Any]) -> Any:
     """``{k: compute(k)}`` when *k_arg* was a list, else ``compute(k)`` of the one cut-off."""
     if isinstance(k_arg, (list, tuple, np.ndarray)):
@@ -596,11 +595,3 @@ def ndcg(
         return reduce_values(per_query, prep.weights, n_empty if skip else 0, reduce, unweighted)
 
     return per_k(ks, k, compute)
-
-
-
-
-
-
-
-
