@@ -128,6 +128,7 @@ def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end
     if in_tmp:
         for j in range(m):
             buf_idx[j] = buf_tmp[j]
+            key_a[j] = key_b[j]  # the sorted keys stay in sort_f[1] (read by _dcg_split)
 
 
 @njit(cache=True)

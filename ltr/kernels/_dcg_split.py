@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from ltr.kernels._dcg import (
+    _BUFFER_MAX,
     GAIN_TABLE,
     TIES_AVERAGE,
     TIES_STABLE,
@@ -27,6 +28,7 @@ from ltr.kernels._dcg import (
     _tie,
 )
 from ltr.kernels._dcg_multi import _order_top
+from ltr.kernels._ranksort import RUN, RUN_TIED
 
 #: Split queries across threads when there are fewer queries than threads and
 #: each has at least this many rows.
@@ -34,10 +36,13 @@ SPLIT_MIN_ROWS = 100_000
 
 
 @njit(cache=True, inline="always")
-def _ahead(a, b, primary, labels, gains, gain_mode, tie_keys, tie_mode):
-    """Whether row ``a`` ranks before row ``b`` (score, then tie value, descending; then row)."""
-    if primary[a] != primary[b]:
-        return primary[a] > primary[b]
+def _ahead(a, b, ka, kb, labels, gains, gain_mode, tie_keys, tie_mode):
+    """Whether row ``a`` (key ``ka``) ranks before row ``b`` (key ``kb``).
+
+    Key, then tie value, descending; then row ascending.
+    """
+    if ka != kb:
+        return ka > kb
     if not (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE):
         ta = _tie(a, labels, gains, gain_mode, tie_keys, tie_mode)
         tb = _tie(b, labels, gains, gain_mode, tie_keys, tie_mode)
@@ -47,21 +52,55 @@ def _ahead(a, b, primary, labels, gains, gain_mode, tie_keys, tie_mode):
 
 
 @njit(cache=True)
-def _merge_slices(cand, lengths, m, primary, labels, gains, gain_mode, tie_keys, tie_mode, heads,
+def _merge_slices(cand, keys, lengths, m, labels, gains, gain_mode, tie_keys, tie_mode, heads,
                   out):
-    """``out[:m]``: the best ``m`` rows of the slices' sorted lists ``cand[t, :lengths[t]]``."""
+    """``out[:m]``: the best ``m`` rows of the slices' sorted lists ``cand[t, :lengths[t]]``.
+
+    ``keys[t, j]`` is the key of ``cand[t, j]``: the merge reads keys in order
+    (the rows' own keys would be read at random).
+    """
     n_t = lengths.shape[0]
+    if n_t == 2:  # two slices (two cores): one select per row, no loop over slices
+        l0 = lengths[0]
+        l1 = lengths[1]
+        a = 0
+        b = 0
+        for r in range(m):
+            if a < l0 and b < l1:
+                take_b = _ahead(cand[1, b], cand[0, a], keys[1, b], keys[0, a], labels, gains,
+                                gain_mode, tie_keys, tie_mode)
+            else:
+                take_b = a >= l0
+            out[r] = cand[1, b] if take_b else cand[0, a]
+            b += take_b
+            a += 1 - take_b
+        return
     for t in range(n_t):
         heads[t] = 0
     for r in range(m):
         best = -1
         for t in range(n_t):
-            if heads[t] < lengths[t] and (best < 0 or _ahead(
-                    cand[t, heads[t]], cand[best, heads[best]], primary, labels, gains,
-                    gain_mode, tie_keys, tie_mode)):
+            h = heads[t]
+            if h < lengths[t] and (best < 0 or _ahead(
+                    cand[t, h], cand[best, heads[best]], keys[t, h], keys[best, heads[best]],
+                    labels, gains, gain_mode, tie_keys, tie_mode)):
                 best = t
         out[r] = cand[best, heads[best]]
         heads[best] += 1
+
+
+@njit(cache=True)
+def _slice_keys(primary, buf_idx, sort_f, mt, n_slice, stable, out):
+    """Keys of a slice's ``mt`` ordered rows: those its merge sort left, else gathered.
+
+    :func:`_order_top` merge-sorts when ``mt > _BUFFER_MAX`` and the slice is
+    longer than a rank-counted run.
+    """
+    if mt > _BUFFER_MAX and n_slice > (RUN if stable else RUN_TIED):
+        out[:mt] = sort_f[1, :mt]
+    else:
+        for j in range(mt):
+            out[j] = primary[buf_idx[j]]
 
 
 @njit(cache=True, parallel=True)
@@ -76,6 +115,8 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
     width = buf_idx.shape[1]
     cand = np.empty((n_t, width), dtype=np.int64)
     ideal = np.empty((n_t, width), dtype=np.int64)
+    cand_k = np.empty((n_t, width))
+    ideal_k = np.empty((n_t, width))
     lengths = np.empty(n_t, dtype=np.int64)
     usable = np.ones(n_t, dtype=np.bool_)
     if ideal_mode == 1:
@@ -93,6 +134,8 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
             _order_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, lo, hi, mt,
                        buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
             cand[t, :mt] = buf_idx[t, :mt]
+            _slice_keys(scores, buf_idx[t], sort_f[t], mt, hi - lo,
+                        tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE, cand_k[t])
         if want_idcg:
             ok = n_labels > 0
             ct = counts[t]
@@ -110,11 +153,12 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
                 _order_top(ideal_key, labels, gains, gain_mode, ideal_keys, TIES_STABLE, lo, hi,
                            mt, buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
                 ideal[t, :mt] = buf_idx[t, :mt]
+                _slice_keys(ideal_key, buf_idx[t], sort_f[t], mt, hi - lo, True, ideal_k[t])
     heads = np.empty(n_t, dtype=np.int64)
     top = buf_idx[0]
     dcg = 0.0
     if want_dcg:
-        _merge_slices(cand, lengths, m, scores, labels, gains, gain_mode, tie_keys, tie_mode,
+        _merge_slices(cand, cand_k, lengths, m, labels, gains, gain_mode, tie_keys, tie_mode,
                       heads, top)
         if tie_mode == TIES_AVERAGE:
             dcg = _average_ties_dcg(labels, scores, gains, gain_mode, discount, start, end, m,
@@ -146,7 +190,9 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
                     _order_top(ideal_key, labels, gains, gain_mode, ideal_keys, TIES_STABLE, lo,
                                hi, lengths[t], buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
                     ideal[t, :lengths[t]] = buf_idx[t, :lengths[t]]
-            _merge_slices(ideal, lengths, m, ideal_key, labels, gains, gain_mode, ideal_keys,
+                    _slice_keys(ideal_key, buf_idx[t], sort_f[t], lengths[t], hi - lo, True,
+                                ideal_k[t])
+            _merge_slices(ideal, ideal_k, lengths, m, labels, gains, gain_mode, ideal_keys,
                           TIES_STABLE, heads, top)
             for j in range(m):
                 idcg += _gain(top[j], labels, gains, gain_mode) * discount[j]
