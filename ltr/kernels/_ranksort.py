@@ -43,7 +43,7 @@ def rank_stable(ps, rank):
         rank[j] = r
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def rank_tied(ps, tv, rank):
     """As :func:`rank_stable`, equal scores ordered by tie value ``tv`` descending, then row."""
     n = ps.shape[0]
