@@ -19,8 +19,12 @@ over LightGBM's.
 
 Usage::
 
-    python experiments/bench_ndcg.py            # 100,000 queries x 100 docs + MSLR-shaped set
-    python experiments/bench_ndcg.py --quick    # 10,000 x 100, for a smoke run
+    python experiments/bench_ndcg.py            # headline + every shape vs LightGBM + 10^6 query
+    python experiments/bench_ndcg.py --lightgbm-shapes   # ltr from qid vs LightGBM, by shape
+    python experiments/bench_ndcg.py --single   # one 10^6-doc query: all threads vs 1 thread
+    PYTHONPATH=/work/before python experiments/bench_ndcg.py --single   # ... the code before
+    python experiments/bench_ndcg.py --peers    # 100,000 queries x 100 docs + MSLR-shaped set
+    python experiments/bench_ndcg.py --quick    # the peer tables on 10,000 x 100, a smoke run
     python experiments/bench_ndcg.py --shapes   # ltr alone on other shapes (short, long, k lists)
     python experiments/bench_ndcg.py --headline # only LightGBM, ltr from offsets, ltr from qid
     python experiments/bench_ndcg.py --kernel   # the serial dcg kernel alone, CPU time per row
@@ -225,6 +229,111 @@ def bench_set(name, y, s, offsets, *, repeats, ranx_queries, sklearn_queries, ou
           " (target <= ~3)", file=out)
 
 
+# label, docs per query, queries, k (LightGBM's eval_at: the same cut-offs; None: the whole query)
+LIGHTGBM_SHAPES = [
+    ("10-doc queries, k=10", 10, 100_000, 10),
+    ("30-doc queries, k=10", 30, 33_333, 10),
+    ("100-doc queries, k=10", 100, 10_000, 10),
+    ("100-doc queries, k=20", 100, 10_000, 20),
+    ("100-doc queries, k=50", 100, 10_000, 50),
+    ("100-doc queries, k=100", 100, 10_000, 100),
+    ("100-doc queries, k=None (whole list)", 100, 10_000, None),
+    ("1000-doc queries, k=1000", 1_000, 1_000, 1_000),
+    ("10^4-doc queries, k=1000", 10_000, 100, 1_000),
+    ("100-doc queries, k=[1, 5, 10, 20]", 100, 10_000, [1, 5, 10, 20]),
+    ("100-doc queries, k=[1, 10, 100, 1000]", 100, 10_000, [1, 10, 100, 1000]),
+    ("1000-doc queries, k=[1, 10, 100, 1000]", 1_000, 1_000, [1, 10, 100, 1000]),
+]
+
+
+def _lgb_eval_booster(y, s, sizes, eval_at):
+    import lightgbm as lgb
+
+    ds = lgb.Dataset(np.zeros((len(y), 1)), y, group=sizes, init_score=s,
+                     params={"verbosity": -1})
+    return lgb.Booster(params={"objective": "lambdarank", "metric": "ndcg", "eval_at": eval_at,
+                               "verbosity": -1}, train_set=ds)
+
+
+def bench_lightgbm_shapes(repeats, out):
+    """ltr from qid vs LightGBM's eval on every LIGHTGBM_SHAPES case, interleaved per shape."""
+    print(f"\n## ltr from qid vs LightGBM's eval by shape (about 10^6 rows each; median of "
+          f"{repeats} interleaved runs; load average {os.getloadavg()[0]:.1f})", file=out)
+    print("\n| case | rows | LightGBM wall ms | ltr wall ms | ratio (wall) | LightGBM CPU ms | "
+          "ltr CPU ms | ratio (CPU) | max abs diff |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+          file=out)
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    for label, size, n_q, k in LIGHTGBM_SHAPES:
+        n = size * n_q
+        y = rng.choice(5, size=n, p=[0.52, 0.32, 0.13, 0.02, 0.01]).astype(np.float64)
+        s = ties_like_a_model(rng, n) + 0.5 * y
+        qid = np.repeat(np.arange(n_q), size)
+        ks = k if isinstance(k, list) else [size if k is None else k]
+        bst = _lgb_eval_booster(y, s, np.full(n_q, size), ks)
+        timed = interleaved({
+            "lgb": bst.eval_train,
+            "ltr": lambda y=y, s=s, qid=qid, k=k: ndcg(y, s, qid=qid, k=k, convention="lightgbm"),
+        }, repeats)
+        v_lgb = [r[2] for r in bst.eval_train()]
+        v_ltr = ndcg(y, s, qid=qid, k=k, convention="lightgbm")
+        v_ltr = [float(v_ltr[kk]) for kk in k] if isinstance(k, list) else [float(v_ltr)]
+        diff = max(abs(a - b) for a, b in zip(v_lgb, v_ltr))
+        (lw, lc), (tw, tc) = timed["lgb"], timed["ltr"]
+        worst = max(worst, tw / lw)
+        print(f"| {label} | {n:,} | {lw * 1e3:.1f} | {tw * 1e3:.1f} | {tw / lw:.2f} | "
+              f"{lc * 1e3:.1f} | {tc * 1e3:.1f} | {tc / lc:.2f} | {diff:.1e} |", file=out,
+              flush=True)
+        if diff > 1e-12:
+            print(f"WARNING: {label}: LightGBM {v_lgb} != ltr {v_ltr}", file=out)
+    print(f"\nHighest ratio ltr / LightGBM (wall): {worst:.2f} (target <= 1 in every shape)",
+          file=out)
+
+
+def bench_single_query(repeats, out):
+    """One 10^6-document query from qid: all numba threads vs one thread, interleaved.
+
+    With one thread the per-query driver runs (the only path before queries were split);
+    run this same mode under ``PYTHONPATH=/work/before`` for the code before the change.
+    """
+    import numba
+
+    rng = np.random.default_rng(0)
+    n = 1_000_000
+    y = rng.choice(5, size=n, p=[0.52, 0.32, 0.13, 0.02, 0.01]).astype(np.float64)
+    s = ties_like_a_model(rng, n) + 0.5 * y
+    qid = np.zeros(n, dtype=np.int64)
+    threads = numba.get_num_threads()
+    print(f"\n## one 10^6-document query from qid (LightGBM refuses queries over 10,000 rows; "
+          f"median of {repeats} interleaved runs; load average {os.getloadavg()[0]:.1f})",
+          file=out)
+    print(f"\n| case | convention | 1 thread wall ms | {threads} threads wall ms | "
+          "speed-up (1 thread / threads) |\n|---|---|---:|---:|---:|", file=out)
+
+    def with_threads(count, fn):
+        def run():
+            numba.set_num_threads(count)
+            try:
+                return fn()
+            finally:
+                numba.set_num_threads(threads)
+        return run
+
+    for k in (10, 1000, None):
+        for conv in ("lightgbm", "sklearn"):
+            def call(k=k, conv=conv):
+                return ndcg(y, s, qid=qid, k=k, convention=conv)
+            timed = interleaved({"one": with_threads(1, call),
+                                 "all": with_threads(threads, call)}, repeats)
+            v1 = with_threads(1, call)()
+            v2 = call()
+            if float(v1) != float(v2):
+                print(f"WARNING: k={k} {conv}: {float(v1)!r} != {float(v2)!r}", file=out)
+            w1, w2 = timed["one"][0], timed["all"][0]
+            print(f"| k={k} | {conv} | {w1 * 1e3:.1f} | {w2 * 1e3:.1f} | {w1 / w2:.2f} |",
+                  file=out, flush=True)
+
+
 SHAPES = [
     # label, docs per query, queries, k
     ("8-doc queries, k=10", 8, 250_000, 10),
@@ -367,12 +476,39 @@ def main(argv=None):
                         help="time ltr alone on other shapes (short, long queries, k lists)")
     parser.add_argument("--headline", action="store_true",
                         help="only the 10M-row headline: LightGBM, ltr from offsets, from qid")
+    parser.add_argument("--lightgbm-shapes", action="store_true",
+                        help="only ltr from qid vs LightGBM's eval, shape by shape")
+    parser.add_argument("--single", action="store_true",
+                        help="only one 10^6-document query: all threads vs one thread")
+    parser.add_argument("--peers", action="store_true",
+                        help="the full peer tables (LightGBM, scikit-learn, ranx, numpy floor)")
     args = parser.parse_args(argv)
     if args.shapes:
         bench_shapes(max(args.repeats, 5), sys.stdout)
         return
     if args.headline:
         bench_headline(max(args.repeats, 7), sys.stdout)
+        return
+    if args.lightgbm_shapes or args.single or not (args.kernel or args.peers or args.quick):
+        fh = open(args.output, "w") if args.output else None  # noqa: SIM115 - closed below
+        out = Tee(sys.stdout, fh) if fh else sys.stdout
+        everything = not (args.lightgbm_shapes or args.single)
+        if everything:
+            import lightgbm
+            import numba
+
+            print(f"# nDCG speed by shape: ltr vs LightGBM's eval\n\n`python "
+                  f"experiments/bench_ndcg.py`; {os.cpu_count()} CPUs, numba "
+                  f"{numba.__version__} ({numba.get_num_threads()} threads), LightGBM "
+                  f"{lightgbm.__version__}.\n\n## headline: 100,000 queries x 100 docs, k=10\n",
+                  file=out)
+            bench_headline(max(args.repeats, 7), out)
+        if everything or args.lightgbm_shapes:
+            bench_lightgbm_shapes(args.repeats, out)
+        if everything or args.single:
+            bench_single_query(args.repeats, out)
+        if fh:
+            fh.close()
         return
     if args.kernel:
         out = sys.stdout

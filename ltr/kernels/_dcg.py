@@ -1,12 +1,21 @@
 """DCG kernels over flat arrays and query offsets (numba, no validation).
 
-One query at a time, the top ``m = min(k, n)`` documents are selected either
-with a small sorted insertion buffer (``m <= 48``: one pass over the query,
-most documents rejected by a single comparison; this also sorts short queries
-whole) or with a merge sort of the query's (score, row) pairs (``m`` large).  Neither
-allocates: the drivers allocate every buffer once per call, one set per block
-of queries (one block in the serial driver, one per thread in the parallel
-one), sized for the longest query that needs it.
+One query at a time, the top ``m = min(k, n)`` documents are found by one of:
+
+* rank counting (:mod:`ltr.kernels._ranksort`) for queries of at most ``RUN``
+  rows (``RUN_TIED`` with a tie key) ranked whole or with ``m > 48``: each
+  row's rank is counted with branch-free, vectorised comparisons;
+* a threshold and rank counting of the candidates (``m <= 16``, ties in row order);
+* a small sorted insertion buffer (other ``m <= 48``: one pass over the query,
+  most documents rejected by a single comparison);
+* a merge sort of the query's (score, row) pairs: rank-counted runs merged
+  without branches (``m`` large).
+
+None allocates: the drivers allocate every buffer once per call, one set per
+block of queries (one block in the serial driver, one per thread in the
+parallel one), sized for the longest query that needs it.  Several cut-offs in
+one pass: :mod:`ltr.kernels._dcg_multi`; a few very long queries split across
+threads: :mod:`ltr.kernels._dcg_split`.
 
 Conventions are passed as small integers (see the ``*_MODE`` constants) and
 plain arrays; the public wrapper in :mod:`ltr.metrics` maps names to them.
@@ -17,6 +26,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import njit, prange
+
+from ltr.kernels._ranksort import RUN, RUN_TIED, merge_runs, rank_rows, rank_stable
 
 # How a row's gain is obtained.
 GAIN_TABLE = 0  # gains[i] precomputed per row
@@ -36,8 +47,12 @@ _BUFFER_MAX = 48
 # (_select_top_stable), unless more than _CAND_MAX rows reach the threshold.
 _SMALL_MAX = 16
 _CAND_MAX = 48
+# buf_p: the insertion buffer, or (queries of <= RUN rows) tie values and per-rank terms.
+_P_WIDTH = max(_BUFFER_MAX + 1, 2 * RUN + 1)
+_TMP_MIN = max(_CAND_MAX + 1, RUN)  # buf_tmp: candidates, or ranks (queries of <= RUN rows)
+# Ideal DCG of queries of at most this many rows by rank counting, not the label histogram.
+_COUNT_IDEAL_MAX = 16
 _CHUNK = 64  # queries per chunk; chunks are dealt round-robin to the blocks
-_RUN = 4  # merge sort: insertion-sorted runs of this length (short: fewer mispredictions)
 
 
 @njit(cache=True)
@@ -65,33 +80,20 @@ def _tie(i, labels, gains, gain_mode, tie_keys, tie_mode):
     return -float(i)  # stable (and average, where the order inside a tie is irrelevant)
 
 
-@njit(cache=True, inline="always")
-def _after_earlier(k_late, i_late, k_early, i_early, tie_vals, start, use_tie):
-    """Whether row ``i_late`` ranks before row ``i_early < i_late`` (given their keys).
-
-    Key descending, then tie value descending; equal on both, the earlier row
-    ranks first.  This is a total order over the rows of a query.
-    """
-    if k_late != k_early:
-        return k_late > k_early
-    if use_tie:
-        return tie_vals[i_late - start] > tie_vals[i_early - start]
-    return False
-
-
 @njit(cache=True)
 def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
                buf_idx, buf_tmp, sort_f):
     """Fill ``buf_idx[:m]`` with rows ``start:end`` fully sorted (best first), in place.
 
-    A bottom-up merge sort of (key, row) pairs: insertion-sorted runs of
-    ``_RUN`` rows, then merges back and forth between ``buf_idx``/``sort_f[1]``
-    and ``buf_tmp``/``sort_f[2]`` (``sort_f[0]`` holds the tie values when the
-    tie mode needs them).  A left run always holds earlier rows than the right
-    run it is merged with, so comparing keys and tie values suffices.  The
-    order (primary descending, tie value descending, row ascending) is total:
-    the result is the unique order a stable sort by tie value and then by
-    primary gives.  Needs ``end - start`` entries in every buffer.
+    A bottom-up merge sort of (key, row) pairs: runs of ``RUN`` rows ordered by
+    rank counting (:mod:`ltr.kernels._ranksort`), then branch-free merges back
+    and forth between ``buf_idx``/``sort_f[1]`` and ``buf_tmp``/``sort_f[2]``
+    (``sort_f[0]`` holds the tie values when the tie mode needs them).  A left
+    run always holds earlier rows than the right run it is merged with, so
+    comparing keys and tie values suffices.  The order (primary descending,
+    tie value descending, row ascending) is total: the result is the unique
+    order a stable sort by tie value and then by primary gives.  Needs
+    ``end - start`` entries in every buffer.
     """
     n = end - start
     use_tie = not (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
@@ -101,61 +103,32 @@ def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end
     if use_tie:
         for j in range(n):
             tie_vals[j] = _tie(start + j, labels, gains, gain_mode, tie_keys, tie_mode)
-    for lo in range(0, n, _RUN):
-        hi = min(lo + _RUN, n)
-        for i in range(lo, hi):
-            x = start + i
-            kx = primary[x]
-            j = i
-            while j > lo and _after_earlier(kx, x, key_a[j - 1], buf_idx[j - 1], tie_vals,
-                                            start, use_tie):
-                buf_idx[j] = buf_idx[j - 1]
-                key_a[j] = key_a[j - 1]
-                j -= 1
-            buf_idx[j] = x
-            key_a[j] = kx
+    run = RUN_TIED if use_tie else RUN
+    for lo in range(0, n, run):
+        hi = min(lo + run, n)
+        rank = buf_tmp[lo:hi]  # free until the first merge
+        ps = primary[start + lo:start + hi]
+        rank_rows(ps, tie_vals[lo:hi], use_tie, rank)
+        for j in range(hi - lo):
+            r = lo + rank[j]
+            buf_idx[r] = start + lo + j
+            key_a[r] = ps[j]
     in_tmp = False  # whether the sorted runs are in buf_tmp / key_b
-    width = _RUN
+    width = run
     while width < n:
         src_i = buf_tmp if in_tmp else buf_idx
         src_k = key_b if in_tmp else key_a
         dst_i = buf_idx if in_tmp else buf_tmp
         dst_k = key_a if in_tmp else key_b
         for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            a = lo
-            b = mid
-            o = lo
-            while a < mid and b < hi:
-                ka = src_k[a]
-                kb = src_k[b]
-                ia = src_i[a]
-                ib = src_i[b]
-                if _after_earlier(kb, ib, ka, ia, tie_vals, start, use_tie):
-                    dst_i[o] = ib
-                    dst_k[o] = kb
-                    b += 1
-                else:
-                    dst_i[o] = ia
-                    dst_k[o] = ka
-                    a += 1
-                o += 1
-            while a < mid:
-                dst_i[o] = src_i[a]
-                dst_k[o] = src_k[a]
-                a += 1
-                o += 1
-            while b < hi:
-                dst_i[o] = src_i[b]
-                dst_k[o] = src_k[b]
-                b += 1
-                o += 1
+            merge_runs(src_i, src_k, dst_i, dst_k, tie_vals, start, use_tie, lo,
+                       min(lo + width, n), min(lo + 2 * width, n))
         in_tmp = not in_tmp
         width *= 2
     if in_tmp:
         for j in range(m):
             buf_idx[j] = buf_tmp[j]
+            key_a[j] = key_b[j]  # the sorted keys stay in sort_f[1] (read by _dcg_split)
 
 
 @njit(cache=True)
@@ -290,18 +263,10 @@ def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, en
 
 
 @njit(cache=True)
-def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start, end, m,
-               buf_idx, buf_p, buf_tmp, sort_f):
-    if not (m <= _SMALL_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
-            and _select_top_stable(scores, start, end, m, buf_idx, buf_p, buf_tmp)):
-        _select_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                    buf_idx, buf_p, buf_tmp, sort_f)
+def _average_ties_dcg(labels, scores, gains, gain_mode, discount, start, end, m, buf_idx):
+    """DCG of the top ``m`` rows ``buf_idx[:m]`` (best first), averaged over tied scores."""
     total = 0.0
-    if tie_mode != TIES_AVERAGE:
-        for j in range(m):
-            total += _gain(buf_idx[j], labels, gains, gain_mode) * discount[j]
-        return total
-    # Average over ties: groups of equal score inside the top m.
+    # Groups of equal score inside the top m.
     j = 0
     while j < m:
         s = scores[buf_idx[j]]
@@ -325,6 +290,66 @@ def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, s
         total += g / cnt * dsum
         j = e
     return total
+
+
+@njit(cache=True, inline="always")
+def _ranked_sum(labels, gains, gain_mode, discount, start, rank, m, contrib):
+    """Sum of ``gain * discount[rank]`` over the rows ranked below ``m``, in rank order.
+
+    Branch-free: a rank ``>= m`` lands in ``contrib[m]``; the sum runs in rank
+    order, as the selection paths' sums do (same rounding).
+    """
+    for j in range(rank.shape[0]):
+        r = min(rank[j], m)
+        contrib[r] = _gain(start + j, labels, gains, gain_mode) * discount[min(r, m - 1)]
+    total = 0.0
+    for r in range(m):
+        total += contrib[r]
+    return total
+
+
+@njit(cache=True, inline="always")
+def _query_dcg_counted(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start,
+                       end, m, buf_idx, rank, tv, contrib):
+    """DCG of a query of at most ``RUN`` rows, its order found by rank counting."""
+    n = end - start
+    use_tie = not (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
+    if use_tie:
+        for j in range(n):
+            tv[j] = _tie(start + j, labels, gains, gain_mode, tie_keys, tie_mode)
+    rank_rows(scores[start:end], tv[:n], use_tie, rank[:n])
+    if tie_mode != TIES_AVERAGE:
+        return _ranked_sum(labels, gains, gain_mode, discount, start, rank[:n], m, contrib)
+    for j in range(n):
+        buf_idx[min(rank[j], m)] = start + j
+    return _average_ties_dcg(labels, scores, gains, gain_mode, discount, start, end, m, buf_idx)
+
+
+@njit(cache=True)
+def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start, end, m,
+               buf_idx, buf_p, buf_tmp, sort_f):
+    if not (m <= _SMALL_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
+            and _select_top_stable(scores, start, end, m, buf_idx, buf_p, buf_tmp)):
+        _select_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                    buf_idx, buf_p, buf_tmp, sort_f)
+    total = 0.0
+    if tie_mode != TIES_AVERAGE:
+        for j in range(m):
+            total += _gain(buf_idx[j], labels, gains, gain_mode) * discount[j]
+        return total
+    return _average_ties_dcg(labels, scores, gains, gain_mode, discount, start, end, m, buf_idx)
+
+
+@njit(cache=True, inline="always")
+def _query_idcg_counted(labels, gains, gain_mode, key, discount, start, end, m, rank, contrib):
+    """Ideal DCG of a short query: rows ranked by their ideal ``key`` (rank counting).
+
+    The gains at each rank are those of the histogram or selection paths (rows
+    ordered by label, or by gain), and the sum runs in rank order (same rounding).
+    """
+    n = end - start
+    rank_stable(key[start:end], rank[:n])
+    return _ranked_sum(labels, gains, gain_mode, discount, start, rank[:n], m, contrib)
 
 
 @njit(cache=True)
@@ -391,10 +416,35 @@ def _dcg_idcg_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie
             n = end - start
             m = n if (k <= 0 or k > n) else k
             if want_dcg:
-                out_dcg[q] = _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode,
-                                        discount, start, end, m, buf_idx, buf_p, buf_tmp,
-                                        sort_f)
-            if want_idcg:
+                stable = tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE
+                if n <= (RUN if stable else RUN_TIED) and (m == n or m > _BUFFER_MAX):
+                    # tie modes as constants: each copy compiles without the others' branches
+                    if tie_mode == TIES_STABLE:
+                        out_dcg[q] = _query_dcg_counted(
+                            labels, scores, gains, gain_mode, tie_keys, TIES_STABLE, discount,
+                            start, end, m, buf_idx, buf_tmp, buf_p[:RUN], buf_p[RUN:])
+                    elif tie_mode == TIES_AVERAGE:
+                        out_dcg[q] = _query_dcg_counted(
+                            labels, scores, gains, gain_mode, tie_keys, TIES_AVERAGE, discount,
+                            start, end, m, buf_idx, buf_tmp, buf_p[:RUN], buf_p[RUN:])
+                    else:
+                        out_dcg[q] = _query_dcg_counted(
+                            labels, scores, gains, gain_mode, tie_keys, tie_mode, discount,
+                            start, end, m, buf_idx, buf_tmp, buf_p[:RUN], buf_p[RUN:])
+                else:
+                    out_dcg[q] = _query_dcg(labels, scores, gains, gain_mode, tie_keys,
+                                            tie_mode, discount, start, end, m, buf_idx, buf_p,
+                                            buf_tmp, sort_f)
+            if want_idcg and n <= _COUNT_IDEAL_MAX:
+                if ideal_mode == 1:
+                    key = ideal_keys
+                elif gain_mode == GAIN_TABLE:
+                    key = gains
+                else:
+                    key = labels  # exp2 and linear gains increase with the label
+                out_idcg[q] = _query_idcg_counted(labels, gains, gain_mode, key, discount, start,
+                                                  end, m, buf_tmp, buf_p[RUN:])
+            elif want_idcg:
                 out_idcg[q] = _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode,
                                           label_gain, counts, discount, start, end, m,
                                           buf_idx, buf_p, buf_tmp, sort_f)
@@ -424,8 +474,8 @@ def _widths(offsets, k):
 def _block_buffers(n_blocks, offsets, k, n_labels):
     width, sort_width = _widths(offsets, k)
     buf_idx = np.empty((n_blocks, width + 1), dtype=np.int64)  # + 1: _rank_candidates
-    buf_p = np.empty((n_blocks, _BUFFER_MAX + 1))
-    buf_tmp = np.empty((n_blocks, max(sort_width, _CAND_MAX + 1)), dtype=np.int64)
+    buf_p = np.empty((n_blocks, _P_WIDTH))
+    buf_tmp = np.empty((n_blocks, max(sort_width, _TMP_MIN)), dtype=np.int64)
     sort_f = np.empty((n_blocks, 3, sort_width))  # tie values, two key buffers
     counts = np.empty((n_blocks, max(n_labels, 1)), dtype=np.int64)
     return buf_idx, buf_p, buf_tmp, sort_f, counts
@@ -493,6 +543,6 @@ def _block_buffers_np(offsets, k, n_labels):
     sorted_sizes = sizes[m > _BUFFER_MAX]
     sort_width = int(sorted_sizes.max()) if sorted_sizes.size else 0
     width = max(max_n if (k <= 0 or k > max_n) else k, sort_width, 1)
-    return (np.empty(width + 1, dtype=np.int64), np.empty(_BUFFER_MAX + 1),
-            np.empty(max(sort_width, _CAND_MAX + 1), dtype=np.int64),
+    return (np.empty(width + 1, dtype=np.int64), np.empty(_P_WIDTH),
+            np.empty(max(sort_width, _TMP_MIN), dtype=np.int64),
             np.empty((3, sort_width)), np.empty(max(n_labels, 1), dtype=np.int64))

@@ -6,7 +6,7 @@ relevance values sorted descending) and writes every requested metric:
 
 * :func:`rows_metrics` scores rows the caller holds (labels and scores per
   row, ``int64`` query offsets): each query's rows are ordered with the
-  selection/merge sort of :mod:`ltr.kernels._dcg` in per-block buffers, so
+  selection paths of :mod:`ltr.kernels._dcg` in per-block buffers, so
   nothing is allocated per query;
 * :func:`judged_metrics_fast` scores a run against separate judgments
   (``ltr.evaluation``) without sorting it: only the ranks of the judged

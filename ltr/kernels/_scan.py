@@ -69,22 +69,24 @@ def _stats(labels, scores):
     # Serial, like the qid scan: one more thread team per call measured slower
     # than the pass itself on the shared machine.  fastmath lets min/max
     # vectorise; NaN and inf are found on the bits, which fastmath cannot
-    # assume away (min/max are discarded then).
+    # assume away (min/max are discarded then).  Two loops with integer flags:
+    # the fused loop with boolean flags did not vectorise (4.4 against 1.7 ns a row).
     lab_bits = labels.view(np.int64)
     sc_bits = scores.view(np.int64)
+    n = labels.shape[0]
     lo = np.inf
     hi = -np.inf
-    frac = False
-    lab_bad = False
-    sc_bad = False
-    for i in range(labels.shape[0]):
+    frac = 0
+    for i in range(n):
         v = labels[i]
         lo = min(lo, v)
         hi = max(hi, v)
-        frac |= v != np.floor(v)
-        lab_bad |= (lab_bits[i] & _EXP_MASK) == _EXP_MASK
-        sc_bad |= (sc_bits[i] & _EXP_MASK) == _EXP_MASK
-    return lo, hi, frac, lab_bad, sc_bad
+        frac |= np.int64(v != np.floor(v))
+    bad = 0
+    for i in range(n):
+        bad |= (((lab_bits[i] & _EXP_MASK) == _EXP_MASK) * 1
+                + ((sc_bits[i] & _EXP_MASK) == _EXP_MASK) * 2)
+    return lo, hi, frac != 0, (bad & 1) != 0, (bad & 2) != 0
 
 
 def label_score_stats(labels, scores):

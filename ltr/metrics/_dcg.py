@@ -14,7 +14,7 @@ from ltr.metrics._ndcg import (
     DiscountSpec,
     KSpec,
     _no_discount,
-    _run_kernel,
+    kernel_outputs,
     per_k,
     prepare_rows,
     reduce_values,
@@ -50,8 +50,10 @@ def _unnormalised(
     prep = prepare_rows(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
                     weights=weights, doc_ids=doc_ids)
 
+    outputs = kernel_outputs(prep, ks, which == "dcg", which == "idcg")
+
     def compute(kk: int | None) -> Any:
-        d, i = _run_kernel(prep, kk, which == "dcg", which == "idcg")
+        d, i = outputs(kk)
         return reduce_values(d if which == "dcg" else i, prep.weights, 0, reduce)
 
     return per_k(ks, k, compute)

@@ -46,6 +46,8 @@ from ltr._validation import (
 from ltr.clicks.ips import ips_dcg, ips_ndcg
 from ltr.groups import resolve_groups
 from ltr.kernels import _dcg as K
+from ltr.kernels._dcg_multi import dcg_idcg_multi
+from ltr.kernels._dcg_split import dcg_idcg_split, split_threads
 from ltr.kernels._scan import PARALLEL_MIN_ROWS as _SCAN_MIN_ROWS
 from ltr.kernels._scan import label_score_stats
 from ltr.metrics.gains import GainSpec, check_exp2_labels, parse_gain
@@ -431,11 +433,38 @@ def _run_kernel(
     out_dcg = np.zeros(n_q)
     out_idcg = np.zeros(n_q)
     discount = _discount_for(prep, k)
-    K.dcg_idcg(prep.labels, prep.scores, prep.gains, prep.gain_mode, prep.tie_keys,
-               prep.tie_mode, prep.ideal_keys, prep.ideal_mode, prep.label_gain, discount,
-               prep.offsets,
-               0 if k is None else k, out_dcg, out_idcg, want_dcg, want_idcg)
+    args = (prep.labels, prep.scores, prep.gains, prep.gain_mode, prep.tie_keys, prep.tie_mode,
+            prep.ideal_keys, prep.ideal_mode, prep.label_gain, discount, prep.offsets,
+            0 if k is None else k, out_dcg, out_idcg, want_dcg, want_idcg)
+    threads = split_threads(prep.offsets)  # a few very long queries: split each across threads
+    if threads:
+        dcg_idcg_split(*args, threads)
+    else:
+        K.dcg_idcg(*args)
     return out_dcg, out_idcg
+
+
+def kernel_outputs(
+    prep: _Prepared, ks: list[int | None], want_dcg: bool, want_idcg: bool
+) -> Callable[[int | None], tuple[np.ndarray, np.ndarray]]:
+    """``(dcg, idcg)`` per query for each cut-off of *ks*, as a lookup ``k -> arrays``.
+
+    Several cut-offs are computed in one kernel pass (each query ordered once);
+    one cut-off runs the single-cut-off kernel.  Values are identical either way.
+    """
+    if len(ks) == 1:
+        return lambda kk: _run_kernel(prep, kk, want_dcg, want_idcg)
+    order = sorted(ks, key=lambda kk: np.inf if kk is None else kk)
+    n_q = prep.offsets.size - 1
+    out_dcg = np.zeros((n_q, len(order)))
+    out_idcg = np.zeros((n_q, len(order)))
+    discount = _discount_for(prep, order[-1])
+    k_arr = np.array([0 if kk is None else kk for kk in order], dtype=np.int64)
+    dcg_idcg_multi(prep.labels, prep.scores, prep.gains, prep.gain_mode, prep.tie_keys,
+                   prep.tie_mode, prep.ideal_keys, prep.ideal_mode, prep.label_gain, discount,
+                   prep.offsets, k_arr, out_dcg, out_idcg, want_dcg, want_idcg)
+    column = {kk: j for j, kk in enumerate(order)}
+    return lambda kk: (out_dcg[:, column[kk]], out_idcg[:, column[kk]])
 
 
 def reduce_values(per_query: np.ndarray, weights: np.ndarray | None, n_skipped: int,
@@ -457,7 +486,6 @@ def reduce_values(per_query: np.ndarray, weights: np.ndarray | None, n_skipped: 
             terms = np.where(unweighted[valid], per_query[valid], terms)
         value = float(terms.sum() / total) if total > 0 else np.nan
     return MetricValue(value, n_used, n_skipped)
-
 
 
 def per_k(ks: list[int | None], k_arg: Any, compute: Callable[[int | None], Any]) -> Any:
@@ -553,8 +581,10 @@ def ndcg(
     prep = prepare_rows(y_true, y_score, qid=qid, group=group, offsets=offsets, conv=conv,
                     weights=weights, doc_ids=doc_ids)
 
+    outputs = kernel_outputs(prep, ks, True, True)
+
     def compute(kk: int | None) -> Any:
-        d, i = _run_kernel(prep, kk, True, True)
+        d, i = outputs(kk)
         positive = i > 0
         per_query = np.empty_like(d)
         np.divide(d, i, out=per_query, where=positive)
@@ -565,11 +595,3 @@ def ndcg(
         return reduce_values(per_query, prep.weights, n_empty if skip else 0, reduce, unweighted)
 
     return per_k(ks, k, compute)
-
-
-
-
-
-
-
-

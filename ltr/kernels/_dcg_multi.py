@@ -1,0 +1,173 @@
+"""DCG and ideal DCG at several cut-offs in one pass over each query.
+
+Each query's top ``M = min(max k, n)`` rows are ordered once, by the paths of
+:mod:`ltr.kernels._dcg` (rank counting, threshold selection, insertion buffer
+or merge sort); the DCG at each cut-off is then the running sum of the ranked
+gains where it passes that rank, and the ideal DCG the same over the label
+histogram.  Sums run in rank order from the first rank, as the one-cut-off
+kernel's do, so every value is bit-identical to a separate call per cut-off.
+"""
+
+from __future__ import annotations
+
+import numba
+from numba import njit, prange
+
+from ltr.kernels._dcg import (
+    _BUFFER_MAX,
+    _CHUNK,
+    _SMALL_MAX,
+    GAIN_TABLE,
+    PARALLEL_MIN_ROWS,
+    TIES_AVERAGE,
+    TIES_STABLE,
+    _average_ties_dcg,
+    _block_buffers,
+    _block_buffers_np,
+    _gain,
+    _select_top,
+    _select_top_stable,
+    _tie,
+)
+from ltr.kernels._ranksort import RUN, RUN_TIED, rank_rows
+
+
+@njit(cache=True)
+def _order_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m, buf_idx,
+               buf_p, buf_tmp, sort_f):
+    """``buf_idx[:m]``: the best ``m`` rows of ``start:end`` by ``primary``, best first."""
+    n = end - start
+    stable = tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE
+    if n <= (RUN if stable else RUN_TIED) and (m == n or m > _BUFFER_MAX):
+        tv = buf_p[:RUN]
+        if not stable:
+            for j in range(n):
+                tv[j] = _tie(start + j, labels, gains, gain_mode, tie_keys, tie_mode)
+        rank = buf_tmp[:n]
+        rank_rows(primary[start:end], tv[:n], not stable, rank)
+        for j in range(n):
+            buf_idx[min(rank[j], m)] = start + j
+    elif not (m <= _SMALL_MAX and stable
+              and _select_top_stable(primary, start, end, m, buf_idx, buf_p, buf_tmp)):
+        _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                    buf_idx, buf_p, buf_tmp, sort_f)
+
+
+@njit(cache=True)
+def _prefix_sums(labels, gains, gain_mode, discount, buf_idx, ks, n, out_row):
+    """``out_row[j]``: the running sum of ranked gains up to rank ``min(ks[j], n)``."""
+    total = 0.0
+    r = 0
+    for j in range(ks.shape[0]):
+        k = ks[j]
+        mj = n if (k <= 0 or k > n) else k
+        while r < mj:
+            total += _gain(buf_idx[r], labels, gains, gain_mode) * discount[r]
+            r += 1
+        out_row[j] = total
+
+
+@njit(cache=True)
+def _multi_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                 ideal_mode, label_gain, discount, offsets, ks, k_max, out_dcg, out_idcg,
+                 want_dcg, want_idcg, buf_idx, buf_p, buf_tmp, sort_f, counts):
+    n_q = offsets.shape[0] - 1
+    n_chunks = (n_q + _CHUNK - 1) // _CHUNK
+    n_labels = label_gain.shape[0]
+    if ideal_mode == 1:
+        ideal_key = ideal_keys
+    elif gain_mode == GAIN_TABLE:
+        ideal_key = gains
+    else:
+        ideal_key = labels  # exp2 and linear gains increase with the label
+    stable_mode = TIES_STABLE + 0 * gain_mode  # not a literal: one compiled _order_top
+    for c in range(b, n_chunks, n_blocks):
+        for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
+            start = offsets[q]
+            end = offsets[q + 1]
+            n = end - start
+            m = n if (k_max <= 0 or k_max > n) else k_max
+            if want_dcg:
+                _order_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                           buf_idx, buf_p, buf_tmp, sort_f)
+                if tie_mode == TIES_AVERAGE:
+                    for j in range(ks.shape[0]):
+                        k = ks[j]
+                        mj = n if (k <= 0 or k > n) else k
+                        out_dcg[q, j] = _average_ties_dcg(labels, scores, gains, gain_mode,
+                                                          discount, start, end, mj, buf_idx)
+                else:
+                    _prefix_sums(labels, gains, gain_mode, discount, buf_idx, ks, n, out_dcg[q])
+            if not want_idcg:
+                continue
+            usable = n_labels > 0
+            if usable:
+                for j in range(n_labels):
+                    counts[j] = 0
+                lq = labels[start:end]
+                for i in range(lq.shape[0]):
+                    lab_f = lq[i]
+                    li = int(lab_f)
+                    if li < 0 or li >= n_labels or li != lab_f:
+                        usable = False
+                        break
+                    counts[li] += 1
+            if usable:
+                # The label histogram's ideal order, walked once (as _query_idcg per cut-off).
+                total = 0.0
+                pos = 0
+                lab = n_labels - 1
+                for j in range(ks.shape[0]):
+                    k = ks[j]
+                    mj = n if (k <= 0 or k > n) else k
+                    while pos < mj and lab >= 0:
+                        if counts[lab] == 0:
+                            lab -= 1
+                            continue
+                        total += label_gain[lab] * discount[pos]
+                        counts[lab] -= 1
+                        pos += 1
+                    out_idcg[q, j] = total
+            else:
+                _order_top(ideal_key, labels, gains, gain_mode, ideal_keys, stable_mode, start,
+                           end, m, buf_idx, buf_p, buf_tmp, sort_f)
+                _prefix_sums(labels, gains, gain_mode, discount, buf_idx, ks, n, out_idcg[q])
+
+
+@njit(cache=True, parallel=True)
+def _multi_parallel(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
+                    label_gain, discount, offsets, ks, k_max, out_dcg, out_idcg, want_dcg,
+                    want_idcg, n_blocks):
+    n_chunks = (offsets.shape[0] - 1 + _CHUNK - 1) // _CHUNK
+    n_blocks = max(1, min(n_blocks, n_chunks))
+    buf_idx, buf_p, buf_tmp, sort_f, counts = _block_buffers(
+        n_blocks, offsets, k_max, label_gain.shape[0])
+    for b in prange(n_blocks):
+        _multi_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie_mode,
+                     ideal_keys, ideal_mode, label_gain, discount, offsets, ks, k_max, out_dcg,
+                     out_idcg, want_dcg, want_idcg, buf_idx[b], buf_p[b], buf_tmp[b], sort_f[b],
+                     counts[b])
+
+
+def dcg_idcg_multi(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
+                   label_gain, discount, offsets, ks, out_dcg, out_idcg, want_dcg, want_idcg):
+    """DCG and ideal DCG at every cut-off of ``ks`` into ``out_dcg[q, j]`` / ``out_idcg[q, j]``.
+
+    ``ks`` is an ``int64`` array in increasing order with ``0`` (the whole
+    query) last if present; other arguments as :func:`ltr.kernels._dcg.dcg_idcg`,
+    ``discount`` long enough for the largest cut-off.
+    """
+    k_max = 0 if ks[-1] <= 0 else int(ks[-1])
+    if labels.shape[0] >= PARALLEL_MIN_ROWS:
+        _multi_parallel(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                        ideal_mode, label_gain, discount, offsets, ks, k_max, out_dcg, out_idcg,
+                        want_dcg, want_idcg, numba.get_num_threads())
+        return
+    buf_idx, buf_p, buf_tmp, sort_f, counts = _block_buffers_np(offsets, k_max,
+                                                                label_gain.shape[0])
+    _multi_block(0, 1, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                 ideal_mode, label_gain, discount, offsets, ks, k_max, out_dcg, out_idcg,
+                 want_dcg, want_idcg, buf_idx, buf_p, buf_tmp, sort_f, counts)
+
+
+__all__ = ["dcg_idcg_multi"]

@@ -1,0 +1,231 @@
+"""DCG and ideal DCG of a few very long queries, each split across threads.
+
+The per-query drivers of :mod:`ltr.kernels._dcg` give each query to one
+thread, so one query of a million documents runs on one core.  Here each query
+is cut into one slice per thread; every slice orders its own top
+``min(m, slice length)`` rows (the paths of :func:`ltr.kernels._dcg_multi._order_top`)
+and counts its labels, in parallel; the slices' sorted lists are then merged
+(a slice's rows all precede the next slice's, so the merge keeps the total
+order: score descending, tie value descending, row ascending) and the label
+counts added.  The top ``m`` rows and the histogram are exactly those of the
+one-thread path, and the sums run in the same order: values are bit-identical.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+from ltr.kernels._dcg import (
+    _BUFFER_MAX,
+    GAIN_TABLE,
+    TIES_AVERAGE,
+    TIES_STABLE,
+    _average_ties_dcg,
+    _block_buffers,
+    _gain,
+    _tie,
+)
+from ltr.kernels._dcg_multi import _order_top
+from ltr.kernels._ranksort import RUN, RUN_TIED
+
+#: Split queries across threads when there are fewer queries than threads and
+#: each has at least this many rows.
+SPLIT_MIN_ROWS = 100_000
+
+
+@njit(cache=True, inline="always")
+def _ahead(a, b, ka, kb, labels, gains, gain_mode, tie_keys, tie_mode):
+    """Whether row ``a`` (key ``ka``) ranks before row ``b`` (key ``kb``).
+
+    Key, then tie value, descending; then row ascending.
+    """
+    if ka != kb:
+        return ka > kb
+    if not (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE):
+        ta = _tie(a, labels, gains, gain_mode, tie_keys, tie_mode)
+        tb = _tie(b, labels, gains, gain_mode, tie_keys, tie_mode)
+        if ta != tb:
+            return ta > tb
+    return a < b
+
+
+@njit(cache=True)
+def _merge_slices(cand, keys, lengths, m, labels, gains, gain_mode, tie_keys, tie_mode, heads,
+                  out):
+    """``out[:m]``: the best ``m`` rows of the slices' sorted lists ``cand[t, :lengths[t]]``.
+
+    ``keys[t, j]`` is the key of ``cand[t, j]``: the merge reads keys in order
+    (the rows' own keys would be read at random).
+    """
+    n_t = lengths.shape[0]
+    if n_t == 2:  # two slices (two cores): one select per row, no loop over slices
+        l0 = lengths[0]
+        l1 = lengths[1]
+        a = 0
+        b = 0
+        for r in range(m):
+            if a < l0 and b < l1:
+                take_b = _ahead(cand[1, b], cand[0, a], keys[1, b], keys[0, a], labels, gains,
+                                gain_mode, tie_keys, tie_mode)
+            else:
+                take_b = a >= l0
+            out[r] = cand[1, b] if take_b else cand[0, a]
+            b += take_b
+            a += 1 - take_b
+        return
+    for t in range(n_t):
+        heads[t] = 0
+    for r in range(m):
+        best = -1
+        for t in range(n_t):
+            h = heads[t]
+            if h < lengths[t] and (best < 0 or _ahead(
+                    cand[t, h], cand[best, heads[best]], keys[t, h], keys[best, heads[best]],
+                    labels, gains, gain_mode, tie_keys, tie_mode)):
+                best = t
+        out[r] = cand[best, heads[best]]
+        heads[best] += 1
+
+
+@njit(cache=True)
+def _slice_keys(primary, buf_idx, sort_f, mt, n_slice, stable, out):
+    """Keys of a slice's ``mt`` ordered rows: those its merge sort left, else gathered.
+
+    :func:`_order_top` merge-sorts when ``mt > _BUFFER_MAX`` and the slice is
+    longer than a rank-counted run.
+    """
+    if mt > _BUFFER_MAX and n_slice > (RUN if stable else RUN_TIED):
+        out[:mt] = sort_f[1, :mt]
+    else:
+        for j in range(mt):
+            out[j] = primary[buf_idx[j]]
+
+
+@njit(cache=True, parallel=True)
+def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
+                 label_gain, discount, start, end, m, want_dcg, want_idcg, n_t):
+    n = end - start
+    bounds = np.empty(n_t + 1, dtype=np.int64)
+    for t in range(n_t + 1):
+        bounds[t] = start + (n * t) // n_t
+    n_labels = label_gain.shape[0]
+    buf_idx, buf_p, buf_tmp, sort_f, counts = _block_buffers(n_t, bounds, m, n_labels)
+    width = buf_idx.shape[1]
+    cand = np.empty((n_t, width), dtype=np.int64)
+    ideal = np.empty((n_t, width), dtype=np.int64)
+    cand_k = np.empty((n_t, width))
+    ideal_k = np.empty((n_t, width))
+    lengths = np.empty(n_t, dtype=np.int64)
+    usable = np.ones(n_t, dtype=np.bool_)
+    if ideal_mode == 1:
+        ideal_key = ideal_keys
+    elif gain_mode == GAIN_TABLE:
+        ideal_key = gains
+    else:
+        ideal_key = labels  # exp2 and linear gains increase with the label
+    for t in prange(n_t):
+        lo = bounds[t]
+        hi = bounds[t + 1]
+        mt = min(m, hi - lo)
+        lengths[t] = mt
+        if want_dcg:
+            _order_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, lo, hi, mt,
+                       buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
+            cand[t, :mt] = buf_idx[t, :mt]
+            _slice_keys(scores, buf_idx[t], sort_f[t], mt, hi - lo,
+                        tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE, cand_k[t])
+        if want_idcg:
+            ok = n_labels > 0
+            ct = counts[t]
+            ct[:] = 0
+            lq = labels[lo:hi]
+            for i in range(lq.shape[0]):
+                lab_f = lq[i]
+                li = int(lab_f)
+                if li < 0 or li >= n_labels or li != lab_f:
+                    ok = False
+                    break
+                ct[li] += 1
+            usable[t] = ok
+            if not ok:
+                _order_top(ideal_key, labels, gains, gain_mode, ideal_keys, TIES_STABLE, lo, hi,
+                           mt, buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
+                ideal[t, :mt] = buf_idx[t, :mt]
+                _slice_keys(ideal_key, buf_idx[t], sort_f[t], mt, hi - lo, True, ideal_k[t])
+    heads = np.empty(n_t, dtype=np.int64)
+    top = buf_idx[0]
+    dcg = 0.0
+    if want_dcg:
+        _merge_slices(cand, cand_k, lengths, m, labels, gains, gain_mode, tie_keys, tie_mode,
+                      heads, top)
+        if tie_mode == TIES_AVERAGE:
+            dcg = _average_ties_dcg(labels, scores, gains, gain_mode, discount, start, end, m,
+                                    top)
+        else:
+            for j in range(m):
+                dcg += _gain(top[j], labels, gains, gain_mode) * discount[j]
+    idcg = 0.0
+    if want_idcg:
+        if usable.all():
+            total = counts[0]
+            for t in range(1, n_t):
+                total += counts[t]
+            pos = 0
+            lab = n_labels - 1
+            while pos < m and lab >= 0:
+                c = total[lab]
+                g = label_gain[lab]
+                while c > 0 and pos < m:
+                    idcg += g * discount[pos]
+                    pos += 1
+                    c -= 1
+                lab -= 1
+        else:
+            for t in prange(n_t):  # slices whose labels were usable: their ideal order too
+                if usable[t]:
+                    lo = bounds[t]
+                    hi = bounds[t + 1]
+                    _order_top(ideal_key, labels, gains, gain_mode, ideal_keys, TIES_STABLE, lo,
+                               hi, lengths[t], buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
+                    ideal[t, :lengths[t]] = buf_idx[t, :lengths[t]]
+                    _slice_keys(ideal_key, buf_idx[t], sort_f[t], lengths[t], hi - lo, True,
+                                ideal_k[t])
+            _merge_slices(ideal, ideal_k, lengths, m, labels, gains, gain_mode, ideal_keys,
+                          TIES_STABLE, heads, top)
+            for j in range(m):
+                idcg += _gain(top[j], labels, gains, gain_mode) * discount[j]
+    return dcg, idcg
+
+
+def split_threads(offsets):
+    """Threads to split each query across (0: use the per-query drivers).
+
+    Splitting pays when there are fewer queries than threads and every query
+    has at least :data:`SPLIT_MIN_ROWS` rows.
+    """
+    threads = numba.get_num_threads()
+    n_q = offsets.shape[0] - 1
+    if threads < 2 or not 0 < n_q < threads:
+        return 0
+    return threads if int(np.min(np.diff(offsets))) >= SPLIT_MIN_ROWS else 0
+
+
+def dcg_idcg_split(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
+                   label_gain, discount, offsets, k, out_dcg, out_idcg, want_dcg, want_idcg,
+                   n_threads):
+    """As :func:`ltr.kernels._dcg.dcg_idcg`, each query split across ``n_threads`` threads."""
+    for q in range(offsets.shape[0] - 1):
+        start = int(offsets[q])
+        end = int(offsets[q + 1])
+        n = end - start
+        m = n if (k <= 0 or k > n) else k
+        d, i = _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
+                            ideal_mode, label_gain, discount, start, end, m, want_dcg, want_idcg,
+                            n_threads)
+        out_dcg[q] = d
+        out_idcg[q] = i
+
+
+__all__ = ["SPLIT_MIN_ROWS", "dcg_idcg_split", "split_threads"]
