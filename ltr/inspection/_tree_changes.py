@@ -80,7 +80,8 @@ def _coded(X: np.ndarray, tr: FlatTrees) -> tuple[np.ndarray, np.ndarray, dict[i
     internal = (tr.left != 0) | (tr.right != 0)
     feature = np.where(internal, tr.feature, 0).astype(np.int64)
     m = np.zeros(n_nodes, dtype=np.int64)
-    W = np.zeros(X.shape, dtype=np.int32)
+    n_codes = max([int(np.sum(feature[internal] == f)) for f in np.unique(feature[internal])] + [0])
+    W = np.zeros(X.shape, dtype=np.int16 if n_codes < 2**13 else np.int32)
     thresholds: dict[int, np.ndarray] = {}
     for f in np.unique(feature[internal]):
         at = internal & (feature == f)

@@ -269,6 +269,29 @@ def _code_leaves(row_lo, row_hi, W, start, nodes, out):
             t += 1
 
 
+@njit(cache=True, inline="always")
+def _code_walk4(W, i, j, wj, b0, n0, b1, n1, b2, n2, b3, n3, nodes):
+    """Four :func:`_code_walk` side by side (a negative start node stays as it is)."""
+    while n0 >= 0 or n1 >= 0 or n2 >= 0 or n3 >= 0:
+        if n0 >= 0:
+            k = b0 + n0
+            f = nodes[k, 0] & _FEATURE_BITS
+            n0 = _code_step(wj if f == j else W[i, f], k, nodes)
+        if n1 >= 0:
+            k = b1 + n1
+            f = nodes[k, 0] & _FEATURE_BITS
+            n1 = _code_step(wj if f == j else W[i, f], k, nodes)
+        if n2 >= 0:
+            k = b2 + n2
+            f = nodes[k, 0] & _FEATURE_BITS
+            n2 = _code_step(wj if f == j else W[i, f], k, nodes)
+        if n3 >= 0:
+            k = b3 + n3
+            f = nodes[k, 0] & _FEATURE_BITS
+            n3 = _code_step(wj if f == j else W[i, f], k, nodes)
+    return ~n0, ~n1, ~n2, ~n3
+
+
 @njit(cache=True, nogil=True)
 def _column_scores(row_lo, row_hi, W, perm, j, wcol, trees, first, code_lo, code_hi, start,
                    nodes, leaves, leaf_start, leaf_value, init, out):
@@ -277,13 +300,17 @@ def _column_scores(row_lo, row_hi, W, perm, j, wcol, trees, first, code_lo, code
     Row ``i`` gets the coded value ``wcol[perm[i]]`` of column ``j`` (``wcol`` is
     ``W[:, j]``).  ``trees``, ``first``, ``code_lo``/``code_hi`` (in the codes of
     ``W``), ``leaves``, ``leaf_start``, ``leaf_value``, ``init`` and ``out`` are as in
-    :func:`_permuted_scores`; a flagged value (NaN, zero) is always walked.  Returns
-    the number of rows rescored.
+    :func:`_permuted_scores`; a flagged value (NaN, zero) is always walked.  The
+    trees a row must walk are walked four at a time.  Returns the number of rows
+    rescored.
     """
     n_aff = trees.shape[0]
     n_trees = leaf_start.shape[0] - 1
     buf = np.empty((_BUF, n_trees), dtype=leaves.dtype)
     rows = np.empty(_BUF, dtype=np.int64)
+    pend_t = np.empty(n_aff + 4, dtype=np.int64)
+    pend_b = np.zeros(n_aff + 4, dtype=np.int64)
+    pend_n = np.full(n_aff + 4, -1, dtype=np.int64)
     n_buf = 0
     count = 0
     for i in range(row_lo, row_hi):
@@ -293,7 +320,7 @@ def _column_scores(row_lo, row_hi, W, perm, j, wcol, trees, first, code_lo, code
             continue
         special = ((wn | wo) & 3) != 0
         code = wn >> 2
-        changed = False
+        n_pend = 0
         for a in range(n_aff):
             t = trees[a]
             leaf0 = leaves[i, t]
@@ -302,13 +329,30 @@ def _column_scores(row_lo, row_hi, W, perm, j, wcol, trees, first, code_lo, code
             node = first[a, leaf0]
             if node < 0:
                 continue
-            leaf = _code_walk(W, i, j, wn, start[t], node, nodes)
-            if leaf != leaf0:
-                if not changed:
-                    buf[n_buf, :] = leaves[i, :n_trees]
-                    rows[n_buf] = i
-                    changed = True
-                buf[n_buf, t] = leaf
+            pend_t[n_pend] = t
+            pend_b[n_pend] = start[t]
+            pend_n[n_pend] = node
+            n_pend += 1
+        if n_pend == 0:
+            continue
+        for q in range(n_pend, n_pend + 4):
+            pend_n[q] = -1
+        changed = False
+        for q in range(0, n_pend, 4):
+            l0, l1, l2, l3 = _code_walk4(W, i, j, wn, pend_b[q], pend_n[q], pend_b[q + 1],
+                                         pend_n[q + 1], pend_b[q + 2], pend_n[q + 2],
+                                         pend_b[q + 3], pend_n[q + 3], nodes)
+            for u in range(4):
+                if q + u >= n_pend:
+                    break
+                leaf = l0 if u == 0 else (l1 if u == 1 else (l2 if u == 2 else l3))
+                t = pend_t[q + u]
+                if leaf != leaves[i, t]:
+                    if not changed:
+                        buf[n_buf, :] = leaves[i, :n_trees]
+                        rows[n_buf] = i
+                        changed = True
+                    buf[n_buf, t] = leaf
         if changed:
             n_buf += 1
             count += 1
