@@ -55,6 +55,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numba
 import numpy as np
 
 from ltr._compat import import_tqdm
@@ -391,7 +392,7 @@ def permutation_importance(
                     res[r] = base_eval
                     continue
                 scores = base_scores.copy()
-                n_changed = rescore(p, scores)
+                n_changed = rescore(p, scores, split_rows=n_workers == 1)
                 n_pred += n_changed
                 res[r] = base_eval if n_changed == 0 else evaluate(scores)
             return res, n_pred
@@ -437,8 +438,13 @@ def permutation_importance(
     bar = tqdm(
         total=len(feat_cols), desc="permutation importance", unit="feature", disable=not show
     )
+    n_workers = 1 if n_jobs is None or n_jobs == 1 or len(feat_cols) == 1 else n_jobs
+    if exact is not None and n_jobs is None and len(feat_cols) > 1:
+        # Rescoring releases the GIL: features go to numba's thread count of workers,
+        # each rescoring its rows alone (one nDCG overlaps another feature's rescoring).
+        n_workers = min(numba.get_num_threads(), len(feat_cols))
     try:
-        if n_jobs is None or n_jobs == 1 or len(feat_cols) == 1:
+        if n_workers == 1:
             results = []
             for f in range(len(feat_cols)):
                 results.append(work(f))
@@ -446,7 +452,7 @@ def permutation_importance(
         else:
             from joblib import Parallel, delayed
 
-            gen = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+            gen = Parallel(n_jobs=n_workers, prefer="threads", return_as="generator")(
                 delayed(work)(f) for f in range(len(feat_cols))
             )
             results = []

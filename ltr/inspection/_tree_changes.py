@@ -335,12 +335,12 @@ class _ExactRescorer:
         return (_xgb_codes(col, ts.astype(np.float32)) if self.trees.strict
                 else _lgb_codes(col, ts))
 
-    def for_columns(self, cols: Sequence[int]) -> Callable[[np.ndarray, np.ndarray], int] | None:
-        """Return ``rescore(perm, scores) -> rows rescored`` (None: the model ignores *cols*).
+    def for_columns(self, cols: Sequence[int]) -> Callable[..., int] | None:
+        """Return ``rescore(perm, scores, split_rows=True) -> rows rescored`` (None: *cols* unused).
 
         ``rescore`` writes into *scores* (a copy of the baseline scores) the exact
         score of every row whose leaf changes when *cols* take the values of row
-        ``perm[i]``.
+        ``perm[i]``; with ``split_rows`` the rows are split over threads.
         """
         tr = self.trees
         if len(cols) == 1:
@@ -369,12 +369,14 @@ class _ExactRescorer:
                 tr.start, tr.feature, tr.threshold, tr.decision, tr.left, tr.right, tr.strict,
                 leaves, leaf_start, tr.leaf_value, init, scores))
 
-        def rescore(perm: np.ndarray, scores: np.ndarray) -> int:
+        def rescore(perm: np.ndarray, scores: np.ndarray, split_rows: bool = True) -> int:
+            if not split_rows:
+                return rescore_rows(perm, scores, 0, X.shape[0])
             return sum(_over_rows(X.shape[0], lambda lo, hi: rescore_rows(perm, scores, lo, hi)))
 
         return rescore
 
-    def _for_column(self, j: int) -> Callable[[np.ndarray, np.ndarray], int] | None:
+    def _for_column(self, j: int) -> Callable[..., int] | None:
         """``for_columns([j])``, on the integer codes (branch-free walks)."""
         tr = self.trees
         tree_ids = tr.trees_of.get(j, np.zeros(0, dtype=np.int64))
@@ -393,7 +395,9 @@ class _ExactRescorer:
                                       tr.start, nodes, leaves, leaf_start, tr.leaf_value, init,
                                       scores))
 
-        def rescore(perm: np.ndarray, scores: np.ndarray) -> int:
+        def rescore(perm: np.ndarray, scores: np.ndarray, split_rows: bool = True) -> int:
+            if not split_rows:
+                return rescore_rows(perm, scores, 0, W.shape[0])
             return sum(_over_rows(W.shape[0], lambda lo, hi: rescore_rows(perm, scores, lo, hi)))
 
         return rescore
