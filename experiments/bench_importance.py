@@ -125,12 +125,12 @@ def run_case(engine: str, n_queries: int, n_features: int, repeats: int, reps: i
 
 def _table(results: list[dict], command: str, load: tuple[float, float]) -> list[str]:
     lines = [
-        f"command: `{command}`; scikit-learn {sklearn.__version__}, LightGBM {lgb.__version__}"
+        (f"command: `{command}`; scikit-learn {sklearn.__version__}, LightGBM {lgb.__version__}"
         f"; {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; load average "
-        f"(1 min) {load[0]:.1f} at the start, {load[1]:.1f} at the end.",
+        f"(1 min) {load[0]:.1f} at the start, {load[1]:.1f} at the end."),
         "",
-        "| engine | set (rows) | repeats | ours s (each) | sklearn s (each) | ratio (wall) "
-        "| ratio (CPU s) | nDCG floor | rows rescored |",
+        ("| engine | set (rows) | repeats | ours s (each) | sklearn s (each) | ratio (wall) "
+        "| ratio (CPU s) | nDCG floor | rows rescored |"),
         "|---|---|---:|---|---|---:|---:|---:|---:|",
     ]
     for r in results:
@@ -143,11 +143,11 @@ def _table(results: list[dict], command: str, load: tuple[float, float]) -> list
             f"{r['ratio_cpu']:.3f} | {r['ndcg_floor']:.3f} | {r['rescored']:.1%} |")
     lines += [
         "",
-        "Ratios are of the medians over the interleaved repetitions; every repetition "
+        ("Ratios are of the medians over the interleaved repetitions; every repetition "
         "asserted max |ours - sklearn| <= 1e-12 (max seen: "
         f"{max(r['diff'] for r in results):.1e}).  CPU s: process CPU time of each side "
         "(both run threads).  nDCG floor: the nDCG calls alone as a ratio to scikit-learn's "
-        f"time.  Ours predicted by: {results[0]['prediction']}.",
+        f"time.  Ours predicted by: {results[0]['prediction']}."),
     ]
     return lines
 

@@ -40,8 +40,8 @@ from ltr.kernels._tree_predict import (
     _column_scores,
     _leaf_sums,
     _permuted_scores,
+    _tree_leaves,
 )
-from ltr.kernels._tree_predict import _tree_leaves as _tree_leaves
 from ltr.kernels._trees import _lgb_leaf_changed
 
 # Old private names, kept for callers (ltr.inspection, tests).
