@@ -37,6 +37,7 @@ from ltr.engines.trees import (
 )
 from ltr.kernels._tree_predict import (
     _code_leaves,
+    _code_rows,
     _column_scores,
     _leaf_sums,
     _permuted_scores,
@@ -80,25 +81,22 @@ def _coded(X: np.ndarray, tr: FlatTrees) -> tuple[np.ndarray, np.ndarray, dict[i
     internal = (tr.left != 0) | (tr.right != 0)
     feature = np.where(internal, tr.feature, 0).astype(np.int64)
     m = np.zeros(n_nodes, dtype=np.int64)
-    n_codes = max([int(np.sum(feature[internal] == f)) for f in np.unique(feature[internal])] + [0])
-    W = np.zeros(X.shape, dtype=np.int16 if n_codes < 2**13 else np.int32)
     thresholds: dict[int, np.ndarray] = {}
-    for f in np.unique(feature[internal]):
+    ts_start = np.zeros(X.shape[1] + 1, dtype=np.int64)
+    used = np.unique(feature[internal])
+    for f in used:
         at = internal & (feature == f)
         ts = np.unique(tr.threshold[at])
         thresholds[int(f)] = ts
         m[at] = np.searchsorted(ts, tr.threshold[at])
-        if tr.strict:
-            v32 = X[:, f].astype(np.float32)
-            nan = np.isnan(v32)
-            code = np.searchsorted(ts.astype(np.float32), np.where(nan, 0, v32), side="right")
-            W[:, f] = (code << 2) | nan
-        else:
-            v = X[:, f].astype(np.float64)
-            nan = np.isnan(v)
-            v = np.where(nan, 0.0, v)
-            code = np.searchsorted(ts, v, side="left")
-            W[:, f] = (code << 2) | nan | ((np.abs(v) <= _LGB_ZERO) << 1)
+        ts_start[f + 1] = ts.size
+    np.cumsum(ts_start, out=ts_start)
+    ts_flat = (np.concatenate([thresholds[int(f)] for f in used]) if used.size
+               else np.zeros(0))
+    n_codes = int(np.max(np.diff(ts_start))) + 1 if X.shape[1] else 1
+    W = np.zeros(X.shape, dtype=np.int16 if n_codes < 2**13 else np.int32)
+    _over_rows(X.shape[0], lambda lo, hi: _code_rows(lo, hi, X, used, ts_flat, ts_start,
+                                                     tr.strict, W))
     missing = (tr.decision.astype(np.int64) >> 2) & 3
     mask = np.select([missing == 1, missing == 2], [2, 1], 0)
     default_left = (tr.decision.astype(np.int64) >> 1) & 1

@@ -361,3 +361,36 @@ def _column_scores(row_lo, row_hi, W, perm, j, wcol, trees, first, code_lo, code
                 n_buf = 0
     _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
     return count
+
+
+@njit(cache=True, nogil=True)
+def _code_rows(row_lo, row_hi, X, features, ts, ts_start, strict, out):
+    """``out[i, f]`` (``W``): the coded value of ``X[i, f]`` for each of ``features``.
+
+    ``ts[ts_start[f]:ts_start[f + 1]]`` are the sorted distinct thresholds of feature
+    ``f``.  ``strict`` (XGBoost): the value is cast to float32 and counts the
+    thresholds ``<=`` it, NaN is flag 1.  Otherwise (LightGBM): NaN is flag 1 and
+    reads as 0, the value counts the thresholds ``<`` it, ``|value| <= 1e-35`` adds
+    flag 2.
+    """
+    for i in range(row_lo, row_hi):
+        for q in range(features.shape[0]):
+            f = features[q]
+            v = np.float64(X[i, f])
+            flags = 0
+            if np.isnan(v):
+                flags = 1
+                v = 0.0
+            if strict:
+                v = np.float64(np.float32(v))
+            elif -_ZERO_F32 <= v <= _ZERO_F32:
+                flags |= 2
+            lo = ts_start[f]
+            hi = ts_start[f + 1]
+            while lo < hi:  # first threshold above the value (strict: at or above)
+                mid = (lo + hi) >> 1
+                if ts[mid] < v or (strict and ts[mid] == v):
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out[i, f] = ((lo - ts_start[f]) << 2) | flags
