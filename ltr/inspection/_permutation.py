@@ -27,7 +27,9 @@ can change, which is bitwise what a full prediction would give:
   of every row in every tree is cached once (compact integers).  For a
   permuted column, only the rows whose value moves across a split threshold
   of the column are looked at, and only the trees splitting on the column are
-  walked, from the first node on the column along the row's cached path.  A
+  walked, from the first node on the column along the row's cached path.  The
+  walks read integer threshold codes of the values (each node's decision is
+  branch-free and exact for the engine's comparison and missing rules).  A
   row that reaches another leaf is re-summed over all trees in the engine's
   order (LightGBM: float64 from 0; XGBoost: float32 from ``base_score``), so
   its score is bitwise the engine's.  This is used only when re-summing the
@@ -174,8 +176,10 @@ def permutation_importance(
         fraction in (0, 1]); rows of a query are never split.
     n_jobs : int, optional
         Threads evaluating features in parallel (each with its own buffer).
-        The native predict of LightGBM/XGBoost is itself multi-threaded, so
-        the default (one worker) is usually best on few cores.
+        Default: when scores are rescored from cached leaves, numba's thread
+        count (each feature's rows rescored by one thread); otherwise one
+        worker, since the native predict of LightGBM/XGBoost is itself
+        multi-threaded.
     random_state : int, RandomState or None
         Seeds the permutations; the seed drawn from it is stored in ``seed``.
     progress : bool, optional
