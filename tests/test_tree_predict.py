@@ -241,3 +241,74 @@ def test_ltr_ranker_uses_cached_leaves_and_equals_sklearn():
                                        random_state=0)
     assert ours.prediction == "cached leaves"
     np.testing.assert_allclose(ours.importances, theirs.importances, rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------- integer codes
+def _at_thresholds(X: np.ndarray, trees, cols: list[int]) -> np.ndarray:
+    """Rows whose values sit exactly on split thresholds and one float64 step either side."""
+    Z = X.astype(np.float64)
+    rng = np.random.default_rng(11)
+    for j in cols:
+        ts = np.unique(trees.threshold[trees.feature == j])
+        picks = rng.choice(ts, size=len(Z))
+        side = rng.integers(-1, 2, size=len(Z)).astype(np.float64)
+        Z[:, j] = np.nextafter(picks, picks + side)  # side 0: exactly on the threshold
+    return Z
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_code_walk_leaves_equal_the_engines_pred_leaf(engine):
+    """The branch-free walk on threshold codes reaches the engine's own leaf in every tree."""
+    from ltr.inspection._tree_changes import _coded
+    from ltr.kernels._tree_predict import _code_leaves
+
+    X, y, qid = _data(8)
+    if engine == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        booster = xgb.train({"objective": "rank:ndcg", "max_depth": 5, "eta": 0.3,
+                             "nthread": 1, "seed": 0},
+                            xgb.DMatrix(X, label=y, qid=qid), num_boost_round=15)
+        trees = parse_xgboost_trees(booster)
+    else:
+        params = deterministic_params("lightgbm", objective="lambdarank", num_leaves=15,
+                                      min_data_in_leaf=10, zero_as_missing=True)
+        booster = lgb.train(params, lgb.Dataset(X, y, group=[DOCS] * N_QUERIES),
+                            num_boost_round=15)
+        trees = parse_lightgbm_trees(booster)
+    Z = _at_thresholds(X, trees, [0, 3, 5])
+    W, nodes, _ = _coded(Z, trees)
+    leaves = np.zeros((len(Z), trees.n_trees), dtype=np.int32)
+    _code_leaves(0, len(Z), W, trees.start, nodes, leaves)
+    if engine == "xgboost":
+        # XGBoost numbers leaves by node id; ours count leaves in node order
+        node_ids = booster.predict(xgb.DMatrix(Z), pred_leaf=True).astype(np.int64)
+        expect = np.empty_like(node_ids)
+        for t in range(trees.n_trees):
+            is_leaf = np.zeros(trees.start[t + 1] - trees.start[t], dtype=bool)
+            is_leaf[node_ids[:, t]] = True  # every reached id is a leaf
+            seg = slice(trees.start[t], trees.start[t + 1])
+            leaf_rank = np.cumsum((trees.left[seg] == 0) & (trees.right[seg] == 0)) - 1
+            expect[:, t] = leaf_rank[node_ids[:, t]]
+        np.testing.assert_array_equal(leaves, expect)
+    else:
+        np.testing.assert_array_equal(leaves, booster.predict(Z, pred_leaf=True))
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_rescoring_values_on_and_beside_thresholds_is_bitwise(engine, split_rows):
+    """float64 values on a threshold and one step either side (XGBoost rounds to float32)."""
+    X, y, qid = _data(9)
+    if engine == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        booster = xgb.train({"objective": "rank:pairwise", "max_depth": 5, "eta": 0.3,
+                             "nthread": 1, "seed": 0},
+                            xgb.DMatrix(X, label=y, qid=qid), num_boost_round=15)
+        Z = _at_thresholds(X, parse_xgboost_trees(booster), [0, 1, 3, 5])
+        _check_bitwise(Z, lambda A: booster.predict(xgb.DMatrix(A)), booster, rounds=2)
+    else:
+        params = deterministic_params("lightgbm", objective="lambdarank", num_leaves=15,
+                                      min_data_in_leaf=10)
+        booster = lgb.train(params, lgb.Dataset(X, y, group=[DOCS] * N_QUERIES),
+                            num_boost_round=15)
+        Z = _at_thresholds(X, parse_lightgbm_trees(booster), [0, 1, 3, 5])
+        _check_bitwise(Z, booster.predict, booster, rounds=2)

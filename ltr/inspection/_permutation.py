@@ -27,7 +27,9 @@ can change, which is bitwise what a full prediction would give:
   of every row in every tree is cached once (compact integers).  For a
   permuted column, only the rows whose value moves across a split threshold
   of the column are looked at, and only the trees splitting on the column are
-  walked, from the first node on the column along the row's cached path.  A
+  walked, from the first node on the column along the row's cached path.  The
+  walks read integer threshold codes of the values (each node's decision is
+  branch-free and exact for the engine's comparison and missing rules).  A
   row that reaches another leaf is re-summed over all trees in the engine's
   order (LightGBM: float64 from 0; XGBoost: float32 from ``base_score``), so
   its score is bitwise the engine's.  This is used only when re-summing the
@@ -55,6 +57,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numba
 import numpy as np
 
 from ltr._compat import import_tqdm
@@ -173,8 +176,10 @@ def permutation_importance(
         fraction in (0, 1]); rows of a query are never split.
     n_jobs : int, optional
         Threads evaluating features in parallel (each with its own buffer).
-        The native predict of LightGBM/XGBoost is itself multi-threaded, so
-        the default (one worker) is usually best on few cores.
+        Default: when scores are rescored from cached leaves, numba's thread
+        count (each feature's rows rescored by one thread); otherwise one
+        worker, since the native predict of LightGBM/XGBoost is itself
+        multi-threaded.
     random_state : int, RandomState or None
         Seeds the permutations; the seed drawn from it is stored in ``seed``.
     progress : bool, optional
@@ -391,7 +396,7 @@ def permutation_importance(
                     res[r] = base_eval
                     continue
                 scores = base_scores.copy()
-                n_changed = rescore(p, scores)
+                n_changed = rescore(p, scores, split_rows=n_workers == 1)
                 n_pred += n_changed
                 res[r] = base_eval if n_changed == 0 else evaluate(scores)
             return res, n_pred
@@ -437,8 +442,13 @@ def permutation_importance(
     bar = tqdm(
         total=len(feat_cols), desc="permutation importance", unit="feature", disable=not show
     )
+    n_workers = 1 if n_jobs is None or n_jobs == 1 or len(feat_cols) == 1 else n_jobs
+    if exact is not None and n_jobs is None and len(feat_cols) > 1:
+        # Rescoring releases the GIL: features go to numba's thread count of workers,
+        # each rescoring its rows alone (one nDCG overlaps another feature's rescoring).
+        n_workers = min(numba.get_num_threads(), len(feat_cols))
     try:
-        if n_jobs is None or n_jobs == 1 or len(feat_cols) == 1:
+        if n_workers == 1:
             results = []
             for f in range(len(feat_cols)):
                 results.append(work(f))
@@ -446,7 +456,7 @@ def permutation_importance(
         else:
             from joblib import Parallel, delayed
 
-            gen = Parallel(n_jobs=n_jobs, prefer="threads", return_as="generator")(
+            gen = Parallel(n_jobs=n_workers, prefer="threads", return_as="generator")(
                 delayed(work)(f) for f in range(len(feat_cols))
             )
             results = []

@@ -35,7 +35,14 @@ from ltr.engines.trees import (
     parse_xgboost_trees,
     xgboost_split_info,
 )
-from ltr.kernels._tree_predict import _leaf_sums, _permuted_scores, _tree_leaves
+from ltr.kernels._tree_predict import (
+    _code_leaves,
+    _code_rows,
+    _column_scores,
+    _leaf_sums,
+    _permuted_scores,
+    _tree_leaves,
+)
 from ltr.kernels._trees import _lgb_leaf_changed
 
 # Old private names, kept for callers (ltr.inspection, tests).
@@ -54,6 +61,48 @@ def _module_of(obj: Any) -> str:
 # LightGBM treats |x| <= kZeroThreshold as zero (missing_type "Zero").
 _LGB_ZERO = float(np.float32(1e-35))  # a float widened to double, as LightGBM compares
 _KERNEL_LOCK = threading.Lock()
+
+
+def _coded(X: np.ndarray, tr: FlatTrees) -> tuple[np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+    """Rows and nodes as integer codes for the branch-free walks of ``ltr.kernels._tree_predict``.
+
+    Returns ``(W, nodes, thresholds)``: ``W[i, f]`` is ``code << 2 | flags``, where
+    ``code`` counts the distinct thresholds of feature ``f`` (``thresholds[f]``,
+    over every tree) that the value is above as the engine compares (LightGBM:
+    ``value > threshold`` in float64, NaN read as 0; XGBoost: ``value >=
+    threshold`` in float32), flag 1 marks NaN and flag 2 (LightGBM) a value the
+    engine reads as zero (``|value| <= 1e-35``, NaN included).  ``nodes[k]`` is
+    ``[feature | mask << 28 | default_left << 30, m, left, right]`` with ``m`` the
+    rank of the node's threshold and ``mask`` the flags that send a value the
+    default way (LightGBM's missing type Zero: 2, NaN: 1; XGBoost: 1).  A value
+    goes left exactly when the engine sends it left.
+    """
+    n_nodes = tr.feature.size
+    internal = (tr.left != 0) | (tr.right != 0)
+    feature = np.where(internal, tr.feature, 0).astype(np.int64)
+    m = np.zeros(n_nodes, dtype=np.int64)
+    thresholds: dict[int, np.ndarray] = {}
+    ts_start = np.zeros(X.shape[1] + 1, dtype=np.int64)
+    used = np.unique(feature[internal])
+    for f in used:
+        at = internal & (feature == f)
+        ts = np.unique(tr.threshold[at])
+        thresholds[int(f)] = ts
+        m[at] = np.searchsorted(ts, tr.threshold[at])
+        ts_start[f + 1] = ts.size
+    np.cumsum(ts_start, out=ts_start)
+    ts_flat = (np.concatenate([thresholds[int(f)] for f in used]) if used.size
+               else np.zeros(0))
+    n_codes = int(np.max(np.diff(ts_start))) + 1 if X.shape[1] else 1
+    W = np.zeros(X.shape, dtype=np.int16 if n_codes < 2**13 else np.int32)
+    _over_rows(X.shape[0], lambda lo, hi: _code_rows(lo, hi, X, used, ts_flat, ts_start,
+                                                     tr.strict, W))
+    missing = (tr.decision.astype(np.int64) >> 2) & 3
+    mask = np.select([missing == 1, missing == 2], [2, 1], 0)
+    default_left = (tr.decision.astype(np.int64) >> 1) & 1
+    nodes = np.stack([feature | (mask << 28) | (default_left << 30), m, tr.left, tr.right],
+                     axis=1).astype(np.int32)
+    return W, np.ascontiguousarray(nodes), thresholds
 
 
 def _value_codes(col: np.ndarray) -> np.ndarray:
@@ -244,9 +293,8 @@ class _ExactRescorer:
         max_leaves = int(np.max(np.diff(trees.leaf_start))) if trees.n_trees else 1
         self.leaves = np.zeros((X.shape[0], trees.n_trees), dtype=_leaf_dtype(max_leaves))
         leaves = self.leaves
-        _over_rows(X.shape[0], lambda lo, hi: _tree_leaves(
-            lo, hi, X, trees.start, trees.feature, trees.threshold, trees.decision, trees.left,
-            trees.right, trees.strict, leaves))
+        self.W, self.nodes, self.all_thresholds = W, nodes, _ = _coded(X, trees)
+        _over_rows(X.shape[0], lambda lo, hi: _code_leaves(lo, hi, W, trees.start, nodes, leaves))
         init = self._init()
         sums = np.empty(X.shape[0])
         for count in counts:
@@ -285,14 +333,16 @@ class _ExactRescorer:
         return (_xgb_codes(col, ts.astype(np.float32)) if self.trees.strict
                 else _lgb_codes(col, ts))
 
-    def for_columns(self, cols: Sequence[int]) -> Callable[[np.ndarray, np.ndarray], int] | None:
-        """Return ``rescore(perm, scores) -> rows rescored`` (None: the model ignores *cols*).
+    def for_columns(self, cols: Sequence[int]) -> Callable[..., int] | None:
+        """Return ``rescore(perm, scores, split_rows=True) -> rows rescored`` (None: *cols* unused).
 
         ``rescore`` writes into *scores* (a copy of the baseline scores) the exact
         score of every row whose leaf changes when *cols* take the values of row
-        ``perm[i]``.
+        ``perm[i]``; with ``split_rows`` the rows are split over threads.
         """
         tr = self.trees
+        if len(cols) == 1:
+            return self._for_column(int(cols[0]))
         pairs = [(j, c) for j, c in ((j, self.codes(j)) for j in cols) if c is not None]
         if not pairs:
             return None
@@ -317,7 +367,35 @@ class _ExactRescorer:
                 tr.start, tr.feature, tr.threshold, tr.decision, tr.left, tr.right, tr.strict,
                 leaves, leaf_start, tr.leaf_value, init, scores))
 
-        def rescore(perm: np.ndarray, scores: np.ndarray) -> int:
+        def rescore(perm: np.ndarray, scores: np.ndarray, split_rows: bool = True) -> int:
+            if not split_rows:
+                return rescore_rows(perm, scores, 0, X.shape[0])
             return sum(_over_rows(X.shape[0], lambda lo, hi: rescore_rows(perm, scores, lo, hi)))
+
+        return rescore
+
+    def _for_column(self, j: int) -> Callable[..., int] | None:
+        """``for_columns([j])``, on the integer codes (branch-free walks)."""
+        tr = self.trees
+        tree_ids = tr.trees_of.get(j, np.zeros(0, dtype=np.int64))
+        tree_ids = tree_ids[tree_ids < self.n_trees]
+        if tree_ids.size == 0:
+            return None
+        first = tr.first_nodes([j], tree_ids)
+        code_lo, code_hi = tr.code_bounds(j, tree_ids, self.all_thresholds[j])
+        wcol = np.ascontiguousarray(self.W[:, j])
+        leaf_start = tr.leaf_start[: self.n_trees + 1]
+        init = self._init()
+        W, nodes, leaves = self.W, self.nodes, self.leaves
+
+        def rescore_rows(perm: np.ndarray, scores: np.ndarray, lo: int, hi: int) -> int:
+            return int(_column_scores(lo, hi, W, perm, j, wcol, tree_ids, first, code_lo, code_hi,
+                                      tr.start, nodes, leaves, leaf_start, tr.leaf_value, init,
+                                      scores))
+
+        def rescore(perm: np.ndarray, scores: np.ndarray, split_rows: bool = True) -> int:
+            if not split_rows:
+                return rescore_rows(perm, scores, 0, W.shape[0])
+            return sum(_over_rows(W.shape[0], lambda lo, hi: rescore_rows(perm, scores, lo, hi)))
 
         return rescore

@@ -195,3 +195,202 @@ def _permuted_scores(row_lo, row_hi, X, perm, cols, col_values, codes, trees, fi
                 n_buf = 0
     _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
     return count
+
+
+# --------------------------------------------------------------------------- #
+# Walks on integer codes (branch-free decisions)
+# --------------------------------------------------------------------------- #
+# A row's value of feature f is coded as ``code << 2 | flags``: ``code`` counts the
+# distinct split thresholds of f that the value is above (so it goes left at the
+# node whose threshold is the m-th smallest exactly when ``code <= m``), flag 1 is
+# NaN and flag 2 a value the engine may treat as zero-missing.  A node of ``nodes``
+# is ``[feature | mask << 28 | default_left << 30, m, left, right]``: a value whose
+# flags meet ``mask`` goes the default way.  Built by ltr.inspection._tree_changes.
+_FEATURE_BITS = 0x0FFFFFFF
+
+
+@njit(cache=True, inline="always")
+def _code_step(w, k, nodes):
+    """Child of node ``k`` (negative: ``~leaf``) for the coded value ``w``."""
+    fm = nodes[k, 0]
+    miss = np.int32((w & ((fm >> 28) & 3)) != 0)
+    right = np.int32((w >> 2) > nodes[k, 1])
+    dright = ((fm >> 30) & 1) ^ 1
+    return nodes[k, 2 + ((miss & dright) | ((miss ^ 1) & right))]
+
+
+@njit(cache=True, inline="always")
+def _code_walk(W, i, j, wj, base, node, nodes):
+    """Leaf reached by row ``i`` of the codes ``W`` from ``node``, column ``j`` coded ``wj``."""
+    while True:
+        k = base + node
+        f = nodes[k, 0] & _FEATURE_BITS
+        w = wj if f == j else W[i, f]
+        node = _code_step(w, k, nodes)
+        if node < 0:
+            return ~node
+
+
+@njit(cache=True, nogil=True)
+def _code_leaves(row_lo, row_hi, W, start, nodes, out):
+    """``out[i, t]``: leaf of row ``i`` in tree ``t``, from the codes ``W`` (see above).
+
+    Four trees are walked side by side so that their loads overlap.
+    """
+    n_trees = start.shape[0] - 1
+    for i in range(row_lo, row_hi):
+        t = 0
+        while t + 4 <= n_trees:
+            n0 = 0 if start[t + 1] > start[t] else -1
+            n1 = 0 if start[t + 2] > start[t + 1] else -1
+            n2 = 0 if start[t + 3] > start[t + 2] else -1
+            n3 = 0 if start[t + 4] > start[t + 3] else -1
+            while n0 >= 0 or n1 >= 0 or n2 >= 0 or n3 >= 0:
+                if n0 >= 0:
+                    k = start[t] + n0
+                    n0 = _code_step(W[i, nodes[k, 0] & _FEATURE_BITS], k, nodes)
+                if n1 >= 0:
+                    k = start[t + 1] + n1
+                    n1 = _code_step(W[i, nodes[k, 0] & _FEATURE_BITS], k, nodes)
+                if n2 >= 0:
+                    k = start[t + 2] + n2
+                    n2 = _code_step(W[i, nodes[k, 0] & _FEATURE_BITS], k, nodes)
+                if n3 >= 0:
+                    k = start[t + 3] + n3
+                    n3 = _code_step(W[i, nodes[k, 0] & _FEATURE_BITS], k, nodes)
+            out[i, t] = ~n0 if start[t + 1] > start[t] else 0
+            out[i, t + 1] = ~n1 if start[t + 2] > start[t + 1] else 0
+            out[i, t + 2] = ~n2 if start[t + 3] > start[t + 2] else 0
+            out[i, t + 3] = ~n3 if start[t + 4] > start[t + 3] else 0
+            t += 4
+        while t < n_trees:
+            out[i, t] = (_code_walk(W, i, -1, 0, start[t], 0, nodes)
+                         if start[t + 1] > start[t] else 0)
+            t += 1
+
+
+@njit(cache=True, inline="always")
+def _code_walk4(W, i, j, wj, b0, n0, b1, n1, b2, n2, b3, n3, nodes):
+    """Four :func:`_code_walk` side by side (a negative start node stays as it is)."""
+    while n0 >= 0 or n1 >= 0 or n2 >= 0 or n3 >= 0:
+        if n0 >= 0:
+            k = b0 + n0
+            f = nodes[k, 0] & _FEATURE_BITS
+            n0 = _code_step(wj if f == j else W[i, f], k, nodes)
+        if n1 >= 0:
+            k = b1 + n1
+            f = nodes[k, 0] & _FEATURE_BITS
+            n1 = _code_step(wj if f == j else W[i, f], k, nodes)
+        if n2 >= 0:
+            k = b2 + n2
+            f = nodes[k, 0] & _FEATURE_BITS
+            n2 = _code_step(wj if f == j else W[i, f], k, nodes)
+        if n3 >= 0:
+            k = b3 + n3
+            f = nodes[k, 0] & _FEATURE_BITS
+            n3 = _code_step(wj if f == j else W[i, f], k, nodes)
+    return ~n0, ~n1, ~n2, ~n3
+
+
+@njit(cache=True, nogil=True)
+def _column_scores(row_lo, row_hi, W, perm, j, wcol, trees, first, code_lo, code_hi, start,
+                   nodes, leaves, leaf_start, leaf_value, init, out):
+    """Rescore the rows ``row_lo <= i < row_hi`` whose leaf changes when column ``j`` is permuted.
+
+    Row ``i`` gets the coded value ``wcol[perm[i]]`` of column ``j`` (``wcol`` is
+    ``W[:, j]``).  ``trees``, ``first``, ``code_lo``/``code_hi`` (in the codes of
+    ``W``), ``leaves``, ``leaf_start``, ``leaf_value``, ``init`` and ``out`` are as in
+    :func:`_permuted_scores`; a flagged value (NaN, zero) is always walked.  The
+    trees a row must walk are walked four at a time.  Returns the number of rows
+    rescored.
+    """
+    n_aff = trees.shape[0]
+    n_trees = leaf_start.shape[0] - 1
+    buf = np.empty((_BUF, n_trees), dtype=leaves.dtype)
+    rows = np.empty(_BUF, dtype=np.int64)
+    pend_t = np.empty(n_aff + 4, dtype=np.int64)
+    pend_b = np.zeros(n_aff + 4, dtype=np.int64)
+    pend_n = np.full(n_aff + 4, -1, dtype=np.int64)
+    n_buf = 0
+    count = 0
+    for i in range(row_lo, row_hi):
+        wo = wcol[i]
+        wn = wcol[perm[i]]
+        if wn == wo:
+            continue
+        special = ((wn | wo) & 3) != 0
+        code = wn >> 2
+        n_pend = 0
+        for a in range(n_aff):
+            t = trees[a]
+            leaf0 = leaves[i, t]
+            if not special and code_lo[a, leaf0] <= code <= code_hi[a, leaf0]:
+                continue  # the path to leaf0 admits the new value
+            node = first[a, leaf0]
+            if node < 0:
+                continue
+            pend_t[n_pend] = t
+            pend_b[n_pend] = start[t]
+            pend_n[n_pend] = node
+            n_pend += 1
+        if n_pend == 0:
+            continue
+        for q in range(n_pend, n_pend + 4):
+            pend_n[q] = -1
+        changed = False
+        for q in range(0, n_pend, 4):
+            l0, l1, l2, l3 = _code_walk4(W, i, j, wn, pend_b[q], pend_n[q], pend_b[q + 1],
+                                         pend_n[q + 1], pend_b[q + 2], pend_n[q + 2],
+                                         pend_b[q + 3], pend_n[q + 3], nodes)
+            for u in range(4):
+                if q + u >= n_pend:
+                    break
+                leaf = l0 if u == 0 else (l1 if u == 1 else (l2 if u == 2 else l3))
+                t = pend_t[q + u]
+                if leaf != leaves[i, t]:
+                    if not changed:
+                        buf[n_buf, :] = leaves[i, :n_trees]
+                        rows[n_buf] = i
+                        changed = True
+                    buf[n_buf, t] = leaf
+        if changed:
+            n_buf += 1
+            count += 1
+            if n_buf == _BUF:
+                _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
+                n_buf = 0
+    _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _code_rows(row_lo, row_hi, X, features, ts, ts_start, strict, out):
+    """``out[i, f]`` (``W``): the coded value of ``X[i, f]`` for each of ``features``.
+
+    ``ts[ts_start[f]:ts_start[f + 1]]`` are the sorted distinct thresholds of feature
+    ``f``.  ``strict`` (XGBoost): the value is cast to float32 and counts the
+    thresholds ``<=`` it, NaN is flag 1.  Otherwise (LightGBM): NaN is flag 1 and
+    reads as 0, the value counts the thresholds ``<`` it, ``|value| <= 1e-35`` adds
+    flag 2.
+    """
+    for i in range(row_lo, row_hi):
+        for q in range(features.shape[0]):
+            f = features[q]
+            v = np.float64(X[i, f])
+            flags = 0
+            if np.isnan(v):
+                flags = 1
+                v = 0.0
+            if strict:
+                v = np.float64(np.float32(v))
+            elif -_ZERO_F32 <= v <= _ZERO_F32:
+                flags |= 2
+            lo = ts_start[f]
+            hi = ts_start[f + 1]
+            while lo < hi:  # first threshold above the value (strict: at or above)
+                mid = (lo + hi) >> 1
+                if ts[mid] < v or (strict and ts[mid] == v):
+                    lo = mid + 1
+                else:
+                    hi = mid
+            out[i, f] = ((lo - ts_start[f]) << 2) | flags
