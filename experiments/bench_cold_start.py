@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _perf import result
+
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "configs" / "quickstart.yaml"
 COMMANDS = ["train", "evaluate", "predict", "importance", "tune", "compare", "monitor", "report",
@@ -72,7 +74,8 @@ for wall, cpu, name in sorted(records, reverse=True):
 
 def env(cache_dir: str | None = None) -> dict[str, str]:
     e = dict(os.environ)
-    e["PYTHONPATH"] = str(REPO) + os.pathsep + e.get("PYTHONPATH", "")
+    # the ltr under test: PYTHONPATH when set (run_performance.py sets it per tree), else this one
+    e["PYTHONPATH"] = e.get("PYTHONPATH") or str(REPO)
     if cache_dir is not None:
         e["NUMBA_CACHE_DIR"] = cache_dir
     return e
@@ -144,6 +147,9 @@ def main() -> None:
           + ", ".join(f"{t:.2f}" for t in cold) + " |")
     print(f"| warm (cache from the cold run) | {statistics.median(warm):.2f} | "
           + ", ".join(f"{t:.2f}" for t in warm) + " |")
+    result("cold_start_s", statistics.median(cold), "s")
+    result("warm_start_s", statistics.median(warm), "s")
+    result("cold_over_warm", statistics.median(cold) / statistics.median(warm))
 
     with tempfile.TemporaryDirectory() as cache:
         _, text = run([sys.executable, "-c", COMPILES, str(CONFIG)], cache)

@@ -31,6 +31,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from _perf import result
 
 REPEAT = 1  # each timing is the best of REPEAT runs (the machine may be shared)
 STAMPS: list[float] = []  # round ends in this process (single-process training)
@@ -117,6 +118,9 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=8, help="input partitions of the dask frame")
     ap.add_argument("--quick", action="store_true", help="1,000 queries, 10 rounds")
     ap.add_argument("--repeat", type=int, default=1, help="best of this many runs per timing")
+    ap.add_argument("--random-order", action="store_true",
+                    help="rows in a random order (queries spread over partitions: the hash "
+                         "shuffle) instead of grouped by query as files sorted by query give")
     args = ap.parse_args()
     global REPEAT
     REPEAT = args.repeat
@@ -139,6 +143,8 @@ def main() -> None:
     df = pd.DataFrame(d.X, columns=feats)
     df["y"] = d.y.astype(np.float64)
     df["qid"] = np.repeat(np.arange(len(d.offsets) - 1), np.diff(d.offsets))
+    if args.random_order:
+        df = df.sample(frac=1.0, random_state=0).reset_index(drop=True)
     mb = df.memory_usage(index=False).sum() / 2**20
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"data: {args.queries} queries, {n_rows} rows x {len(feats)} features "
@@ -222,6 +228,9 @@ def main() -> None:
                   f"single process; cluster start {r.start:.2f} s, shuffle {r.shuffle:.2f} s "
                   f"({r.shuffle / n_rows * 1e6:.2f} us/row), per-round "
                   f"{r.per_round / n_rows * 1e9:.1f} ns/row")
+            tag = name.split(" x ")[0].replace("LocalCluster ", "").replace(" ", "")
+            result(f"dask_{engine}_{tag}_per_round_vs_single", r.per_round / base.per_round)
+            result(f"dask_shuffle_{tag}_us_per_row", r.shuffle / n_rows * 1e6, "us")
 
 
 if __name__ == "__main__":

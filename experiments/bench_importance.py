@@ -38,6 +38,7 @@ from pathlib import Path
 import lightgbm as lgb
 import numpy as np
 import sklearn
+from _perf import result
 from sklearn.inspection import permutation_importance as sk_permutation_importance
 
 from ltr._io import write_atomic
@@ -190,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
                + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
     lines = _table(results, command, (load0, os.getloadavg()[0]))
     print("\n".join(lines))
+    for engine, r in zip(engines, results):
+        result(f"importance_{engine}_{n_queries}x{n_features}", r["ratio"])
     if not args.no_write:
         _write(lines)
         print(f"wrote {RESULTS}")

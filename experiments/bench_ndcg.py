@@ -42,12 +42,14 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import statistics
 import sys
 import time
 import warnings
 
 import numpy as np
+from _perf import result
 
 from ltr.metrics import ndcg
 
@@ -281,6 +283,7 @@ def bench_lightgbm_shapes(repeats, out):
         diff = max(abs(a - b) for a, b in zip(v_lgb, v_ltr))
         (lw, lc), (tw, tc) = timed["lgb"], timed["ltr"]
         worst = max(worst, tw / lw)
+        result("ndcg_shape_" + re.sub(r"[^0-9A-Za-z]+", "_", label).strip("_"), tw / lw)
         print(f"| {label} | {n:,} | {lw * 1e3:.1f} | {tw * 1e3:.1f} | {tw / lw:.2f} | "
               f"{lc * 1e3:.1f} | {tc * 1e3:.1f} | {tc / lc:.2f} | {diff:.1e} |", file=out,
               flush=True)
@@ -288,6 +291,7 @@ def bench_lightgbm_shapes(repeats, out):
             print(f"WARNING: {label}: LightGBM {v_lgb} != ltr {v_ltr}", file=out)
     print(f"\nHighest ratio ltr / LightGBM (wall): {worst:.2f} (target <= 1 in every shape)",
           file=out)
+    result("ndcg_worst_shape", worst)
 
 
 def bench_single_query(repeats, out):
@@ -330,6 +334,8 @@ def bench_single_query(repeats, out):
             if float(v1) != float(v2):
                 print(f"WARNING: k={k} {conv}: {float(v1)!r} != {float(v2)!r}", file=out)
             w1, w2 = timed["one"][0], timed["all"][0]
+            result(f"ndcg_single_k{k}_{conv}_1thread_ms", w1 * 1e3, "ms")
+            result(f"ndcg_single_k{k}_{conv}_threads_ms", w2 * 1e3, "ms")
             print(f"| k={k} | {conv} | {w1 * 1e3:.1f} | {w2 * 1e3:.1f} | {w1 / w2:.2f} |",
                   file=out, flush=True)
 
@@ -379,6 +385,7 @@ def bench_headline(repeats, out):
     for name, (w, c) in timed.items():
         print(f"{name:17s} wall {w * 1e3:7.1f} ms  CPU {c * 1e3:7.1f} ms  "
               f"ratio {w / lw:.3f}  CPU ratio {c / lc:.3f}", file=out)
+    result("ndcg_headline_from_qid", timed["ltr from qid"][0] / lw)
 
 
 def bench_shapes(repeats, out):
