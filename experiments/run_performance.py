@@ -38,10 +38,13 @@ RESULTS = HERE / "results"
 
 @dataclass(frozen=True)
 class Figure:
-    key: str            # RESULT key the script prints
-    label: str          # what it measures, for the table
-    target: str         # the issue's bar, as text
-    best: float | None  # value the figure must not exceed (None: reported only)
+    key: str                    # RESULT key the script prints
+    label: str                  # what it measures, for the table
+    target: str                 # the issue's bar, as text
+    best: float | None = None   # value the figure must not exceed (None: reported only)
+    least: float | None = None  # value the figure must reach
+    # "before" of another key: a speed-up of this tree over the old one (before / after)
+    speedup_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,7 +55,79 @@ class Bench:
     timeout: int = 900
 
 
-BENCHES: tuple[Bench, ...] = ()  # filled below
+def _ratio(key: str, label: str, best: float, target: str | None = None) -> Figure:
+    return Figure(key, label, target or f"<= {best}", best=best)
+
+
+_SHAPES = ("10_doc_queries_k_10", "30_doc_queries_k_10", "100_doc_queries_k_10",
+           "100_doc_queries_k_50", "100_doc_queries_k_100", "100_doc_queries_k_None_whole_list",
+           "1000_doc_queries_k_1000", "10_4_doc_queries_k_1000",
+           "100_doc_queries_k_1_5_10_20", "100_doc_queries_k_1_10_100_1000",
+           "1000_doc_queries_k_1_10_100_1000")
+
+BENCHES: tuple[Bench, ...] = (
+    Bench("bench_ndcg.py", (), (
+        _ratio("ndcg_headline_from_qid", "nDCG@10 from qid vs LightGBM's eval (10^7 rows)", 0.25),
+        *(_ratio(f"ndcg_shape_{shape}", f"nDCG from qid vs LightGBM: {shape}", 1.0)
+          for shape in _SHAPES),
+        _ratio("ndcg_worst_shape", "nDCG: worst shape vs LightGBM", 1.0),
+        Figure("ndcg_single_k10_lightgbm_threads_ms",
+               "one 10^6-doc query, k=10: speed-up over the old one-thread time", ">= 1.6",
+               least=1.6, speedup_of="ndcg_single_k10_lightgbm_1thread_ms"),
+        Figure("ndcg_single_kNone_lightgbm_threads_ms",
+               "one 10^6-doc query, whole list: speed-up over the old one-thread time", ">= 1.6",
+               least=1.6, speedup_of="ndcg_single_kNone_lightgbm_1thread_ms"),
+    )),
+    Bench("bench_evaluate.py", ("--full",), (
+        _ratio("qrels_object_ids", "qrels/run from object-string DataFrames vs pytrec_eval", 0.1),
+        _ratio("qrels_str_ids", "qrels/run from str DataFrames vs pytrec_eval", 0.1),
+        _ratio("trec_read", "reading TREC files vs pytrec_eval's parsers", 0.05),
+        Figure("trec_evaluate", "evaluating from TREC files vs pytrec_eval", "-"),
+    ), timeout=1200),
+    Bench("bench_importance.py", ("--no-write",), (
+        _ratio("importance_lightgbm_300x68", "importance vs scikit-learn, LightGBM, 300 x 68", 0.1),
+        _ratio("importance_xgboost_300x68", "importance vs scikit-learn, XGBoost, 300 x 68", 0.1),
+    )),
+    Bench("bench_importance.py", ("--no-write", "--large"), (
+        _ratio("importance_lightgbm_1000x136", "importance vs scikit-learn, LightGBM, 1,000 x 136",
+               0.1),
+        _ratio("importance_xgboost_1000x136", "importance vs scikit-learn, XGBoost, 1,000 x 136",
+               0.1),
+    ), timeout=1500),
+    Bench("bench_objective.py", (), (
+        _ratio("unbiased_vs_plain", "objective call: learned position biases vs plain", 1.3),
+        _ratio("propensity_vs_plain", "objective call: known propensities vs plain", 1.3),
+        _ratio("position_term_vs_plain", "objective call: position term vs plain", 1.3),
+        _ratio("unbiased_position_term_vs_plain",
+               "objective call: learned biases + position term vs plain", 1.3),
+        _ratio("sampled_vs_native", "round: sampled pairs (8/doc) vs native LightGBM", 0.9),
+    )),
+    Bench("bench_propensity.py", (), (
+        Figure("em_5m_seconds", "PBM propensity EM, 5 M impressions (s)", "<= 3 s", best=3.0),
+        Figure("cascade_em_5m_seconds", "cascade EM, fixed logger, 5 M impressions (s)",
+               "<= 3 s", best=3.0),
+        Figure("cascade_em_stochastic_5m_seconds",
+               "cascade EM, stochastic logger, 5 M impressions (s)", "<= 3 s", best=3.0),
+    )),
+    Bench("bench_dask.py", ("--workers", "2"), (
+        Figure("dask_shuffle_2workers_us_per_row",
+               "Dask query shuffle, 1.2 M rows grouped by query (us/row)", "<= 5", best=5.0),
+        _ratio("dask_lightgbm_2workers_per_round_vs_single",
+               "Dask per round, 2 workers x 1 thread vs one process x 2 threads, LightGBM", 1.2),
+        _ratio("dask_xgboost_2workers_per_round_vs_single",
+               "Dask per round, 2 workers x 1 thread vs one process x 2 threads, XGBoost", 1.2),
+    ), timeout=1500),
+    Bench("bench_dask.py", ("--workers", "2", "--random-order", "--engine", "lightgbm",
+                            "--rounds", "2"), (
+        Figure("dask_shuffle_2workers_us_per_row",
+               "Dask query shuffle, 1.2 M rows in random order (us/row)", "-"),
+    ), timeout=1500),
+    Bench("bench_cold_start.py", ("--skip-commands", "--repeats", "2"), (
+        _ratio("cold_over_warm", "quick start: empty numba cache vs warm", 2.0),
+        Figure("cold_start_s", "quick start, empty numba cache (s)", "-"),
+        Figure("warm_start_s", "quick start, warm (s)", "-"),
+    )),
+)
 
 
 def _load() -> float:
@@ -94,23 +169,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=RESULTS / "performance")
     args = ap.parse_args(argv)
     benches = [b for b in BENCHES if not args.only or b.name in args.only]
+
     trees = ([("before", args.before.resolve())] if args.before else []) + [("after", ROOT)]
     runs: dict[str, dict[str, dict]] = {}
     for bench in benches:
         for tag, tree in trees:
             print(f"[{tag}] {bench.name} {' '.join(bench.args)}", file=sys.stderr, flush=True)
-            runs.setdefault(bench.name, {})[tag] = res = _run(bench, tree)
+            key = bench.name + " " + " ".join(bench.args)
+            runs.setdefault(key, {})[tag] = res = _run(bench, tree)
             print(f"    rc {res['rc']}, {res['wall_s']} s, load {res['load_before']:.2f} -> "
                   f"{res['load_after']:.2f}", file=sys.stderr, flush=True)
             if res["rc"]:
                 print(res["tail"], file=sys.stderr)
     rows = []
     for bench in benches:
-        r = runs[bench.name]
+        r = runs[bench.name + " " + " ".join(bench.args)]
         for fig in bench.figures:
             before = r.get("before", {}).get("values", {}).get(fig.key)
             after = r["after"]["values"].get(fig.key)
-            met = None if fig.best is None or after is None else bool(after <= fig.best)
+            if fig.speedup_of is not None:  # old one-thread time over the new time
+                old = r.get("before", {}).get("values", {}).get(fig.speedup_of)
+                after = None if old is None or not after else old / after
+                before = 1.0 if old is not None else None
+            met = (None if after is None or (fig.best is None and fig.least is None)
+                   else bool((fig.best is None or after <= fig.best)
+                             and (fig.least is None or after >= fig.least)))
             rows.append({"script": bench.name, "key": fig.key, "label": fig.label,
                          "target": fig.target, "before": before, "after": after, "met": met,
                          "load": [r["after"]["load_before"], r["after"]["load_after"]]})
@@ -122,6 +205,12 @@ def main(argv: list[str] | None = None) -> int:
                 " --before <checkout>" if args.before else ""),
             "runs": {name: {tag: {k: v for k, v in res.items() if k != "tail"}
                             for tag, res in r.items()} for name, r in runs.items()}}
+    old = args.out.with_suffix(".json")
+    if args.only and old.exists():  # keep the other scripts' rows and runs of the earlier run
+        prev = json.loads(old.read_text())
+        rows = [r for r in prev["rows"] if r["script"] not in args.only] + rows
+        meta["runs"] = {**{k: v for k, v in prev["meta"]["runs"].items()
+                           if k.split(" ")[0] not in args.only}, **meta["runs"]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
     lines = ["# Performance figures (issue 25)", "",
