@@ -46,6 +46,7 @@ from ltr._validation import (
 from ltr.clicks.ips import ips_dcg, ips_ndcg
 from ltr.groups import resolve_groups
 from ltr.kernels import _dcg as K
+from ltr.kernels._dcg import PARALLEL_MIN_ROWS
 from ltr.kernels._dcg_multi import dcg_idcg_multi
 from ltr.kernels._dcg_split import dcg_idcg_split, split_threads
 from ltr.kernels._scan import PARALLEL_MIN_ROWS as _SCAN_MIN_ROWS
@@ -450,10 +451,13 @@ def kernel_outputs(
     """``(dcg, idcg)`` per query for each cut-off of *ks*, as a lookup ``k -> arrays``.
 
     Several cut-offs are computed in one kernel pass (each query ordered once);
-    one cut-off runs the single-cut-off kernel.  Values are identical either way.
+    one cut-off on a large input runs the single-cut-off kernel.  Values are
+    identical either way.
     """
-    if len(ks) == 1:
+    if len(ks) == 1 and (prep.labels.shape[0] >= PARALLEL_MIN_ROWS or split_threads(prep.offsets)):
         return lambda kk: _run_kernel(prep, kk, want_dcg, want_idcg)
+    # several cut-offs, or a small input (the one-cut-off kernel's selection and threads pay off
+    # only on large ones; small runs then compile one kernel, not two)
     order = sorted(ks, key=lambda kk: np.inf if kk is None else kk)
     n_q = prep.offsets.size - 1
     out_dcg = np.zeros((n_q, len(order)))
