@@ -161,7 +161,7 @@ def estimate_propensity_em(
     )
     gamma = np.clip(cr, 0.01, 0.99)
     done, converged = K.propensity_em(pair_ptr, cell_pos, cell_n, cell_c, theta, gamma, iters,
-                                      eps)
+                                      eps, cell_pos.size >= K.PARALLEL_CELLS)
     theta = np.where((imp > 0) & linked, theta, np.nan)
     return PropensityEstimate(theta / theta[0], imp, clk, "em", int(done), bool(converged),
                               theta)

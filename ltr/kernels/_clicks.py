@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ltr.kernels._cascade import _extrapolate
 
 # Logged ranking of a query (how the displayed order of each session is made).
 ORDER_ROWS = 0  # rows in displayed order
@@ -186,36 +185,83 @@ def pbm_cells(code, position, click, n_pairs, top):
     return pair_ptr, cell_pos[:m], cell_n[:m], cell_c[:m]
 
 
+@njit(cache=True)
+def _pbm_chunk(pair_ptr, cell_pos, cell_n, cell_c, lo, hi, theta, gamma, local):
+    """E- and relevance M-step over pairs ``lo:hi``; examination sums into ``local``."""
+    local[:] = 0.0
+    for u in range(lo, hi):
+        g = gamma[u]
+        num = 0.0
+        den = 0.0
+        for j in range(pair_ptr[u], pair_ptr[u + 1]):
+            k = cell_pos[j]
+            t = theta[k]
+            c = cell_c[j]
+            tg = t * g
+            miss = 1.0 - tg
+            w = (cell_n[j] - c) / miss if miss > 0.0 else 0.0
+            local[k] += c + (t - tg) * w  # P(examined | no click)
+            num += c + (g - tg) * w  # P(relevant | no click)
+            den += cell_n[j]
+        if den > 0.0:
+            gamma[u] = num / den
+
+
+@njit(cache=True)
+def _extrapolate_inside(x0, x1, x2, out):
+    """SQUAREM (scheme S3) from three EM iterates; a coordinate that would leave (0, 1) keeps x2's.
+
+    Unlike clipping, this never puts a probability on the boundary: under the
+    PBM a relevance of exactly 1 (or examination of 1 with it) is a fixed
+    point of the EM update that the likelihood does not favour.
+    """
+    sr = 0.0
+    sv = 0.0
+    for i in range(x0.size):
+        r = x1[i] - x0[i]
+        v = x2[i] - 2.0 * x1[i] + x0[i]
+        sr += r * r
+        sv += v * v
+    step = -np.sqrt(sr / sv) if sv > 0.0 else -1.0
+    step = min(step, -1.0)
+    for i in range(x0.size):
+        r = x1[i] - x0[i]
+        v = x2[i] - 2.0 * x1[i] + x0[i]
+        new = x0[i] - 2.0 * step * r + step * step * v
+        out[i] = new if 0.0 < new < 1.0 else x2[i]
+
+
+#: Cells from which the EM map runs its chunks in parallel: below, one
+#: thread (a parallel launch per map costs more than it saves, and far more
+#: on a loaded machine).
+PARALLEL_CELLS = 500_000
+
+
 @njit(cache=True, parallel=True)
-def _pbm_step(pair_ptr, cell_pos, cell_n, cell_c, chunks, den_t, theta, gamma, acc):
+def _pbm_chunks_parallel(pair_ptr, cell_pos, cell_n, cell_c, chunks, theta, gamma, acc):
+    for ch in prange(chunks.size - 1):
+        _pbm_chunk(pair_ptr, cell_pos, cell_n, cell_c, chunks[ch], chunks[ch + 1], theta, gamma,
+                   acc[ch])
+
+
+@njit(cache=True)
+def _pbm_step(pair_ptr, cell_pos, cell_n, cell_c, chunks, den_t, theta, gamma, acc, parallel):
     """One EM map in place; returns the largest change of ``theta[k] / theta[0]``.
 
     A pair's relevance depends only on its own cells and the old ``theta``, so
     ``gamma`` is updated while its cells are read; ``theta`` after the pass.
-    Chunks of pairs run in parallel with their own accumulators, summed in
-    chunk order (the result does not depend on the number of threads).
+    Chunks of pairs run (in parallel if *parallel*) with their own
+    accumulators, summed in chunk order (the result does not depend on the
+    number of threads).
     """
     n_chunks = chunks.size - 1
     n_pos = theta.size
-    for ch in prange(n_chunks):
-        local = acc[ch]
-        local[:] = 0.0
-        for u in range(chunks[ch], chunks[ch + 1]):
-            g = gamma[u]
-            num = 0.0
-            den = 0.0
-            for j in range(pair_ptr[u], pair_ptr[u + 1]):
-                k = cell_pos[j]
-                t = theta[k]
-                c = cell_c[j]
-                tg = t * g
-                miss = 1.0 - tg
-                w = (cell_n[j] - c) / miss if miss > 0.0 else 0.0
-                local[k] += c + (t - tg) * w  # P(examined | no click)
-                num += c + (g - tg) * w  # P(relevant | no click)
-                den += cell_n[j]
-            if den > 0.0:
-                gamma[u] = num / den
+    if parallel:
+        _pbm_chunks_parallel(pair_ptr, cell_pos, cell_n, cell_c, chunks, theta, gamma, acc)
+    else:
+        for ch in range(n_chunks):
+            _pbm_chunk(pair_ptr, cell_pos, cell_n, cell_c, chunks[ch], chunks[ch + 1], theta,
+                       gamma, acc[ch])
     change = 0.0
     first_old = theta[0]
     first_new = theta[0]
@@ -234,14 +280,15 @@ def _pbm_step(pair_ptr, cell_pos, cell_n, cell_c, chunks, den_t, theta, gamma, a
 
 
 @njit(cache=True)
-def propensity_em(pair_ptr, cell_pos, cell_n, cell_c, theta, gamma, n_iter, tol):
+def propensity_em(pair_ptr, cell_pos, cell_n, cell_c, theta, gamma, n_iter, tol, parallel):
     """Position-based-model EM over (pair, position) cells; updates *theta*, *gamma*.
 
-    Cells as returned by :func:`pbm_cells`.  Each EM map is one parallel pass
-    over the cells (:func:`_pbm_step`); maps are accelerated by SQUAREM
-    (Varadhan and Roland 2008, scheme S3: two maps, then an extrapolation
-    clipped to [0, 1]), which has the plain EM's fixed points.  Stops when a
-    map moves no ``theta[k] / theta[0]`` by more than *tol* (the plain EM's
+    Cells as returned by :func:`pbm_cells`.  Each EM map is one pass over
+    the cells (:func:`_pbm_step`, threaded if *parallel*; the result is the
+    same either way); maps are accelerated by SQUAREM (Varadhan and Roland
+    2008, scheme S3: two maps, then an extrapolation kept inside (0, 1) by
+    :func:`_extrapolate_inside`), which has the plain EM's fixed points.
+    Stops when a map moves no ``theta[k] / theta[0]`` by more than *tol* (the plain EM's
     rule, checked on every map).  Returns the number of maps run and whether
     it converged.
     """
@@ -270,7 +317,8 @@ def propensity_em(pair_ptr, cell_pos, cell_n, cell_c, theta, gamma, n_iter, tol)
     while it < n_iter:
         x0[:n_pos] = theta
         x0[n_pos:] = gamma
-        change = _pbm_step(pair_ptr, cell_pos, cell_n, cell_c, chunks, den_t, theta, gamma, acc)
+        change = _pbm_step(pair_ptr, cell_pos, cell_n, cell_c, chunks, den_t, theta, gamma, acc,
+                           parallel)
         it += 1
         if change < tol:
             return it, True
@@ -278,13 +326,14 @@ def propensity_em(pair_ptr, cell_pos, cell_n, cell_c, theta, gamma, n_iter, tol)
             continue
         x1[:n_pos] = theta
         x1[n_pos:] = gamma
-        change = _pbm_step(pair_ptr, cell_pos, cell_n, cell_c, chunks, den_t, theta, gamma, acc)
+        change = _pbm_step(pair_ptr, cell_pos, cell_n, cell_c, chunks, den_t, theta, gamma, acc,
+                           parallel)
         it += 1
         if change < tol:
             return it, True
         x2[:n_pos] = theta
         x2[n_pos:] = gamma
-        _extrapolate(x0, x1, x2, x0)
+        _extrapolate_inside(x0, x1, x2, x0)
         theta[:] = x0[:n_pos]
         gamma[:] = x0[n_pos:]
     return it, False
