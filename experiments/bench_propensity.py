@@ -119,8 +119,8 @@ def main(argv: list[str] | None = None) -> None:
          f"{numba.get_num_threads()}, load average {load:.1f}, median of {reps} run(s) of the "
          f"PBM EM and {c_reps} of each cascade EM after a warm-up call."),
         "",
-        "| estimator (log) | impressions | seconds | iterations | s / iteration | converged "
-        "| vs PBM EM |",
+        ("| estimator (log) | impressions | seconds | iterations | s / iteration | converged "
+         "| vs PBM EM |"),
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     millions = round(n_imp / 1e6, 1)

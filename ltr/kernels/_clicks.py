@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-
 # Logged ranking of a query (how the displayed order of each session is made).
 ORDER_ROWS = 0  # rows in displayed order
 ORDER_POSITION = 1  # by a given display position per row
