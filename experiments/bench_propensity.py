@@ -130,7 +130,16 @@ def main(argv: list[str] | None = None) -> None:
                      f"| {t / t_em:.2f}x |")
         result(f"{key}_{tag}_seconds", t, "s")
         result(f"{key}_{tag}_iterations", it, "iterations")
-    lines += ["", "Issue 25's bar: the PBM EM and the cascade EMs within 3 s at 5 M impressions."]
+    lines += [
+        "",
+        "Issue 25's bar: the PBM EM and the cascade EMs within 3 s at 5 M impressions.",
+        "",
+        "Iterations count EM updates (both estimators are SQUAREM-accelerated: two updates, then",
+        "an extrapolation). The PBM EM works on (pair, position) cells (about 2.3 M here); the",
+        "cascade EM on distinct displayed orders (500,000 template rows under the deterministic",
+        "logger, 5 M under Plackett-Luce). On a shared machine the seconds vary with the load",
+        "average above; the iteration counts and the ratios are the comparable figures.",
+    ]
     text = "\n".join(lines) + "\n"
     print(text)
     write_atomic(Path(args.out), text)
