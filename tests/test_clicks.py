@@ -217,6 +217,71 @@ def test_em_from_arrays_equals_em_from_the_log():
     assert c.propensity.shape == (5,)
 
 
+def _plain_em(pair, pos, click, top, n_iter):
+    """The textbook PBM EM (Chuklin et al.), vectorised, over np.unique cells."""
+    key = pair.astype(np.int64) * (top + 1) + pos
+    uniq, inv, n = np.unique(key, return_inverse=True, return_counts=True)
+    c = np.bincount(inv.ravel(), weights=click, minlength=uniq.size)
+    u, k = np.unique(uniq // (top + 1), return_inverse=True)[1], uniq % (top + 1) - 1
+    theta = np.full(top, 0.5)
+    gamma = np.clip(np.bincount(u, weights=c) / np.bincount(u, weights=n), 0.01, 0.99)
+    for _ in range(n_iter):
+        t, g = theta[k], gamma[u]
+        miss = 1.0 - t * g
+        w = np.divide(n - c, miss, out=np.zeros_like(miss), where=miss > 0)
+        theta = np.bincount(k, weights=c + w * t * (1 - g), minlength=top) / \
+            np.bincount(k, weights=n, minlength=top)
+        gamma = np.bincount(u, weights=c + w * (1 - t) * g) / np.bincount(u, weights=n)
+    return theta / theta[0]
+
+
+def test_em_reaches_the_fixed_point_of_the_plain_em():
+    """SQUAREM-accelerated EM stops at the plain EM's fixed point.
+
+    The plain EM runs 5,000 updates (it no longer moves at 1e-6 there).
+    """
+    labels, logger = _study_set(1)
+    log = simulate_pbm(labels[:1000], group=[10] * 100, logging_scores=logger[:1000],
+                       temperature=1.0, examination=1.0, n_sessions=30, random_state=3)
+    est = estimate_propensity_em(log, tol=1e-10)
+    assert est.converged and est.n_iter < 2000
+    ref = _plain_em(log.row, log.position, log.click.astype(float), 10, 5_000)
+    np.testing.assert_allclose(est.propensity, ref, atol=1e-6)
+    # The default tolerance stops within 1e-3 of it.
+    np.testing.assert_allclose(estimate_propensity_em(log).propensity, ref, atol=1e-3)
+
+
+def test_em_kernel_threaded_and_serial_agree_exactly():
+    from ltr.clicks._propensity import _dense_codes
+    from ltr.kernels import _clicks as K
+
+    labels, logger = _study_set(2)
+    log = simulate_pbm(labels[:1000], group=[10] * 100, logging_scores=logger[:1000],
+                       temperature=1.0, n_sessions=20, random_state=2)
+    code, n_pairs = _dense_codes(log.row)
+    cells = K.pbm_cells(code, log.position, log.click.astype(np.float64), n_pairs, 10)
+    out = []
+    for parallel in (False, True):
+        theta, gamma = np.full(10, 0.5), np.full(n_pairs, 0.3)
+        it, _ = K.propensity_em(*cells, theta, gamma, 50, 0.0, parallel)
+        out.append((it, theta, gamma))
+    assert out[0][0] == out[1][0] == 50
+    np.testing.assert_array_equal(out[0][1], out[1][1])
+    np.testing.assert_array_equal(out[0][2], out[1][2])
+
+
+def test_dense_codes_equal_numpy_unique():
+    from ltr.clicks._propensity import _dense_codes
+
+    rng = np.random.default_rng(0)
+    for values in (rng.integers(-50, 50, 300), rng.integers(0, 10**12, 300),
+                   rng.integers(0, 40, 300).astype(np.uint16), np.array(["b", "a", "b"])):
+        uniq, inv = np.unique(values, return_inverse=True)
+        code, n = _dense_codes(values)
+        assert n == uniq.size
+        np.testing.assert_array_equal(code, inv.ravel())
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_swap_interventions_recover_the_simulated_propensities(seed):
     labels, logger = _study_set(seed)

@@ -343,3 +343,22 @@ def test_config_simulates_cascade_clicks_with_abandonment():
     raw["data"]["synthetic"]["clicks"]["model"] = "pbm"
     with pytest.raises(ValueError, match="abandonment is part of the cascade model"):
         parse_config(raw)
+
+
+def test_fit_does_not_depend_on_the_number_of_threads():
+    import numba
+
+    labels = np.random.default_rng(4).integers(0, 5, 600)
+    log = simulate_cascade(labels, group=[10] * 60, logging_scores=labels + 0.5 * np.arange(600) % 3,
+                           temperature=1.0, click_prob=[0.4, 0.6, 0.7, 0.8, 0.9], stop_prob=0.0,
+                           abandon=0.2, n_sessions=10, random_state=4)
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = estimate_propensity_cascade(log)
+    finally:
+        numba.set_num_threads(threads)
+    many = estimate_propensity_cascade(log)
+    assert one.n_iter == many.n_iter
+    np.testing.assert_array_equal(one.propensity, many.propensity)
+    np.testing.assert_array_equal(one.attractiveness, many.attractiveness)

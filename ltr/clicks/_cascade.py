@@ -39,7 +39,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 
 from ltr._validation import check_int, check_real
@@ -224,7 +223,8 @@ def estimate_propensity_cascade(
     prior = np.array([pseudo, n_clicks.sum() / known.sum()])
     doc_reads = np.zeros(n_docs)
     n_t = t_offs.size - 1
-    n_chunks = min(max(4 * numba.get_num_threads(), 1), n_t)
+    # a fixed number of chunks: sums (and so the iterates) do not depend on the thread count
+    n_chunks = max(min(64, n_t), 1)
     chunks = np.linspace(0, n_t, n_chunks + 1).astype(np.int64)
     done, converged, reads = K.dcm_em(t_offs, t_doc, t_last, t_none, fixed, n_clicks, known,
                                       prior, doc_ptr, doc_rows, ranks, lam, alpha, chunks,

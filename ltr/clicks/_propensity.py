@@ -14,7 +14,7 @@ from ltr._validation import (
     check_positions,
     check_real,
 )
-from ltr.clicks._simulate import ClickLog, PropensityEstimate, _cells, _offsets
+from ltr.clicks._simulate import ClickLog, PropensityEstimate, _offsets
 from ltr.kernels import _clicks as K
 
 __all__ = ["estimate_propensity_em", "estimate_propensity_swap"]
@@ -53,6 +53,24 @@ def _log_arrays(
             f"{extra_name} must have one entry per row ({click.size}), got shape {arr.shape}"
         )
     return click, pos, offs, arr
+
+
+def _dense_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """``(code, n)``: ``values`` coded ``0..n-1`` in sorted order (``np.unique``'s inverse).
+
+    Integer ids spanning a range not much wider than their count are coded by
+    a presence table (linear time); other ids go through ``np.unique``.
+    """
+    if values.size and values.dtype.kind in "iu":
+        lo, hi = int(values.min()), int(values.max())
+        if hi - lo <= 4 * values.size + 1024:
+            shifted = (values - lo).astype(np.int64, copy=False)
+            present = np.zeros(hi - lo + 1, np.int64)
+            present[shifted] = 1
+            rank = np.cumsum(present) - 1
+            return rank[shifted], int(rank[-1]) + 1
+    uniq, inverse = np.unique(values, return_inverse=True)
+    return inverse.ravel().astype(np.int64, copy=False), int(uniq.size)
 
 
 def _max_position(max_position: Any, pos: np.ndarray) -> int:
@@ -126,21 +144,24 @@ def estimate_propensity_em(
     iters = check_int(n_iter, "n_iter", minimum=1)
     eps = check_real(tol, "tol", minimum=0.0)
     keep = pos <= top
-    _, pair_idx = np.unique(pair[keep], return_inverse=True)
-    cell_pair, cell_pos, cell_n, cell_c = _cells(pair_idx.ravel(), pos[keep], click[keep])
-    n_pairs = int(cell_pair.max()) + 1
-    imp = np.bincount(cell_pos - 1, weights=cell_n, minlength=top).astype(np.int64)
-    clk = np.bincount(cell_pos - 1, weights=cell_c, minlength=top).astype(np.int64)
-    linked = _linked_to_top(cell_pair, cell_pos, n_pairs, top)
+    if keep.all():
+        code, n_pairs = _dense_codes(pair)
+    else:
+        code = np.zeros(pair.size, np.int64)
+        code[keep], n_pairs = _dense_codes(pair[keep])
+    pair_ptr, cell_pos, cell_n, cell_c = K.pbm_cells(code, pos, click, n_pairs, top)
+    cell_pair = np.repeat(np.arange(n_pairs), np.diff(pair_ptr))
+    imp = np.bincount(cell_pos, weights=cell_n, minlength=top).astype(np.int64)
+    clk = np.bincount(cell_pos, weights=cell_c, minlength=top).astype(np.int64)
+    linked = _linked_to_top(cell_pair, cell_pos + 1, n_pairs, top)
     theta = np.full(top, 0.5)
     # Start relevance at each pair's click rate (clipped below 1): a fair scale.
     cr = np.bincount(cell_pair, weights=cell_c, minlength=n_pairs) / np.bincount(
         cell_pair, weights=cell_n, minlength=n_pairs
     )
     gamma = np.clip(cr, 0.01, 0.99)
-    done, converged = K.propensity_em(cell_pair, cell_pos - 1, cell_n.astype(np.float64),
-                                      cell_c.astype(np.float64), n_pairs, top, theta, gamma,
-                                      iters, eps)
+    done, converged = K.propensity_em(pair_ptr, cell_pos, cell_n, cell_c, theta, gamma, iters,
+                                      eps, cell_pos.size >= K.PARALLEL_CELLS)
     theta = np.where((imp > 0) & linked, theta, np.nan)
     return PropensityEstimate(theta / theta[0], imp, clk, "em", int(done), bool(converged),
                               theta)

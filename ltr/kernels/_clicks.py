@@ -127,61 +127,215 @@ def simulate(grade, offsets, mode, position, scores, inv_temp, model, examinatio
 
 
 @njit(cache=True)
-def propensity_em(cell_pair, cell_pos, cell_n, cell_c, n_pairs, n_pos, theta, gamma,
-                  n_iter, tol):
-    """Position-based-model EM over (pair, position) cells; updates *theta*, *gamma*.
+def pbm_cells(code, position, click, n_pairs, top):
+    """Aggregate impressions into (pair, position) cells in one counting sort.
 
-    ``cell_n`` impressions and ``cell_c`` clicks of pair ``cell_pair`` at
-    position index ``cell_pos``.  Returns the number of iterations run and
-    whether the largest change of ``theta / theta[0]`` fell below *tol*.
+    ``code`` is a dense pair code in ``[0, n_pairs)``; rows with ``position``
+    outside ``1..top`` are skipped.  Returns ``(pair_ptr, cell_pos, cell_n,
+    cell_c)``: the cells of pair ``u`` are ``pair_ptr[u]:pair_ptr[u + 1]``,
+    by increasing position index ``cell_pos`` (0-based), with their
+    impressions and clicks.
     """
-    m = cell_pair.size
-    num_t = np.empty(n_pos)
-    den_t = np.empty(n_pos)
-    num_g = np.empty(n_pairs)
-    den_g = np.empty(n_pairs)
-    it = 0
-    converged = False
-    while it < n_iter:
-        it += 1
-        num_t[:] = 0.0
-        den_t[:] = 0.0
-        num_g[:] = 0.0
-        den_g[:] = 0.0
-        for j in range(m):
-            u = cell_pair[j]
+    counts = np.zeros(n_pairs + 1, np.int64)
+    for i in range(code.size):
+        if 1 <= position[i] <= top:
+            counts[code[i] + 1] += 1
+    for u in range(n_pairs):
+        counts[u + 1] += counts[u]
+    fill = counts[:-1].copy()
+    rows = np.empty(counts[n_pairs], np.int64)
+    for i in range(code.size):
+        if 1 <= position[i] <= top:
+            u = code[i]
+            rows[fill[u]] = i
+            fill[u] += 1
+    seen_n = np.zeros(top, np.int64)
+    seen_c = np.zeros(top, np.int64)
+    local = np.empty(top, np.int64)
+    pair_ptr = np.zeros(n_pairs + 1, np.int64)
+    cell_pos = np.empty(rows.size, np.int64)
+    cell_n = np.empty(rows.size, np.float64)
+    cell_c = np.empty(rows.size, np.float64)
+    m = 0
+    for u in range(n_pairs):
+        k = 0
+        for j in range(counts[u], counts[u + 1]):
+            i = rows[j]
+            p = position[i] - 1
+            if seen_n[p] == 0:
+                # insertion into the pair's sorted list of positions
+                q = k
+                while q > 0 and local[q - 1] > p:
+                    local[q] = local[q - 1]
+                    q -= 1
+                local[q] = p
+                k += 1
+            seen_n[p] += 1
+            seen_c[p] += click[i] != 0
+        for q in range(k):
+            p = local[q]
+            cell_pos[m] = p
+            cell_n[m] = seen_n[p]
+            cell_c[m] = seen_c[p]
+            seen_n[p] = 0
+            seen_c[p] = 0
+            m += 1
+        pair_ptr[u + 1] = m
+    return pair_ptr, cell_pos[:m], cell_n[:m], cell_c[:m]
+
+
+@njit(cache=True)
+def _pbm_chunk(pair_ptr, cell_pos, cell_n, cell_c, lo, hi, theta, gamma, local):
+    """E- and relevance M-step over pairs ``lo:hi``; examination sums into ``local``."""
+    local[:] = 0.0
+    for u in range(lo, hi):
+        g = gamma[u]
+        num = 0.0
+        den = 0.0
+        for j in range(pair_ptr[u], pair_ptr[u + 1]):
             k = cell_pos[j]
             t = theta[k]
-            g = gamma[u]
-            miss = 1.0 - t * g
-            no_click = cell_n[j] - cell_c[j]
-            if miss > 0.0:
-                e_seen = t * (1.0 - g) / miss  # P(examined | no click)
-                r_rel = (1.0 - t) * g / miss  # P(relevant | no click)
-            else:
-                e_seen = 0.0
-                r_rel = 0.0
-            num_t[k] += cell_c[j] + no_click * e_seen
-            den_t[k] += cell_n[j]
-            num_g[u] += cell_c[j] + no_click * r_rel
-            den_g[u] += cell_n[j]
-        # Convergence of the identified quantity theta_k / theta_1 (the scale drifts slowly).
-        change = 0.0
-        first_old = theta[0]
-        first_new = num_t[0] / den_t[0] if den_t[0] > 0.0 else theta[0]
-        for k in range(n_pos):
-            if den_t[k] > 0.0:
-                new = num_t[k] / den_t[k]
-                if first_old > 0.0 and first_new > 0.0:
-                    change = max(change, abs(new / first_new - theta[k] / first_old))
-                theta[k] = new
-        for u in range(n_pairs):
-            if den_g[u] > 0.0:
-                gamma[u] = num_g[u] / den_g[u]
+            c = cell_c[j]
+            tg = t * g
+            miss = 1.0 - tg
+            w = (cell_n[j] - c) / miss if miss > 0.0 else 0.0
+            local[k] += c + (t - tg) * w  # P(examined | no click)
+            num += c + (g - tg) * w  # P(relevant | no click)
+            den += cell_n[j]
+        if den > 0.0:
+            gamma[u] = num / den
+
+
+@njit(cache=True)
+def _extrapolate_inside(x0, x1, x2, out):
+    """SQUAREM (scheme S3) from three EM iterates; a coordinate that would leave (0, 1) keeps x2's.
+
+    Unlike clipping, this never puts a probability on the boundary: under the
+    PBM a relevance of exactly 1 (or examination of 1 with it) is a fixed
+    point of the EM update that the likelihood does not favour.
+    """
+    sr = 0.0
+    sv = 0.0
+    for i in range(x0.size):
+        r = x1[i] - x0[i]
+        v = x2[i] - 2.0 * x1[i] + x0[i]
+        sr += r * r
+        sv += v * v
+    step = -np.sqrt(sr / sv) if sv > 0.0 else -1.0
+    step = min(step, -1.0)
+    for i in range(x0.size):
+        r = x1[i] - x0[i]
+        v = x2[i] - 2.0 * x1[i] + x0[i]
+        new = x0[i] - 2.0 * step * r + step * step * v
+        out[i] = new if 0.0 < new < 1.0 else x2[i]
+
+
+#: Cells from which the EM map runs its chunks in parallel: below, one
+#: thread (a parallel launch per map costs more than it saves, and far more
+#: on a loaded machine).
+PARALLEL_CELLS = 500_000
+
+
+@njit(cache=True, parallel=True)
+def _pbm_chunks_parallel(pair_ptr, cell_pos, cell_n, cell_c, chunks, theta, gamma, acc):
+    for ch in prange(chunks.size - 1):
+        _pbm_chunk(pair_ptr, cell_pos, cell_n, cell_c, chunks[ch], chunks[ch + 1], theta, gamma,
+                   acc[ch])
+
+
+@njit(cache=True)
+def _pbm_step(pair_ptr, cell_pos, cell_n, cell_c, chunks, den_t, theta, gamma, acc, parallel):
+    """One EM map in place; returns the largest change of ``theta[k] / theta[0]``.
+
+    A pair's relevance depends only on its own cells and the old ``theta``, so
+    ``gamma`` is updated while its cells are read; ``theta`` after the pass.
+    Chunks of pairs run (in parallel if *parallel*) with their own
+    accumulators, summed in chunk order (the result does not depend on the
+    number of threads).
+    """
+    n_chunks = chunks.size - 1
+    n_pos = theta.size
+    if parallel:
+        _pbm_chunks_parallel(pair_ptr, cell_pos, cell_n, cell_c, chunks, theta, gamma, acc)
+    else:
+        for ch in range(n_chunks):
+            _pbm_chunk(pair_ptr, cell_pos, cell_n, cell_c, chunks[ch], chunks[ch + 1], theta,
+                       gamma, acc[ch])
+    change = 0.0
+    first_old = theta[0]
+    first_new = theta[0]
+    if den_t[0] > 0.0:
+        first_new = acc[:, 0].sum() / den_t[0]
+    for k in range(n_pos):
+        if den_t[k] > 0.0:
+            s = 0.0
+            for ch in range(n_chunks):
+                s += acc[ch, k]
+            new = s / den_t[k]
+            if first_old > 0.0 and first_new > 0.0:
+                change = max(change, abs(new / first_new - theta[k] / first_old))
+            theta[k] = new
+    return change
+
+
+@njit(cache=True)
+def propensity_em(pair_ptr, cell_pos, cell_n, cell_c, theta, gamma, n_iter, tol, parallel):
+    """Position-based-model EM over (pair, position) cells; updates *theta*, *gamma*.
+
+    Cells as returned by :func:`pbm_cells`.  Each EM map is one pass over
+    the cells (:func:`_pbm_step`, threaded if *parallel*; the result is the
+    same either way); maps are accelerated by SQUAREM (Varadhan and Roland
+    2008, scheme S3: two maps, then an extrapolation kept inside (0, 1) by
+    :func:`_extrapolate_inside`), which has the plain EM's fixed points.
+    Stops when a map moves no ``theta[k] / theta[0]`` by more than *tol* (the plain EM's
+    rule, checked on every map).  Returns the number of maps run and whether
+    it converged.
+    """
+    n_pairs = pair_ptr.size - 1
+    n_pos = theta.size
+    m = cell_pos.size
+    n_chunks = min(256, max(1, n_pairs // 256))
+    chunks = np.empty(n_chunks + 1, np.int64)
+    chunks[0] = 0
+    u = 0
+    for ch in range(1, n_chunks):
+        target = (m * ch) // n_chunks
+        while u < n_pairs and pair_ptr[u] < target:
+            u += 1
+        chunks[ch] = u
+    chunks[n_chunks] = n_pairs
+    den_t = np.zeros(n_pos)
+    for j in range(m):
+        den_t[cell_pos[j]] += cell_n[j]
+    acc = np.zeros((n_chunks, n_pos))
+    size = n_pos + n_pairs
+    x0 = np.empty(size)
+    x1 = np.empty(size)
+    x2 = np.empty(size)
+    it = 0
+    while it < n_iter:
+        x0[:n_pos] = theta
+        x0[n_pos:] = gamma
+        change = _pbm_step(pair_ptr, cell_pos, cell_n, cell_c, chunks, den_t, theta, gamma, acc,
+                           parallel)
+        it += 1
         if change < tol:
-            converged = True
-            break
-    return it, converged
+            return it, True
+        if it + 2 > n_iter:
+            continue
+        x1[:n_pos] = theta
+        x1[n_pos:] = gamma
+        change = _pbm_step(pair_ptr, cell_pos, cell_n, cell_c, chunks, den_t, theta, gamma, acc,
+                           parallel)
+        it += 1
+        if change < tol:
+            return it, True
+        x2[:n_pos] = theta
+        x2[n_pos:] = gamma
+        _extrapolate_inside(x0, x1, x2, x0)
+        theta[:] = x0[:n_pos]
+        gamma[:] = x0[n_pos:]
+    return it, False
 
 
 @njit(cache=True, parallel=True)
