@@ -53,6 +53,7 @@ class Bench:
     args: tuple[str, ...]
     figures: tuple[Figure, ...] = field(default_factory=tuple)
     timeout: int = 900
+    before: bool = True  # also run it on the --before checkout
 
 
 def _ratio(key: str, label: str, best: float, target: str | None = None) -> Figure:
@@ -93,7 +94,7 @@ BENCHES: tuple[Bench, ...] = (
                0.1),
         _ratio("importance_xgboost_1000x136", "importance vs scikit-learn, XGBoost, 1,000 x 136",
                0.1),
-    ), timeout=1500),
+    ), timeout=1500, before=False),
     Bench("bench_objective.py", (), (
         _ratio("unbiased_vs_plain", "objective call: learned position biases vs plain", 1.3),
         _ratio("propensity_vs_plain", "objective call: known propensities vs plain", 1.3),
@@ -116,12 +117,12 @@ BENCHES: tuple[Bench, ...] = (
                "Dask per round, 2 workers x 1 thread vs one process x 2 threads, LightGBM", 1.2),
         _ratio("dask_xgboost_2workers_per_round_vs_single",
                "Dask per round, 2 workers x 1 thread vs one process x 2 threads, XGBoost", 1.2),
-    ), timeout=1500),
+    ), timeout=1500, before=False),
     Bench("bench_dask.py", ("--workers", "2", "--random-order", "--engine", "lightgbm",
                             "--rounds", "2"), (
         Figure("dask_shuffle_2workers_us_per_row",
                "Dask query shuffle, 1.2 M rows in random order (us/row)", "-"),
-    ), timeout=1500),
+    ), timeout=1500, before=False),
     Bench("bench_cold_start.py", ("--skip-commands", "--repeats", "2"), (
         _ratio("cold_over_warm", "quick start: empty numba cache vs warm", 2.0),
         Figure("cold_start_s", "quick start, empty numba cache (s)", "-"),
@@ -174,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     runs: dict[str, dict[str, dict]] = {}
     for bench in benches:
         for tag, tree in trees:
+            if tag == "before" and not bench.before:
+                continue
             print(f"[{tag}] {bench.name} {' '.join(bench.args)}", file=sys.stderr, flush=True)
             key = bench.name + " " + " ".join(bench.args)
             runs.setdefault(key, {})[tag] = res = _run(bench, tree)
