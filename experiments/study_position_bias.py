@@ -271,6 +271,9 @@ def _cached_log(cache: Path | None, key: dict[str, Any], make: Any) -> tuple[dic
     return arrays, note
 
 
+PROPENSITY_FLOOR = 0.01
+
+
 def _estimate_cascade_propensity(cell: Cell) -> None:
     """Per-row cascade propensities of the full log, when ltr has the estimator."""
     import ltr.clicks
@@ -291,7 +294,9 @@ def _estimate_cascade_propensity(cell: Cell) -> None:
     if prop.shape != cell.row.shape:
         raise ValueError(f"estimate_propensity_cascade returned shape {prop.shape}, "
                          f"expected one per impression {cell.row.shape}")
-    cell.propensity_rows = prop
+    # A row below a skipped document judged fully attractive gets exactly 0 (it has no click);
+    # the objective takes propensities in (0, 1]: floor them, which also caps weights at 100.
+    cell.propensity_rows = np.clip(prop, PROPENSITY_FLOOR, 1.0)
     cell.propensity_fit = {key: np.asarray(getattr(est, key), dtype=np.float64)
                            [:SHOWN_POSITIONS].tolist()
                            for key in ("continue_after_click", "continue_after_skip")

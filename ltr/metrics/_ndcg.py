@@ -456,8 +456,7 @@ def kernel_outputs(
     """
     if len(ks) == 1 and (prep.labels.shape[0] >= PARALLEL_MIN_ROWS or split_threads(prep.offsets)):
         return lambda kk: _run_kernel(prep, kk, want_dcg, want_idcg)
-    # several cut-offs, or a small input (the one-cut-off kernel's selection and threads pay off
-    # only on large ones; small runs then compile one kernel, not two)
+    # several cut-offs or a small input: one kernel (a small run compiles one, not two)
     order = sorted(ks, key=lambda kk: np.inf if kk is None else kk)
     n_q = prep.offsets.size - 1
     out_dcg = np.zeros((n_q, len(order)))
