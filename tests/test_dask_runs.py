@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+pytestmark = pytest.mark.slow  # clusters started, workers killed: CI runs these (-m slow)
+
 pytest.importorskip("distributed")
 
 from distributed import Client, LocalCluster

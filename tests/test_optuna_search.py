@@ -155,6 +155,7 @@ def _spawn(cfg: Path, out: Path, cwd: Path) -> subprocess.Popen:
     )
 
 
+@pytest.mark.slow
 def test_a_study_killed_mid_trial_resumes_to_n_trials(tmp_path):
     db = tmp_path / "study.db"
     # each reported round is one SQLite write: 40 rounds keep a trial running long enough to kill
@@ -199,6 +200,7 @@ def test_a_study_killed_mid_trial_resumes_to_n_trials(tmp_path):
     assert len(pd.read_csv(result.run_dir / "search.csv")) == len(states)
 
 
+@pytest.mark.slow
 def test_two_processes_share_one_sqlite_study_and_stop_at_n_trials(tmp_path):
     db = tmp_path / "shared.db"
     raw = config(tmp_path, rounds=15, n_queries=40, n_trials=6, storage=f"sqlite:///{db}",

@@ -179,6 +179,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_logging_over_http_to_an_mlflow_server(tmp_path):
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
