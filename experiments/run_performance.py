@@ -54,6 +54,7 @@ class Bench:
     figures: tuple[Figure, ...] = field(default_factory=tuple)
     timeout: int = 900
     before: bool = True  # also run it on the --before checkout
+    extra: bool = False  # long: only with --all
 
 
 def _ratio(key: str, label: str, best: float, target: str | None = None) -> Figure:
@@ -79,22 +80,22 @@ BENCHES: tuple[Bench, ...] = (
                "one 10^6-doc query, whole list: speed-up over the old one-thread time", ">= 1.6",
                least=1.6, speedup_of="ndcg_single_kNone_lightgbm_1thread_ms"),
     )),
-    Bench("bench_evaluate.py", ("--full",), (
+    Bench("bench_evaluate.py", (), (
         _ratio("qrels_object_ids", "qrels/run from object-string DataFrames vs pytrec_eval", 0.1),
         _ratio("qrels_str_ids", "qrels/run from str DataFrames vs pytrec_eval", 0.1),
         _ratio("trec_read", "reading TREC files vs pytrec_eval's parsers", 0.05),
         Figure("trec_evaluate", "evaluating from TREC files vs pytrec_eval", "-"),
-    ), timeout=1200),
+    ), timeout=1200, before=False),
     Bench("bench_importance.py", ("--no-write",), (
         _ratio("importance_lightgbm_300x68", "importance vs scikit-learn, LightGBM, 300 x 68", 0.1),
         _ratio("importance_xgboost_300x68", "importance vs scikit-learn, XGBoost, 300 x 68", 0.1),
-    )),
+    ), before=False),
     Bench("bench_importance.py", ("--no-write", "--large"), (
         _ratio("importance_lightgbm_1000x136", "importance vs scikit-learn, LightGBM, 1,000 x 136",
                0.1),
         _ratio("importance_xgboost_1000x136", "importance vs scikit-learn, XGBoost, 1,000 x 136",
                0.1),
-    ), timeout=1500, before=False),
+    ), timeout=1500, before=False, extra=True),
     Bench("bench_objective.py", (), (
         _ratio("unbiased_vs_plain", "objective call: learned position biases vs plain", 1.3),
         _ratio("propensity_vs_plain", "objective call: known propensities vs plain", 1.3),
@@ -102,15 +103,15 @@ BENCHES: tuple[Bench, ...] = (
         _ratio("unbiased_position_term_vs_plain",
                "objective call: learned biases + position term vs plain", 1.3),
         _ratio("sampled_vs_native", "round: sampled pairs (8/doc) vs native LightGBM", 0.9),
-    )),
+    ), before=False),
     Bench("bench_propensity.py", (), (
         Figure("em_5m_seconds", "PBM propensity EM, 5 M impressions (s)", "<= 3 s", best=3.0),
         Figure("cascade_em_5m_seconds", "cascade EM, fixed logger, 5 M impressions (s)",
                "<= 3 s", best=3.0),
         Figure("cascade_em_stochastic_5m_seconds",
                "cascade EM, stochastic logger, 5 M impressions (s)", "<= 3 s", best=3.0),
-    )),
-    Bench("bench_dask.py", ("--workers", "2"), (
+    ), before=False),
+    Bench("bench_dask.py", ("--workers", "2", "--engine", "lightgbm"), (
         Figure("dask_shuffle_2workers_us_per_row",
                "Dask query shuffle, 1.2 M rows grouped by query (us/row)", "<= 5", best=5.0),
         _ratio("dask_lightgbm_2workers_per_round_vs_single",
@@ -122,7 +123,7 @@ BENCHES: tuple[Bench, ...] = (
                             "--rounds", "2"), (
         Figure("dask_shuffle_2workers_us_per_row",
                "Dask query shuffle, 1.2 M rows in random order (us/row)", "-"),
-    ), timeout=1500, before=False),
+    ), timeout=1500, before=False, extra=True),
     Bench("bench_cold_start.py", ("--skip-commands", "--repeats", "2"), (
         _ratio("cold_over_warm", "quick start: empty numba cache vs warm", 2.0),
         Figure("cold_start_s", "quick start, empty numba cache (s)", "-"),
@@ -167,9 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--before", type=Path, help="checkout of the older code to compare with")
     ap.add_argument("--only", nargs="+", help="run only these scripts (file names)")
+    ap.add_argument("--all", action="store_true",
+                    help="also the long runs (importance on 1,000 x 136, Dask from random order)")
     ap.add_argument("--out", type=Path, default=RESULTS / "performance")
     args = ap.parse_args(argv)
-    benches = [b for b in BENCHES if not args.only or b.name in args.only]
+    benches = [b for b in BENCHES if (not args.only or b.name in args.only)
+               and (args.all or not b.extra)]
 
     trees = ([("before", args.before.resolve())] if args.before else []) + [("after", ROOT)]
     runs: dict[str, dict[str, dict]] = {}
