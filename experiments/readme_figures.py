@@ -28,8 +28,9 @@ def table(data: dict) -> str:
         (f"Measured by `{meta['command']}` on {meta['date'][:10]} ({meta['machine']}; "
         f"one-minute load average {min(loads):.2f}-{max(loads):.2f} during the runs); the table "
         "is written by `python experiments/readme_figures.py` from "
-        "[performance.md](experiments/results/performance.md). Ratios: ltr's time over the "
-        "peer's, lower is better."),
+        "[performance.md](experiments/results/performance.md). Ratios are ltr's time over the "
+        "peer's (lower is better), rows marked (s) or (us/row) are times, and speed-ups are "
+        "the old one-thread time over the new time (higher is better)."),
         "",
         "| figure | target | before | now | met |",
         "|---|---|---:|---:|:-:|",

@@ -66,3 +66,16 @@ def test_docs_sklearn_lists_every_parameter_with_its_default(method):
 def test_docs_sklearn_has_a_table_row_per_constructor_parameter():
     rows = re.findall(r"^\| `(\w+)` \|", _block(), re.MULTILINE)
     assert rows == [name for name, _ in _code_params(LambdaMARTRanker.__init__)]
+
+
+def test_readme_performance_table_is_the_one_the_results_file_gives():
+    """The README's speed table is written by experiments/readme_figures.py, never by hand."""
+    import subprocess
+    import sys
+
+    root = DOC.parents[1]
+    proc = subprocess.run([sys.executable, str(root / "experiments" / "readme_figures.py"),
+                           "--check"], cwd=root, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, (
+        "README.md's performance table differs from experiments/results/performance.json: run "
+        f"python experiments/readme_figures.py ({proc.stdout}{proc.stderr})")
