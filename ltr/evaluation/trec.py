@@ -115,8 +115,16 @@ def _id_column(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, arrow: 
     if isinstance(default, pd.StringDtype) and default.storage == "pyarrow":
         return pd.array(arr, dtype=default)
     if arrow:
-        return pd.arrays.ArrowStringArray(arr)
+        return _arrow_strings(arr, pa)
     return arr.to_numpy(zero_copy_only=False)
+
+
+def _arrow_strings(arr: Any, pa: Any) -> Any:
+    """``pd.arrays.ArrowStringArray`` of Arrow strings (pandas < 2.1 takes only ``string``)."""
+    try:
+        return pd.arrays.ArrowStringArray(arr)
+    except (TypeError, ValueError):
+        return pd.arrays.ArrowStringArray(arr.cast(pa.string()))
 
 
 def _delimiter(path: Path, n_fields: int) -> str | None:
@@ -178,7 +186,7 @@ def _read_regular(path: Path, fields: tuple[str, ...], value: str,
         if isinstance(default, pd.StringDtype) and default.storage == "pyarrow":
             columns[name] = pd.array(ids, dtype=default)
         elif arrow:
-            columns[name] = pd.arrays.ArrowStringArray(ids)
+            columns[name] = _arrow_strings(ids, pa)
         else:
             columns[name] = ids.to_numpy()
     columns[value] = values
