@@ -54,10 +54,6 @@ _LgbTrees = LgbTrees
 _find_booster = find_booster
 
 
-def _module_of(obj: Any) -> str:
-    return type(obj).__module__ or ""
-
-
 # LightGBM treats |x| <= kZeroThreshold as zero (missing_type "Zero").
 _LGB_ZERO = float(np.float32(1e-35))  # a float widened to double, as LightGBM compares
 _KERNEL_LOCK = threading.Lock()
