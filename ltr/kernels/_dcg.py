@@ -353,23 +353,31 @@ def _query_idcg_counted(labels, gains, gain_mode, key, discount, start, end, m, 
 
 
 @njit(cache=True)
+def label_counts(labels, start, end, counts, n_labels):
+    """Count the labels of rows ``start:end`` into ``counts[:n_labels]``.
+
+    Returns False (counts then partial) when a label is not an integer in
+    ``[0, n_labels)``, or when there are no label gains (``n_labels == 0``).
+    """
+    if n_labels == 0:
+        return False
+    for j in range(n_labels):
+        counts[j] = 0
+    lq = labels[start:end]  # a view: no index wraparound in the loop
+    for i in range(lq.shape[0]):
+        lab_f = lq[i]
+        li = int(lab_f)
+        if li < 0 or li >= n_labels or li != lab_f:
+            return False
+        counts[li] += 1
+    return True
+
+
+@njit(cache=True)
 def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, counts, discount,
                 start, end, m, buf_idx, buf_p, buf_tmp, sort_f):
-    n_labels = label_gain.shape[0]
-    usable = n_labels > 0
-    if usable:
-        # Small integer labels: a label histogram gives the ideal order in one pass.
-        for j in range(n_labels):
-            counts[j] = 0
-        lq = labels[start:end]  # a view: no index wraparound in the loop
-        for i in range(lq.shape[0]):
-            lab_f = lq[i]
-            li = int(lab_f)
-            if li < 0 or li >= n_labels or li != lab_f:
-                usable = False
-                break
-            counts[li] += 1
-    if usable:
+    # Small integer labels: a label histogram gives the ideal order in one pass.
+    if label_counts(labels, start, end, counts, label_gain.shape[0]):
         total = 0.0
         pos = 0
         lab = label_gain.shape[0] - 1

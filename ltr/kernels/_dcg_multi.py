@@ -28,6 +28,7 @@ from ltr.kernels._dcg import (
     _select_top,
     _select_top_stable,
     _tie,
+    label_counts,
 )
 from ltr.kernels._ranksort import RUN, RUN_TIED, rank_rows
 
@@ -100,19 +101,7 @@ def _multi_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie_mo
                     _prefix_sums(labels, gains, gain_mode, discount, buf_idx, ks, n, out_dcg[q])
             if not want_idcg:
                 continue
-            usable = n_labels > 0
-            if usable:
-                for j in range(n_labels):
-                    counts[j] = 0
-                lq = labels[start:end]
-                for i in range(lq.shape[0]):
-                    lab_f = lq[i]
-                    li = int(lab_f)
-                    if li < 0 or li >= n_labels or li != lab_f:
-                        usable = False
-                        break
-                    counts[li] += 1
-            if usable:
+            if label_counts(labels, start, end, counts, n_labels):
                 # The label histogram's ideal order, walked once (as _query_idcg per cut-off).
                 total = 0.0
                 pos = 0
