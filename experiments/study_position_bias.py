@@ -130,8 +130,7 @@ METHODS: dict[str, Method] = {
 #: estimator lacks the parameter (before ``bias_cost`` existed, the cost was the paper's).
 LEGACY = {("bias_cost", "pair_loss")}
 #: Candidates of the automatic choice (its bar: within 0.005 of the best of these).
-AUTO_CANDIDATES = ("naive", "pair_loss", "reversed_pair_loss", "position_term",
-                   "pair+position_term", "propensity", "lgb_gam")
+AUTO_CANDIDATES = ("naive", "reversed_pair_loss", "position_term", "pair+position_term")
 
 
 def method_kwargs(name: str) -> tuple[dict[str, Any] | None, str]:
@@ -532,18 +531,28 @@ def _result(rows: list, errors: list, cells_info: dict, unavailable: dict,
 
 
 def merge(result: dict[str, Any], other: dict[str, Any]) -> None:
-    """Add another run's seeds to *result* (same settings and methods; its seeds replace ours)."""
-    theirs = {(r["setting"], r["seed"]) for r in other["rows"]}
-    result["rows"] = [r for r in result["rows"] if (r["setting"], r["seed"]) not in theirs]
+    """Add another run's rows to *result*: its (setting, seed, method) rows replace ours.
+
+    Another run of the same settings on other seeds (``--first-seed``) adds those seeds;
+    a run of further methods on the same seeds (``--methods auto``) adds those methods.
+    """
+    theirs = {(r["setting"], r["seed"], r["method"]) for r in other["rows"]}
+    known = {(r["setting"], r["seed"]) for r in result["rows"]}
+    new_seeds = {(r["setting"], r["seed"]) for r in other["rows"]} - known
+    result["rows"] = [r for r in result["rows"]
+                      if (r["setting"], r["seed"], r["method"]) not in theirs]
     result["rows"] += other["rows"]
     result["errors"] = result.get("errors", []) + other.get("errors", [])
-    for setting, info in other["cells"].items():
-        mine = result["cells"].setdefault(setting, {**info, **{k: [] for k, v in info.items()
-                                                              if isinstance(v, list)
-                                                              and k != "truth"}})
-        for key, value in info.items():
-            if key != "truth" and isinstance(value, list):
-                mine[key] = mine.get(key, []) + value
+    result["methods"] = {**result.get("methods", {}), **other.get("methods", {})}
+    if other.get("auto_candidates"):
+        result["auto_candidates"] = other["auto_candidates"]
+    if new_seeds:  # per-seed cell facts (impressions, estimated propensities) of new seeds
+        for setting, info in other["cells"].items():
+            mine = result["cells"].setdefault(setting, {
+                **info, **{k: [] for k, v in info.items() if isinstance(v, list) and k != "truth"}})
+            for key, value in info.items():
+                if key != "truth" and isinstance(value, list):
+                    mine[key] = mine.get(key, []) + value
     result["seeds_done"] = sorted({r["seed"] for r in result["rows"]})
     result["seconds"] += other["seconds"]
     result["complete"] = bool(result.get("complete", True) and other.get("complete", True))

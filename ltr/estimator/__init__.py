@@ -30,6 +30,7 @@ from ltr.estimator._grouped import GroupedRanker
 from ltr.estimator._lambdamart import LambdaMARTRanker
 from ltr.estimator._select import (
     CANDIDATES,
+    DEFAULT_CANDIDATES,
     DebiasingSelection,
     available_candidates,
     select_debiasing,
@@ -37,6 +38,7 @@ from ltr.estimator._select import (
 
 __all__ = [
     "CANDIDATES",
+    "DEFAULT_CANDIDATES",
     "DebiasingSelection",
     "GroupedRanker",
     "LambdaMARTRanker",

@@ -112,8 +112,10 @@ class LambdaMARTRanker(BaseEstimator):
         does not save its position factors: each stage of a native schedule
         starts them afresh.  ``"auto"``: ``fit`` chooses the debiasing method
         from the clicks (:func:`ltr.estimator.select_debiasing`: the candidates
-        trained on query folds and scored by held-out self-normalised IPS
-        DCG@``eval_at[0]``), then refits the chosen one on all rows; the
+        trained on query folds and scored on held-out sessions, by the share of
+        examined click pairs they order right when the log shows nested
+        examination, else by self-normalised IPS DCG@``eval_at[0]``), then
+        refits the chosen one on all rows; the
         selection is kept in ``debiasing_`` (``debiasing_.chosen``,
         ``debiasing_.to_frame()``).
     bias_norm : float, default=1.0

@@ -43,7 +43,6 @@ Wang et al. 2018's regression EM).  The method used is reported.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -60,6 +59,20 @@ from ltr._validation import (
     is_sparse,
 )
 from ltr.engines import uses_position
+from ltr.estimator._heldout import (
+    CASCADE_FLOOR,
+    NESTED_RATIO,
+    _cascade,
+    _em,
+    _fill,
+    _fit_takes_propensity,
+    _given_propensity,
+    _list_offsets,
+    _pair_propensity,
+    _row_table,
+    examined_pairs,
+    nested_examination_ratio,
+)
 from ltr.groups import resolve_groups, take_rows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -67,6 +80,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "CANDIDATES",
+    "DEFAULT_CANDIDATES",
     "DebiasingSelection",
     "available_candidates",
     "select_debiasing",
@@ -86,6 +100,14 @@ CANDIDATES: dict[str, dict[str, Any]] = {
     "propensity": {"unbiased": True, "objective": "lambdarank", "propensity": ESTIMATED},
     "native": {"unbiased": True, "objective": "native"},
 }
+
+
+#: The candidates tried when none are named, and by ``unbiased="auto"``.  ``"native"``
+#: is left out (with LightGBM it is the position GAM, which ``"position_term"`` reproduces;
+#: with XGBoost the pair-debiased objective, as ``"pair"``), and so is ``"propensity"``
+#: (it never beat ``"pair"`` in experiments/results/position_bias.md): each candidate
+#: costs ``n_splits`` fits.
+DEFAULT_CANDIDATES: tuple[str, ...] = ("naive", "pair", "position_term", "pair+position_term")
 
 
 def available_candidates(estimator: Any) -> list[str]:
@@ -111,27 +133,32 @@ class DebiasingSelection:
     Attributes
     ----------
     ranking : tuple of str
-        Candidate names, best (highest mean held-out SNIPS) first.
+        Candidate names, best (highest held-out :attr:`score`) first.
     chosen : str
         ``ranking[0]``.
     params : dict
         The chosen candidate's estimator parameters (``propensity`` resolved
         to the estimate over all folds): ``estimator.set_params(**params)``.
     snips : dict of str to float
-        Held-out self-normalised IPS DCG@k per candidate (see ``normalize``).
+        Held-out self-normalised IPS DCG@k per candidate (see ``normalize``),
+        whichever criterion ranks them.
     ci : dict of str to (float, float)
-        Bootstrap percentile interval of each mean (over held-out queries).
+        Bootstrap percentile interval of each :attr:`score` (over held-out queries).
     diff_ci : dict of str to (float, float)
         Bootstrap interval of each candidate's mean minus the chosen one's
         (paired over queries); an interval containing 0 is not resolved.
     per_query : ndarray of shape (n_queries, n_candidates)
-        Held-out self-normalised IPS DCG@k per query (its sessions pooled; NaN
-        for a query without held-out clicks), columns in :attr:`candidates` order.
+        The criterion per held-out query (its sessions pooled; NaN for a query
+        without evidence), columns in :attr:`candidates` order.  ``"snips"``:
+        its self-normalised IPS DCG@k; ``"examined_pairs"``: its share of
+        examined pairs ordered right.
     query_weight : ndarray of shape (n_queries,)
-        Each query's held-out click weight (sum of ``1 / propensity`` over its
-        clicks): with ``normalize="all"`` :attr:`snips` is the
-        ``query_weight``-weighted mean of :attr:`per_query` (one ratio over all
-        held-out sessions); with ``"query"`` the plain mean over queries with clicks.
+        Each query's held-out weight.  ``"snips"``: its click weight (sum of
+        ``1 / propensity`` over its clicks); with ``normalize="all"`` :attr:`snips`
+        is the ``query_weight``-weighted mean of :attr:`per_query` (one ratio over
+        all held-out sessions), with ``"query"`` the plain mean over queries with
+        clicks.  ``"examined_pairs"``: its number of examined pairs (the score is
+        the weighted mean: one ratio over all held-out pairs).
     candidates : tuple of str
         Candidates in the order they were given.
     propensity : ndarray
@@ -142,6 +169,16 @@ class DebiasingSelection:
         Cut-off of the held-out DCG.
     confidence : float
         Level of the intervals.
+    std_err : dict of str to float
+        Bootstrap standard error of each :attr:`score`.
+    criterion : str
+        ``"snips"`` or ``"examined_pairs"``: what ranks the candidates.
+    score : dict of str to float
+        The criterion's held-out value per candidate.
+    nested_ratio : float
+        The log's click-rate ratio of a document with vs without a click below
+        it in the same session (1 under a position-based model, above 1 when
+        examination is nested); ``score="auto"`` compares it with 1.25.
     """
 
     ranking: tuple[str, ...]
@@ -158,6 +195,9 @@ class DebiasingSelection:
     k: int
     confidence: float
     std_err: dict[str, float] = field(default_factory=dict)
+    criterion: str = "snips"
+    score: dict[str, float] = field(default_factory=dict)
+    nested_ratio: float = float("nan")
 
     def to_frame(self) -> pd.DataFrame:
         """Return one row per candidate, best first.
@@ -165,22 +205,24 @@ class DebiasingSelection:
         Returns
         -------
         pandas.DataFrame
-            Columns ``candidate``, ``snips``, ``std_err``, ``ci_low``,
-            ``ci_high``, ``diff_to_chosen``, ``diff_ci_low``, ``diff_ci_high``,
-            ``chosen``.
+            Columns ``candidate``, ``score`` (the :attr:`criterion`'s value),
+            ``std_err``, ``ci_low``, ``ci_high``, ``diff_to_chosen``,
+            ``diff_ci_low``, ``diff_ci_high``, ``snips``, ``chosen``.
         """
         import pandas as pd
 
-        best = self.snips[self.chosen]
+        score = self.score or self.snips
+        best = score[self.chosen]
         return pd.DataFrame({
             "candidate": list(self.ranking),
-            "snips": [self.snips[c] for c in self.ranking],
+            "score": [score[c] for c in self.ranking],
             "std_err": [self.std_err.get(c, np.nan) for c in self.ranking],
             "ci_low": [self.ci[c][0] for c in self.ranking],
             "ci_high": [self.ci[c][1] for c in self.ranking],
-            "diff_to_chosen": [self.snips[c] - best for c in self.ranking],
+            "diff_to_chosen": [score[c] - best for c in self.ranking],
             "diff_ci_low": [self.diff_ci[c][0] for c in self.ranking],
             "diff_ci_high": [self.diff_ci[c][1] for c in self.ranking],
+            "snips": [self.snips[c] for c in self.ranking],
             "chosen": [c == self.chosen for c in self.ranking],
         })
 
@@ -191,7 +233,7 @@ class DebiasingSelection:
 def _check_candidates(estimator: Any, candidates: Any) -> list[str]:
     have = available_candidates(estimator)
     if candidates is None:
-        return have
+        return [name for name in DEFAULT_CANDIDATES if name in have]
     if isinstance(candidates, str) or not isinstance(candidates, Sequence):
         raise TypeError(
             f"candidates must be a list of candidate names, e.g. {have!r}; got {candidates!r}"
@@ -244,90 +286,6 @@ def _query_of_lists(list_of_row: np.ndarray, doc: np.ndarray, n_lists: int) -> n
     return np.unique(label[:n_lists], return_inverse=True)[1].ravel()
 
 
-# --------------------------------------------------------------------------- propensities
-
-
-def _fill(prop: np.ndarray, clicks: np.ndarray) -> np.ndarray:
-    """Non-increasing propensities per position, one per entry of *clicks*, position 1 = 1.
-
-    Missing values carry the last one down; the table is padded or cut to the
-    logged depth, then replaced by its non-increasing least-squares fit weighted
-    by the clicks at each position (isotonic regression: examination falls with
-    rank, and positions with few clicks are the noisiest), then clipped into
-    ``[1e-3, 1]``.
-    """
-    from sklearn.isotonic import isotonic_regression
-
-    length = clicks.size
-    out = np.array(prop, dtype=np.float64)[:length]
-    for p in range(1, out.size):
-        if not np.isfinite(out[p]):
-            out[p] = out[p - 1]
-    if out.size < length:
-        out = np.concatenate([out, np.full(length - out.size, out[-1])])
-    out = isotonic_regression(out, sample_weight=clicks + 1e-3, increasing=False)
-    return np.clip(out / out[0], 1e-3, 1.0)
-
-
-def _em(click: np.ndarray, pos: np.ndarray, doc: np.ndarray,
-        offsets: np.ndarray) -> np.ndarray | None:
-    """EM propensities when every clicked position is identifiable, else None."""
-    from ltr.clicks import estimate_propensity_em
-
-    top = int(pos[click > 0].max()) if (click > 0).any() else 1
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            est = estimate_propensity_em(click, pos, doc, offsets=offsets, max_position=top)
-    except ValueError:
-        return None
-    prop = est.propensity
-    return None if not np.all(np.isfinite(prop)) else prop
-
-
-def _given_propensity(propensity: Any, n: int, order: np.ndarray | None, pos: np.ndarray,
-                      click: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """``(per-position table, per-row values or None)`` of a given *propensity*, or Nones."""
-    from ltr._propensities import check_propensities
-
-    if isinstance(propensity, str):
-        if propensity != "estimate":
-            raise ValueError(
-                "propensity must be 'estimate', an array of propensities per position or one "
-                f"per row (impression), got {propensity!r}"
-            )
-        return None, None
-    values = check_propensities(propensity, "propensity")
-    depth = int(pos.max())
-    if values.size == n and n > depth:  # one per impression (e.g. a cascade estimate)
-        rows = np.asarray(take_rows(values, order), dtype=np.float64)
-        sums = np.bincount(pos - 1, weights=rows, minlength=depth)
-        counts = np.bincount(pos - 1, minlength=depth)
-        table = sums / np.maximum(counts, 1)
-        return np.clip(table / table[0], 1e-3, 1.0), rows
-    deepest = int(pos[click > 0].max()) if (click > 0).any() else 1
-    if values.size < deepest:
-        raise ValueError(
-            f"propensity has {values.size} entries but a click was logged at position "
-            f"{deepest}; give one propensity per position down to {deepest}, or one per row"
-        )
-    table = np.concatenate([values, np.full(max(depth - values.size, 0), values[-1])])[:depth]
-    return table, None
-
-
-def _fit_takes_propensity(estimator: Any) -> bool:
-    """Whether *estimator*'s ``fit`` takes per-row propensities (``fit(..., propensity=)``)."""
-    import inspect
-
-    return "propensity" in inspect.signature(estimator.fit).parameters
-
-
-def _pair_propensity(model: Any, bias_norm: float) -> np.ndarray:
-    state = model.model_.position_bias
-    t_plus = np.asarray(state["t_plus"], dtype=np.float64)
-    return np.asarray(t_plus ** (1.0 + bias_norm), dtype=np.float64)
-
-
 # --------------------------------------------------------------------------- selection
 
 
@@ -363,10 +321,11 @@ def select_debiasing(
     sample_weight: Any = None,
     candidates: Sequence[str] | None = None,
     k: int = 10,
-    n_splits: int = 3,
+    n_splits: int = 2,
     propensity: str | Any = "estimate",
     clip: float | None = None,
     normalize: str = "query",
+    score: str = "auto",
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
     random_state: Any = 0,
@@ -398,12 +357,13 @@ def select_debiasing(
     sample_weight : array-like of shape (n_rows,), optional
         Passed to each candidate's ``fit``.
     candidates : list of str, optional
-        Names from :data:`CANDIDATES`; default every one the estimator supports
-        (:func:`available_candidates`).
+        Names from :data:`CANDIDATES`; default those of :data:`DEFAULT_CANDIDATES`
+        the estimator supports (:func:`available_candidates`).
     k : int, default=10
         Cut-off of the held-out DCG.
-    n_splits : int, default=3
-        Folds of queries; each candidate is trained ``n_splits`` times.
+    n_splits : int, default=2
+        Folds of queries; each candidate is trained ``n_splits`` times (on
+        ``1 - 1/n_splits`` of the queries).
     propensity : "estimate" or array-like of shape (n_positions,), default="estimate"
         Examination propensity per position (index 0 = position 1) for the
         held-out scores and the ``"propensity"`` candidate, or ``"estimate"``.
@@ -416,6 +376,19 @@ def select_debiasing(
         held-out sessions (less biased, more variable).  Measured on simulated
         logs (4 PBM and 3 cascade seeds, see the module docstring): "query"
         picked better under PBM clicks, "all" under cascade clicks.
+    score : {"auto", "snips", "examined_pairs"}, default="auto"
+        The held-out criterion that ranks the candidates: the self-normalised
+        IPS DCG@k (``"snips"``), or the share of (clicked, skipped) pairs above
+        each held-out session's deepest click that a candidate orders right
+        (``"examined_pairs"``, pooled over all held-out pairs; unbiased when
+        examination is nested, as under cascade clicks, and needing no
+        propensities).  ``"auto"``: ``"examined_pairs"`` when the log's
+        :func:`~ltr.estimator._heldout.nested_examination_ratio` is at least
+        1.25, else ``"snips"``.  Measured on the study's logs
+        (experiments/results/position_bias.md): under cascade clicks the IPS
+        DCG barely separates the candidates (a document of grade 0 is clicked
+        with probability 0.4 when read, and deep clicks carry weights of
+        20 and more), while the pair share tracks their true nDCG@3.
     n_bootstrap : int, default=1000
         Bootstrap resamples of held-out queries.
     confidence : float in (0, 1), default=0.95
@@ -447,6 +420,10 @@ def select_debiasing(
     if normalize not in ("query", "all"):
         raise ValueError(f"normalize must be 'query' or 'all', got {normalize!r}")
     norm = normalize
+    if score not in ("auto", "snips", "examined_pairs"):
+        raise ValueError(
+            f"score must be 'auto', 'snips' or 'examined_pairs', got {score!r}"
+        )
     kk = check_int(k, "k", minimum=1)
     folds = check_int(n_splits, "n_splits", minimum=2)
     n_boot = check_int(n_bootstrap, "n_bootstrap", minimum=1)
@@ -496,13 +473,26 @@ def select_debiasing(
             "n_splits or log more queries"
         )
     given, row_prop = _given_propensity(propensity, n, order, pos, click)
+    nested = nested_examination_ratio(click, pos, doc_s, list_of_row)
+    criterion = score if score != "auto" else (
+        "examined_pairs" if nested >= NESTED_RATIO else "snips")
+    fixed_method = "given"
+    if given is None and _em(click, pos, doc_s, offsets) is None:
+        # a deterministic logger: cell EM cannot separate examination from relevance, the
+        # cascade EM can (rows above a session's last click were read)
+        cascade = _cascade(click, pos, doc_s, offsets)
+        if cascade is not None:
+            row_prop = np.maximum(cascade, CASCADE_FLOOR)
+            given, fixed_method = _row_table(row_prop, pos), "cascade"
     fold_of_query = np.random.default_rng(seed).permutation(n_queries) % folds
     fold_of_row = fold_of_query[query_of_list[list_of_row]]
     depth = int(pos.max())
     base = clone(estimator)
     bias_norm = float(base.get_params().get("bias_norm", 1.0))
-    per_query = np.full((n_queries, len(names)), np.nan)
+    snips_query = np.full((n_queries, len(names)), np.nan)
     weight_of_query = np.zeros(n_queries)
+    right = np.zeros((n_queries, len(names)))
+    pairs = np.zeros(n_queries)
     props: list[np.ndarray] = []
     methods: set[str] = set()
 
@@ -532,7 +522,7 @@ def select_debiasing(
         data = subset(train_rows)
         models: dict[str, Any] = {}
         if given is not None:
-            prop, method = given, "given"
+            prop, method = given, fixed_method
         else:
             em = _em(data[1], data[2], doc_s[train_rows], _list_offsets(data[3]))
             if em is not None:
@@ -554,6 +544,7 @@ def select_debiasing(
         den = np.bincount(test_query, weights=w, minlength=n_queries)
         test_offsets = _list_offsets(list_of_row[test_rows])
         list_query = test_query[test_offsets[:-1]]
+        test_pos, test_click = pos[test_rows], click[test_rows]
         for j, name in enumerate(names):
             model = models[name] if name in models else fit(CANDIDATES[name], data, prop)
             scores = model.predict(take_rows(Xs, test_rows))
@@ -561,15 +552,33 @@ def select_debiasing(
             ips = dcg(w, scores, offsets=test_offsets, k=kk, gain="linear", ties="average",
                       reduce=None)
             num = np.bincount(list_query, weights=ips, minlength=n_queries)
-            per_query[den > 0, j] = num[den > 0] / den[den > 0]
+            snips_query[den > 0, j] = num[den > 0] / den[den > 0]
+            got, n_pairs = examined_pairs(scores, test_click, test_pos, test_offsets,
+                                          list_query, n_queries)
+            right[:, j] += got
+        pairs += n_pairs
         weight_of_query += den
     keep = weight_of_query > 0
     if not keep.any():
         raise ValueError("y: no held-out query has a click; selection needs clicks")
     pooled = norm == "all"
-    totals = per_query[keep] * (weight_of_query[keep, None] if pooled else 1.0)
+    totals = snips_query[keep] * (weight_of_query[keep, None] if pooled else 1.0)
     wq = weight_of_query[keep] if pooled else np.ones(int(keep.sum()))
-    means = totals.sum(axis=0) / wq.sum()
+    snips = totals.sum(axis=0) / wq.sum()
+    if criterion == "examined_pairs":
+        keep = pairs > 0
+        if not keep.any():
+            raise ValueError(
+                "score='examined_pairs': no held-out session has a skipped document above a "
+                "click; use score='snips'"
+            )
+        totals, wq = right[keep], pairs[keep]
+        per_query = np.full((n_queries, len(names)), np.nan)
+        per_query[keep] = right[keep] / pairs[keep, None]
+        query_weight = pairs
+        means = totals.sum(axis=0) / wq.sum()
+    else:
+        per_query, query_weight, means = snips_query, weight_of_query, snips
     best = int(np.argmax(means))
     ci, dci, se = _bootstrap(totals, wq, best, n_boot, level, seed)
     rank = [names[i] for i in np.argsort(-means, kind="stable")]
@@ -579,17 +588,13 @@ def select_debiasing(
               for key, val in CANDIDATES[chosen].items()}
     return DebiasingSelection(
         ranking=tuple(rank), chosen=chosen, params=params,
-        snips={c: float(means[i]) for i, c in enumerate(names)},
+        snips={c: float(snips[i]) for i, c in enumerate(names)},
         ci={c: (float(ci[i, 0]), float(ci[i, 1])) for i, c in enumerate(names)},
         diff_ci={c: (float(dci[i, 0]), float(dci[i, 1])) for i, c in enumerate(names)},
-        per_query=per_query, query_weight=weight_of_query, candidates=tuple(names),
+        per_query=per_query, query_weight=query_weight, candidates=tuple(names),
         propensity=prop_all,
         propensity_method="+".join(sorted(methods)), k=kk, confidence=level,
         std_err={c: float(se[i]) for i, c in enumerate(names)},
+        criterion=criterion, score={c: float(means[i]) for i, c in enumerate(names)},
+        nested_ratio=nested,
     )
-
-
-def _list_offsets(list_of_row: np.ndarray) -> np.ndarray:
-    """Offsets of the contiguous runs of equal list ids in *list_of_row*."""
-    starts = np.flatnonzero(np.r_[True, list_of_row[1:] != list_of_row[:-1]])
-    return np.r_[starts, list_of_row.size].astype(np.int64)
