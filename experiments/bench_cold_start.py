@@ -83,8 +83,11 @@ def env(cache_dir: str | None = None) -> dict[str, str]:
 
 def run(args: list[str], cache_dir: str | None = None) -> tuple[float, str]:
     t = time.perf_counter()
-    out = subprocess.run(args, env=env(cache_dir), cwd=REPO, capture_output=True, text=True,
-                         check=True)
+    # not cwd=REPO: `python -m` / `-c` put the working directory first on sys.path, and this
+    # tree's ltr would shadow the one PYTHONPATH names (run_performance.py's --before tree)
+    with tempfile.TemporaryDirectory() as cwd:
+        out = subprocess.run(args, env=env(cache_dir), cwd=cwd, capture_output=True, text=True,
+                             check=True)
     return time.perf_counter() - t, out.stdout + out.stderr
 
 

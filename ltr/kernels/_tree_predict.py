@@ -183,7 +183,8 @@ def _permuted_scores(row_lo, row_hi, X, perm, cols, col_values, codes, trees, fi
                          left, right, strict)
             if leaf != leaf0:
                 if not changed:
-                    buf[n_buf, :] = leaves[i, :n_trees]
+                    for u in range(n_trees):  # a loop: a slice copy compiles numba's
+                        buf[n_buf, u] = leaves[i, u]  # shape-error text (1.5 s cold)
                     rows[n_buf] = i
                     changed = True
                 buf[n_buf, t] = leaf
@@ -309,9 +310,12 @@ def _column_scores(row_lo, row_hi, W, perm, j, wcol, trees, first, code_lo, code
     buf = np.empty((_BUF, n_trees), dtype=leaves.dtype)
     rows = np.empty(_BUF, dtype=np.int64)
     pend_t = np.empty(n_aff + 4, dtype=np.int64)
-    pend_b = np.zeros(n_aff + 4, dtype=np.int64)
-    pend_n = np.full(n_aff + 4, -1, dtype=np.int64)
-    n_buf = 0
+    pend_b = np.empty(n_aff + 4, dtype=np.int64)
+    pend_n = np.empty(n_aff + 4, dtype=np.int64)
+    for q in range(n_aff + 4):  # a loop, not np.zeros / np.full: less to compile
+        pend_b[q] = 0
+        pend_n[q] = -1
+    n_buf = 0 * row_lo  # not a literal 0: one compiled _flush, not two
     count = 0
     for i in range(row_lo, row_hi):
         wo = wcol[i]
@@ -349,7 +353,8 @@ def _column_scores(row_lo, row_hi, W, perm, j, wcol, trees, first, code_lo, code
                 t = pend_t[q + u]
                 if leaf != leaves[i, t]:
                     if not changed:
-                        buf[n_buf, :] = leaves[i, :n_trees]
+                        for u2 in range(n_trees):  # a loop: a slice copy compiles numba's
+                            buf[n_buf, u2] = leaves[i, u2]  # shape-error text (1.5 s cold)
                         rows[n_buf] = i
                         changed = True
                     buf[n_buf, t] = leaf
