@@ -180,3 +180,20 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, s, n, perm, acc_l, ac
             li_row[s + d] = rb[o_g + d]
             lj_row[s + d] = rb[o_e + d]
     return True
+
+
+@njit(cache=True)
+def slot_cost_sums(slot, li_row, lj_row, n_slots):
+    """Per-slot sums of the per-row pair costs: ``(li, lj)``, each ``n_slots`` long.
+
+    Rows are added in row order, as ``np.bincount(slot, weights=row)`` does
+    (the same sums, bit for bit), in one pass over both rows instead of two
+    ``bincount`` calls (each converts its input and allocates).
+    """
+    li = np.zeros(n_slots)
+    lj = np.zeros(n_slots)
+    for r in range(slot.shape[0]):
+        g = slot[r]
+        li[g] += li_row[r]
+        lj[g] += lj_row[r]
+    return li, lj

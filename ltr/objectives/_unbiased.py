@@ -92,6 +92,7 @@ from ltr._validation import (
     check_real,
     short_repr,
 )
+from ltr.kernels._debiased import slot_cost_sums
 
 __all__ = [
     "BIAS_COSTS",
@@ -232,10 +233,18 @@ def position_slots(position: Any, offsets: np.ndarray, n_slots: int) -> np.ndarr
 
 def reduce_costs(slot: np.ndarray, li_row: np.ndarray, lj_row: np.ndarray,
                  n_slots: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sum per-row pair costs per slot (row order: independent of thread scheduling)."""
-    li = np.bincount(slot, weights=li_row, minlength=n_slots)
-    lj = np.bincount(slot, weights=lj_row, minlength=n_slots)
-    return li, lj
+    """Sum per-row pair costs per slot (row order: independent of thread scheduling).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ltr.objectives._unbiased import reduce_costs
+    >>> li, lj = reduce_costs(np.array([0, 1, 0]), np.array([1.0, 2.0, 3.0]),
+    ...                       np.array([0.5, 0.0, 0.5]), 3)
+    >>> li.tolist(), lj.tolist()
+    ([4.0, 2.0, 0.0], [1.0, 0.0, 0.0])
+    """
+    return slot_cost_sums(slot, li_row, lj_row, n_slots)
 
 
 def _ratio(acc: np.ndarray, old: np.ndarray, power: float) -> np.ndarray:
