@@ -11,6 +11,7 @@ import pytest
 
 from ltr.evaluation import evaluate
 from ltr.evaluation.trec import read_qrels, read_run
+from ltr.kernels import _judgments as J
 from ltr.kernels import _pyobjects as O
 from ltr.kernels._textscan import parse_number
 
@@ -77,7 +78,7 @@ def test_object_columns_the_fast_read_refuses_still_agree():
     for frame in (qrels, run):
         frame.loc[frame.index[::7], "doc_id"] = frame.loc[frame.index[::7], "doc_id"] + "\u00e9"
     run.loc[run.index[3], "qid"] = Id(run.loc[run.index[3], "qid"])
-    assert O.ascii_buffers(run["doc_id"].to_numpy()) is None
+    assert O.ascii_views(run["doc_id"].to_numpy()) is None
     assert O.run_starts(run["qid"].to_numpy()) is None
     assert_equals_peer(evaluate(qrels, run, list(METRICS)).to_frame(), peer(qrels, run))
 
@@ -94,16 +95,20 @@ def test_object_strings_read_in_place_equal_pyarrow_buffers():
     ids = np.array(["", "a", "q17", "x" * 16, "y" * 17, "msmarco_doc_00_000123", "a"],
                    dtype=object)
     keys = np.empty(ids.shape[0], dtype=np.uint64)
-    offsets, data = O.ascii_buffers(ids, keys)
+    starts, ends, data = O.ascii_views(ids, keys)
     arr = pa.array(ids, type=pa.large_string())
     ref = np.frombuffer(arr.buffers()[1], dtype=np.int64)
-    np.testing.assert_array_equal(offsets, ref)
-    assert data.tobytes() == "".join(ids).encode()
+    np.testing.assert_array_equal(ends - starts, np.diff(ref))
+    got = b"".join(data[s:e].tobytes() for s, e in zip(starts, ends))
+    assert got == np.frombuffer(arr.buffers()[2], dtype=np.uint8)[: ref[-1]].tobytes()
+    ref_keys = np.empty(ids.shape[0], dtype=np.uint64)
+    J.hash_strings(ref, np.frombuffer(arr.buffers()[2], dtype=np.uint8), ref_keys)
+    np.testing.assert_array_equal(keys, ref_keys)
     assert keys[1] == keys[-1] and len(set(keys.tolist())) == ids.shape[0] - 1
     run = np.array(["q1", "q1", "q" + str(1), "q2", "q1", "q1"], dtype=object)  # 3rd: a copy
     np.testing.assert_array_equal(O.run_starts(run), [0, 3, 4])
-    assert O.ascii_buffers(np.array(["a", 1], dtype=object)) is None
-    assert O.ascii_buffers(np.array(["a", np.nan], dtype=object)) is None
+    assert O.ascii_views(np.array(["a", 1], dtype=object)) is None
+    assert O.ascii_views(np.array(["a", np.nan], dtype=object)) is None
 
 
 def test_trec_files_read_like_pytrec_eval_parsers(tmp_path):

@@ -240,20 +240,39 @@ def rows_metrics(labels, scores, tie_keys, tie_mode, offsets, codes, ks, level, 
 @njit(cache=True)
 def group_rows(codes, n_groups):
     """Stable counting sort: ``(rows grouped by code, offsets)``; codes < 0 are dropped."""
+    return group_blocks(np.arange(codes.shape[0]), codes, codes.shape[0], n_groups)
+
+
+@njit(cache=True)
+def group_blocks(starts, codes, n, n_groups):
+    """Group rows given by blocks, as :func:`group_rows` does.
+
+    Block ``b`` is rows ``starts[b]`` up to the next block's start (the last up
+    to ``n``), all of code ``codes[b]``.
+    A run grouped by query is one block per query, so its rows are copied as
+    ranges in the blocks' order, one sequential pass.
+    """
+    n_blocks = starts.shape[0]
     counts = np.zeros(n_groups + 1, dtype=np.int64)
-    for c in codes:
+    for b in range(n_blocks):
+        c = codes[b]
         if c >= 0:
-            counts[c + 1] += 1
+            end = starts[b + 1] if b + 1 < n_blocks else n
+            counts[c + 1] += end - starts[b]
     for g in range(n_groups):
         counts[g + 1] += counts[g]
     offsets = counts.copy()
     fill = counts[:-1].copy()
     rows = np.empty(offsets[-1], dtype=np.int64)
-    for i in range(codes.shape[0]):
-        c = codes[i]
+    for b in range(n_blocks):
+        c = codes[b]
         if c >= 0:
-            rows[fill[c]] = i
-            fill[c] += 1
+            end = starts[b + 1] if b + 1 < n_blocks else n
+            f = fill[c]
+            for i in range(starts[b], end):
+                rows[f] = i
+                f += 1
+            fill[c] = f
     return rows, offsets
 
 
@@ -328,7 +347,7 @@ def _order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied
 
 
 @njit(cache=True, inline="always")
-def _lookup(key_sorted, row_sorted, rel_sorted, lo, hi, key, row, offs_j, data_j, offs_r,
+def _lookup(key_sorted, row_sorted, rel_sorted, lo, hi, key, row, s_j, e_j, data_j, s_r, e_r,
             data_r):
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -344,7 +363,7 @@ def _lookup(key_sorted, row_sorted, rel_sorted, lo, hi, key, row, offs_j, data_j
                 first -= 1
             i = first
             while i < hi and key_sorted[i] == key:
-                if _same(row_sorted[i], row, offs_j, data_j, offs_r, data_r):
+                if _same(row_sorted[i], row, s_j, e_j, data_j, s_r, e_r, data_r):
                     return rel_sorted[i]
                 i += 1
             return UNJUDGED
@@ -360,21 +379,22 @@ def judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged
     (document key ``run_key[row]``); its judgments are
     ``judged_*[judged_offsets[q]:judged_offsets[q+1]]``, sorted by key
     (``judged_row``: their rows in the qrels), and ``ideal`` the same relevance
-    values sorted descending.  ``*_strings`` are ``(offsets, bytes)`` of the
-    document ids, to confirm equal keys (empty arrays: keys are the ids).
+    values sorted descending.  ``*_strings`` are ``(starts, ends, bytes)`` of
+    the document ids (string ``i`` is ``bytes[starts[i]:ends[i]]``), to confirm
+    equal keys (empty arrays: keys are the ids).
     Unjudged ranked documents have relevance :data:`UNJUDGED`.  Only the
     queries with ``select[q]`` are computed.
     """
     _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged_key,
-                    judged_row, judged_rel, ideal, run_strings[0], run_strings[1],
-                    judged_strings[0], judged_strings[1], codes, ks, gain_mode, level, err_scale,
-                    discount, out, relevant, select, numba.get_num_threads())
+                    judged_row, judged_rel, ideal, *run_strings, *judged_strings, codes, ks,
+                    gain_mode, level, err_scale, discount, out, relevant, select,
+                    numba.get_num_threads())
 
 
 @njit(cache=True, parallel=True)
 def _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged_key,
-                    judged_row, judged_rel, ideal, offs_r, data_r, offs_j, data_j, codes, ks,
-                    gain_mode, level, err_scale, discount, out, relevant, select, n_threads):
+                    judged_row, judged_rel, ideal, s_r, e_r, data_r, s_j, e_j, data_j, codes,
+                    ks, gain_mode, level, err_scale, discount, out, relevant, select, n_threads):
     n_q = run_offsets.shape[0] - 1
     longest = 1
     for q in range(n_q):
@@ -400,7 +420,8 @@ def _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judge
                 for i in range(m):
                     row = run_rows[order[rs + i]]
                     ranked[b, i] = _lookup(judged_key, judged_row, judged_rel, js, je,
-                                           run_key[row], row, offs_j, data_j, offs_r, data_r)
+                                           run_key[row], row, s_j, e_j, data_j, s_r, e_r,
+                                           data_r)
                 query_metrics(ranked[b], n, ideal[js:je], je - js, num_rel, codes, ks,
                               gain_mode, level, err_scale, discount, out[q])
 
@@ -421,9 +442,9 @@ def judged_metrics_fast(scores, run_offsets, run_rows, run_key, judged_offsets, 
     number of flagged queries.
     """
     return _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key,
-                        judged_row, judged_rel, ideal, run_strings[0], run_strings[1],
-                        judged_strings[0], judged_strings[1], codes, ks, gain_mode, level,
-                        err_scale, discount, out, relevant, tied, numba.get_num_threads())
+                        judged_row, judged_rel, ideal, *run_strings, *judged_strings, codes,
+                        ks, gain_mode, level, err_scale, discount, out, relevant, tied,
+                        numba.get_num_threads())
 
 
 @njit(cache=True, inline="always")
@@ -433,8 +454,8 @@ def _slot(key, mask):
 
 @njit(cache=True, parallel=True)
 def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key, judged_row,
-                 judged_rel, ideal, offs_r, data_r, offs_j, data_j, codes, ks, gain_mode, level,
-                 err_scale, discount, out, relevant, tied, n_threads):
+                 judged_rel, ideal, s_r, e_r, data_r, s_j, e_j, data_j, codes, ks, gain_mode,
+                 level, err_scale, discount, out, relevant, tied, n_threads):
     n_q = run_offsets.shape[0] - 1
     longest = 1
     longest_j = 1
@@ -488,8 +509,8 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
                     rel = UNJUDGED
                     while st[slot] == q:
                         i = tb[slot]
-                        if judged_key[i] == key and _same(judged_row[i], row, offs_j, data_j,
-                                                          offs_r, data_r):
+                        if judged_key[i] == key and _same(judged_row[i], row, s_j, e_j, data_j,
+                                                          s_r, e_r, data_r):
                             rel = judged_rel[i]
                             break
                         slot = (slot + 1) & (size - 1)
@@ -529,6 +550,6 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
 
 __all__ = [
     "AP", "DCG", "ERR", "HIT_RATE", "NDCG", "PRECISION", "RECALL", "RPREC", "RR",
-    "TIES_STABLE", "UNJUDGED", "group_rows", "judged_metrics", "judged_metrics_fast", "order_run",
-    "query_metrics", "rows_metrics",
+    "TIES_STABLE", "UNJUDGED", "group_blocks", "group_rows", "judged_metrics",
+    "judged_metrics_fast", "order_run", "query_metrics", "rows_metrics",
 ]
