@@ -164,3 +164,39 @@ def test_regular_and_irregular_whitespace_files_read_alike(tmp_path):
     irregular.write_text("".join(f"{a}  Q0\t{b} 1 {c!r} t \n" for a, b, c in rows))
     pd.testing.assert_frame_equal(read_run(regular), read_run(irregular))
     assert read_run(regular)["score"].tolist() == run["score"].tolist()
+
+
+@pytest.mark.parametrize("n_judged", [5, 100])  # insertion sort / merge sort per query
+def test_a_repeated_judgment_is_named_by_its_second_row(n_judged):
+    # the duplicate check runs inside the judgment sort: rows as a plain loop finds them
+    qrels = pd.DataFrame({"qid": np.repeat(np.array(["q1", "q2"], dtype=object), n_judged),
+                          "doc_id": np.array([f"d{j}" for j in range(2 * n_judged)],
+                                             dtype=object),
+                          "relevance": 1})
+    qrels.loc[n_judged + 3, "doc_id"] = qrels.loc[n_judged + 1, "doc_id"]
+    seen, expected = set(), None
+    for i, (a, b) in enumerate(zip(qrels["qid"], qrels["doc_id"])):
+        if (a, b) in seen:
+            expected = i
+            break
+        seen.add((a, b))
+    run = pd.DataFrame({"qid": ["q1"], "doc_id": ["d0"], "score": [1.0]})
+    with pytest.raises(ValueError, match=rf"qrels row {expected}: duplicated \(qid, doc_id\) "
+                                         r"= \('q2', 'd"):
+        evaluate(qrels, run, ["map"])
+
+
+def test_runs_grouped_in_another_query_order_equal_pytrec_eval():
+    # > 10,000 rows: query ids are coded by blocks; one query's rows come in two blocks
+    qrels, run = collection(5, n_queries=300)
+    blocks = [g for _, g in run.groupby("qid", sort=False)]
+    order = np.random.default_rng(5).permutation(len(blocks))
+    parts = [blocks[i] for i in order]
+    first = parts[0]
+    shuffled = pd.concat([first.iloc[:10]] + parts[1:] + [first.iloc[10:]], ignore_index=True)
+    assert len(shuffled) > 10_000
+    assert_equals_peer(evaluate(qrels, shuffled, list(METRICS)).to_frame(),
+                       peer(qrels, shuffled))
+    shuffled.loc[len(shuffled) - 1, "qid"] = None  # a missing id, first of its block
+    with pytest.raises(ValueError, match=rf"run row {len(shuffled) - 1}: qid is missing"):
+        evaluate(qrels, shuffled, ["map"])

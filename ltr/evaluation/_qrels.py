@@ -400,8 +400,8 @@ def _same_kind(a: Any, b: Any) -> tuple[Any, Any]:
 
 
 def _check_unique(table: _Table, offsets: np.ndarray, rows: np.ndarray, keys: np.ndarray,
-                  strings: Strings) -> None:
-    row = int(J.first_duplicate(offsets, rows, keys, strings))
+                  strings: Strings, found: np.ndarray | None = None) -> None:
+    row = int(J.first_duplicate(offsets, rows, keys, strings, found))
     if row >= 0:
         raise ValueError(
             f"{table.where(row)}: duplicated (qid, doc_id) = "
@@ -498,12 +498,12 @@ def evaluate(
 
     # Judgments grouped by query, sorted by key; duplicates are errors.
     j_rows, j_offsets = q_blocks.group(n_q)
-    _check_unique(q, j_offsets, j_rows, q_key, q_str)
     j_key = np.empty_like(j_rows)
     j_row = np.empty_like(j_rows)
     j_rel = np.empty(j_rows.shape[0])
     ideal = np.empty(j_rows.shape[0])
-    J.sort_judgments(j_offsets, j_rows, q_key, q.value, j_key, j_row, j_rel, ideal)
+    equal_keys = J.sort_judgments(j_offsets, j_rows, q_key, q.value, j_key, j_row, j_rel, ideal)
+    _check_unique(q, j_offsets, j_rows, q_key, q_str, equal_keys)
 
     # Run grouped by query (input order kept); duplicates are errors; -inf is not ranked.
     rows, r_offsets = r_blocks.group(n_q)

@@ -69,13 +69,17 @@ def sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_out
     """Sort each query's judgments by document key, and their relevance descending.
 
     Writes ``key_out``, ``row_out``, ``rel_out`` (by key) and ``ideal_out``.
+    Returns a flag per query holding two equal keys (for :func:`first_duplicate`).
     """
-    _sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_out,
+    found = np.zeros(offsets.shape[0] - 1, dtype=np.bool_)
+    _sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_out, found,
                     numba.get_num_threads())
+    return found
 
 
 @njit(cache=True, parallel=True)
-def _sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_out, n_threads):
+def _sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_out, found,
+                    n_threads):
     n_q = offsets.shape[0] - 1
     n_blocks = max(1, min(n_threads, (n_q + _CHUNK - 1) // _CHUNK))
     n_chunks = (n_q + _CHUNK - 1) // _CHUNK
@@ -94,6 +98,9 @@ def _sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_ou
                     ranked = np.sort(rel_out[start:end])
                     for j in range(end - start):
                         ideal_out[start + j] = ranked[end - start - 1 - j]
+                    for j in range(start + 1, end):
+                        if key_out[j] == key_out[j - 1]:
+                            found[q] = True
                     continue
                 # short queries: insertion sorts in place, nothing allocated
                 for j in range(start, end):
@@ -114,16 +121,21 @@ def _sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_ou
                         ideal_out[i] = ideal_out[i - 1]
                         i -= 1
                     ideal_out[i] = lr
+                for j in range(start + 1, end):
+                    if key_out[j] == key_out[j - 1]:
+                        found[q] = True
 
 
-def first_duplicate(offsets, rows, key, strings):
+def first_duplicate(offsets, rows, key, strings, found=None):
     """Return the row of the first document repeated inside a query, or -1.
 
     Repeated: equal keys and, given strings ``(starts, ends, data)`` (see
     :func:`_same`; empty: the keys are the ids), equal bytes.  ``rows`` lists
-    the rows grouped by query.
+    the rows grouped by query; ``found`` flags the queries that hold equal
+    keys (:func:`sort_judgments` returns it; default: computed here).
     """
-    found = _duplicate_queries(offsets, rows, key, numba.get_num_threads())
+    if found is None:
+        found = _duplicate_queries(offsets, rows, key, numba.get_num_threads())
     for q in np.flatnonzero(found):
         row = _query_duplicate(offsets[q], offsets[q + 1], rows, key, *strings)
         if row >= 0:
