@@ -200,3 +200,17 @@ def test_runs_grouped_in_another_query_order_equal_pytrec_eval():
     shuffled.loc[len(shuffled) - 1, "qid"] = None  # a missing id, first of its block
     with pytest.raises(ValueError, match=rf"run row {len(shuffled) - 1}: qid is missing"):
         evaluate(qrels, shuffled, ["map"])
+
+
+@pytest.mark.parametrize("unranked", [False, True])  # checked in the metric pass / before it
+def test_a_repeated_run_document_is_named_by_its_second_row(unranked):
+    qrels, run = collection(6, n_queries=30)
+    run = run.reset_index(drop=True)
+    i = len(run) - 7
+    run.loc[i, "doc_id"] = run.loc[i - 2, "doc_id"]
+    if unranked:
+        run.loc[i, "score"] = -np.inf
+    qid, doc = run.loc[i, "qid"], run.loc[i, "doc_id"]
+    with pytest.raises(ValueError, match=rf"run row {i}: duplicated \(qid, doc_id\) = "
+                                         rf"\('{qid}', '{doc}'\)"):
+        evaluate(qrels, run, ["map"])

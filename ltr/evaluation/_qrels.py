@@ -27,9 +27,11 @@ ranx       ``rel`` if >= level else 0 numba quicksort of the input order
 
 Data flow: query ids are factorized with pandas where they change (a run is
 grouped by query), document ids become 64-bit hashes of their UTF-8 bytes
-(Arrow buffers are read in place, and so are ``object`` columns of ASCII
-``str`` by :mod:`ltr.kernels._pyobjects`; equal hashes are confirmed byte by byte),
-the run and the qrels are grouped by query with a counting sort, and one
+(Arrow buffers are read in place, and so are the characters of ``object``
+columns of ASCII ``str`` by :mod:`ltr.kernels._pyobjects`, without a copy;
+equal hashes are confirmed byte by byte on those views), the run and the
+qrels are grouped by query (as blocks of rows where ids come in runs; the
+judgments' duplicate check runs inside their per-query sort), and one
 numba pass (:func:`ltr.kernels._rank.judged_metrics_fast`) finds each
 query's judged documents through a small hash table, ranks them by counting
 the documents scored above them, and computes every metric.  Only queries
@@ -507,7 +509,9 @@ def evaluate(
 
     # Run grouped by query (input order kept); duplicates are errors; -inf is not ranked.
     rows, r_offsets = r_blocks.group(n_q)
-    _check_unique(r, r_offsets, rows, r_key, r_str)
+    has_inf = bool(r.value.min() == -np.inf)
+    if has_inf:  # before unranked rows are dropped (else: checked in the metric pass)
+        _check_unique(r, r_offsets, rows, r_key, r_str)
     present = np.diff(r_offsets) > 0
     if not present.any():
         shown_q = list(np.asarray(q_ids)[:3])
@@ -517,7 +521,7 @@ def evaluate(
             f"run's {shown_r!r}; check that the run belongs to these judgments (and that query "
             "ids are written alike, e.g. 'q1' vs '1')"
         )
-    if r.value.min() == -np.inf:
+    if has_inf:
         n_inf = int(np.count_nonzero(r.value[rows] == -np.inf))
         if n_inf:
             warnings.warn(
@@ -539,9 +543,12 @@ def evaluate(
     relevant = np.zeros(n_q, dtype=np.int64)
     # Queries where no judged document ties another need no sort of their run.
     flagged = np.zeros(n_q, dtype=np.bool_)
+    repeated = np.zeros(0 if has_inf else n_q, dtype=np.bool_)
     n_flagged = K.judged_metrics_fast(r.value, r_offsets, rows, r_key, j_offsets, j_key, j_row,
                                       j_rel, ideal, r_str, q_str, codes, ks, gain_mode, level,
-                                      err_scale, discount, out, relevant, flagged)
+                                      err_scale, discount, out, relevant, flagged, repeated)
+    if repeated.any():
+        _check_unique(r, r_offsets, rows, r_key, r_str, repeated)
     if n_flagged:
         # ranx sorts with numba's quicksort; for trec_eval any first order will do, as
         # tied scores are then re-ordered by document id.

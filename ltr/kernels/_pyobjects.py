@@ -1,8 +1,10 @@
-"""UTF-8 buffers of Python ``str`` objects, read in place and in parallel (CPython only).
+"""UTF-8 bytes of Python ``str`` objects, read in place and in parallel (CPython only).
 
 Copying millions of Python strings into one buffer (``pyarrow.array``) holds
 the GIL and touches each object once, single-threaded; this module reads the
-objects' own bytes from numba threads instead.  It relies on CPython's layout
+objects' own bytes from numba threads instead, hashes them, and hands them
+out as views (``(starts, ends, data)``, ``data`` a read-only array over the
+memory holding the characters), so nothing is copied.  It relies on CPython's layout
 of a *compact ASCII* string (``PyASCIIObject``: type pointer at byte 8, length
 at 16, state bits at 32, the characters right after the header, whose size is
 ``sys.getsizeof("") - 1``).  :func:`layout` checks that layout on probe

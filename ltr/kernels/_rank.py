@@ -428,7 +428,8 @@ def _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judge
 
 def judged_metrics_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key,
                         judged_row, judged_rel, ideal, run_strings, judged_strings, codes, ks,
-                        gain_mode, level, err_scale, discount, out, relevant, tied):
+                        gain_mode, level, err_scale, discount, out, relevant, tied,
+                        repeated=None):
     """Metrics without sorting the run: only the ranks of judged documents are found.
 
     A document that is unjudged (or judged with relevance that is neither
@@ -438,13 +439,18 @@ def judged_metrics_fast(scores, run_offsets, run_rows, run_key, judged_offsets, 
     counting the documents scored above it.  A query where an active
     document's score equals another document's, or with more than
     ``_COUNT_MAX`` active documents, is flagged in ``tied[q]`` and left for the
-    sorting path (:func:`order_run` + :func:`judged_metrics`).  Returns the
-    number of flagged queries.
+    sorting path (:func:`order_run` + :func:`judged_metrics`).  Given
+    ``repeated`` (one flag per query), a query whose run holds two equal
+    document keys is flagged there, for
+    :func:`ltr.kernels._judgments.first_duplicate`.  Returns the number of
+    queries flagged in ``tied``.
     """
+    if repeated is None:
+        repeated = np.zeros(0, dtype=np.bool_)
     return _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key,
                         judged_row, judged_rel, ideal, *run_strings, *judged_strings, codes,
                         ks, gain_mode, level, err_scale, discount, out, relevant, tied,
-                        numba.get_num_threads())
+                        repeated, numba.get_num_threads())
 
 
 @njit(cache=True, inline="always")
@@ -455,7 +461,7 @@ def _slot(key, mask):
 @njit(cache=True, parallel=True)
 def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key, judged_row,
                  judged_rel, ideal, s_r, e_r, data_r, s_j, e_j, data_j, codes, ks, gain_mode,
-                 level, err_scale, discount, out, relevant, tied, n_threads):
+                 level, err_scale, discount, out, relevant, tied, repeated, n_threads):
     n_q = run_offsets.shape[0] - 1
     longest = 1
     longest_j = 1
@@ -466,7 +472,14 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
     while size < 2 * longest_j:
         size *= 2
     mask = np.uint64(size - 1)
+    check = repeated.shape[0] > 0  # a second table: the run's keys, for repeated documents
+    size_r = 1
+    while check and size_r < 2 * longest:
+        size_r *= 2
+    mask_r = np.uint64(size_r - 1)
     n_blocks = max(1, min(n_threads, (n_q + _CHUNK - 1) // _CHUNK))
+    run_table = np.empty((n_blocks, size_r), dtype=np.int64)  # run key per slot
+    run_stamp = np.full((n_blocks, size_r), -1, dtype=np.int64)
     ranked = np.empty((n_blocks, longest))
     run_s = np.empty((n_blocks, longest))  # the query's scores, input order
     act_s = np.empty((n_blocks, longest))  # active documents: scores
@@ -482,6 +495,8 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
         ar_b = act_r[b]
         tb = table[b]
         st = stamp[b]
+        rt = run_table[b]
+        rst = run_stamp[b]
         for c in range(b, n_chunks, n_blocks):
             for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
                 rs = run_offsets[q]
@@ -505,6 +520,19 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
                     sc = scores[row]
                     sc_b[j] = sc
                     key = run_key[row]
+                    if check:
+                        slot = _slot(key, mask_r)
+                        seen = False
+                        while rst[slot] == q:
+                            if rt[slot] == key:
+                                seen = True
+                                break
+                            slot = (slot + 1) & (size_r - 1)
+                        if seen:
+                            repeated[q] = True
+                        else:
+                            rst[slot] = q
+                            rt[slot] = key
                     slot = _slot(key, mask)
                     rel = UNJUDGED
                     while st[slot] == q:
