@@ -61,12 +61,11 @@ def _load_u64(typingctx, addr):  # type: ignore[no-untyped-def]
 
 
 def addresses(values: np.ndarray) -> np.ndarray:
-    """Return the object pointers of a C-contiguous 1-D object array as a uint64 view."""
+    """Return the object pointers of a C-contiguous 1-D object array as a read-only uint64 view."""
     n = values.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
-    raw = (ctypes.c_uint64 * n).from_address(values.ctypes.data)
-    return np.ctypeslib.as_array(raw)
+    return np.asarray(_Memory(values.ctypes.data, n, "<u8"))
 
 
 @njit(cache=True, inline="always")
@@ -135,10 +134,18 @@ def memory_view(base: int, size: int) -> np.ndarray:
 
     Nothing is read or copied; the caller reads only bytes of objects it holds.
     """
-    raw = (ctypes.c_uint8 * max(size, 1)).from_address(base)
-    view = np.frombuffer(memoryview(raw), dtype=np.uint8)
-    view.flags.writeable = False
-    return view
+    return np.asarray(_Memory(base, size))
+
+
+class _Memory:
+    """``size`` items at address ``base``, through NumPy's array interface (read-only).
+
+    No ctypes array type is made per size (ctypes keeps every one it makes).
+    """
+
+    def __init__(self, base: int, size: int, typestr: str = "|u1") -> None:
+        self.__array_interface__ = {"data": (base, True), "shape": (size,),
+                                    "typestr": typestr, "version": 3}
 
 
 def _views(values: np.ndarray, header: int,
