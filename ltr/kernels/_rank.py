@@ -238,19 +238,13 @@ def rows_metrics(labels, scores, tie_keys, tie_mode, offsets, codes, ks, level, 
 
 
 @njit(cache=True)
-def group_rows(codes, n_groups):
-    """Stable counting sort: ``(rows grouped by code, offsets)``; codes < 0 are dropped."""
-    return group_blocks(np.arange(codes.shape[0]), codes, codes.shape[0], n_groups)
-
-
-@njit(cache=True)
 def group_blocks(starts, codes, n, n_groups):
-    """Group rows given by blocks, as :func:`group_rows` does.
+    """Stable counting sort of row blocks: ``(rows grouped by code, offsets)``.
 
     Block ``b`` is rows ``starts[b]`` up to the next block's start (the last up
-    to ``n``), all of code ``codes[b]``.
-    A run grouped by query is one block per query, so its rows are copied as
-    ranges in the blocks' order, one sequential pass.
+    to ``n``), all of code ``codes[b]``; blocks of code < 0 are dropped.  Rows
+    one by one are blocks of one row; a run grouped by query is one block per
+    query, so its rows are copied as ranges, one sequential pass.
     """
     n_blocks = starts.shape[0]
     counts = np.zeros(n_groups + 1, dtype=np.int64)
@@ -578,6 +572,6 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
 
 __all__ = [
     "AP", "DCG", "ERR", "HIT_RATE", "NDCG", "PRECISION", "RECALL", "RPREC", "RR",
-    "TIES_STABLE", "UNJUDGED", "group_blocks", "group_rows", "judged_metrics",
+    "TIES_STABLE", "UNJUDGED", "group_blocks", "judged_metrics",
     "judged_metrics_fast", "order_run", "query_metrics", "rows_metrics",
 ]
