@@ -11,6 +11,7 @@ import pytest
 
 from ltr.evaluation import evaluate
 from ltr.evaluation.trec import read_qrels, read_run
+from ltr.kernels import _judgments as J
 from ltr.kernels import _pyobjects as O
 from ltr.kernels._textscan import parse_number
 
@@ -77,7 +78,7 @@ def test_object_columns_the_fast_read_refuses_still_agree():
     for frame in (qrels, run):
         frame.loc[frame.index[::7], "doc_id"] = frame.loc[frame.index[::7], "doc_id"] + "\u00e9"
     run.loc[run.index[3], "qid"] = Id(run.loc[run.index[3], "qid"])
-    assert O.ascii_buffers(run["doc_id"].to_numpy()) is None
+    assert O.ascii_views(run["doc_id"].to_numpy()) is None
     assert O.run_starts(run["qid"].to_numpy()) is None
     assert_equals_peer(evaluate(qrels, run, list(METRICS)).to_frame(), peer(qrels, run))
 
@@ -94,16 +95,20 @@ def test_object_strings_read_in_place_equal_pyarrow_buffers():
     ids = np.array(["", "a", "q17", "x" * 16, "y" * 17, "msmarco_doc_00_000123", "a"],
                    dtype=object)
     keys = np.empty(ids.shape[0], dtype=np.uint64)
-    offsets, data = O.ascii_buffers(ids, keys)
+    starts, ends, data = O.ascii_views(ids, keys)
     arr = pa.array(ids, type=pa.large_string())
     ref = np.frombuffer(arr.buffers()[1], dtype=np.int64)
-    np.testing.assert_array_equal(offsets, ref)
-    assert data.tobytes() == "".join(ids).encode()
+    np.testing.assert_array_equal(ends - starts, np.diff(ref))
+    got = b"".join(data[s:e].tobytes() for s, e in zip(starts, ends))
+    assert got == np.frombuffer(arr.buffers()[2], dtype=np.uint8)[: ref[-1]].tobytes()
+    ref_keys = np.empty(ids.shape[0], dtype=np.uint64)
+    J.hash_strings(ref, np.frombuffer(arr.buffers()[2], dtype=np.uint8), ref_keys)
+    np.testing.assert_array_equal(keys, ref_keys)
     assert keys[1] == keys[-1] and len(set(keys.tolist())) == ids.shape[0] - 1
     run = np.array(["q1", "q1", "q" + str(1), "q2", "q1", "q1"], dtype=object)  # 3rd: a copy
     np.testing.assert_array_equal(O.run_starts(run), [0, 3, 4])
-    assert O.ascii_buffers(np.array(["a", 1], dtype=object)) is None
-    assert O.ascii_buffers(np.array(["a", np.nan], dtype=object)) is None
+    assert O.ascii_views(np.array(["a", 1], dtype=object)) is None
+    assert O.ascii_views(np.array(["a", np.nan], dtype=object)) is None
 
 
 def test_trec_files_read_like_pytrec_eval_parsers(tmp_path):
@@ -159,3 +164,53 @@ def test_regular_and_irregular_whitespace_files_read_alike(tmp_path):
     irregular.write_text("".join(f"{a}  Q0\t{b} 1 {c!r} t \n" for a, b, c in rows))
     pd.testing.assert_frame_equal(read_run(regular), read_run(irregular))
     assert read_run(regular)["score"].tolist() == run["score"].tolist()
+
+
+@pytest.mark.parametrize("n_judged", [5, 100])  # insertion sort / merge sort per query
+def test_a_repeated_judgment_is_named_by_its_second_row(n_judged):
+    # the duplicate check runs inside the judgment sort: rows as a plain loop finds them
+    qrels = pd.DataFrame({"qid": np.repeat(np.array(["q1", "q2"], dtype=object), n_judged),
+                          "doc_id": np.array([f"d{j}" for j in range(2 * n_judged)],
+                                             dtype=object),
+                          "relevance": 1})
+    qrels.loc[n_judged + 3, "doc_id"] = qrels.loc[n_judged + 1, "doc_id"]
+    seen, expected = set(), None
+    for i, (a, b) in enumerate(zip(qrels["qid"], qrels["doc_id"])):
+        if (a, b) in seen:
+            expected = i
+            break
+        seen.add((a, b))
+    run = pd.DataFrame({"qid": ["q1"], "doc_id": ["d0"], "score": [1.0]})
+    with pytest.raises(ValueError, match=rf"qrels row {expected}: duplicated \(qid, doc_id\) "
+                                         r"= \('q2', 'd"):
+        evaluate(qrels, run, ["map"])
+
+
+def test_runs_grouped_in_another_query_order_equal_pytrec_eval():
+    # > 10,000 rows: query ids are coded by blocks; one query's rows come in two blocks
+    qrels, run = collection(5, n_queries=300)
+    blocks = [g for _, g in run.groupby("qid", sort=False)]
+    order = np.random.default_rng(5).permutation(len(blocks))
+    parts = [blocks[i] for i in order]
+    first = parts[0]
+    shuffled = pd.concat([first.iloc[:10]] + parts[1:] + [first.iloc[10:]], ignore_index=True)
+    assert len(shuffled) > 10_000
+    assert_equals_peer(evaluate(qrels, shuffled, list(METRICS)).to_frame(),
+                       peer(qrels, shuffled))
+    shuffled.loc[len(shuffled) - 1, "qid"] = None  # a missing id, first of its block
+    with pytest.raises(ValueError, match=rf"run row {len(shuffled) - 1}: qid is missing"):
+        evaluate(qrels, shuffled, ["map"])
+
+
+@pytest.mark.parametrize("unranked", [False, True])  # checked in the metric pass / before it
+def test_a_repeated_run_document_is_named_by_its_second_row(unranked):
+    qrels, run = collection(6, n_queries=30)
+    run = run.reset_index(drop=True)
+    i = len(run) - 7
+    run.loc[i, "doc_id"] = run.loc[i - 2, "doc_id"]
+    if unranked:
+        run.loc[i, "score"] = -np.inf
+    qid, doc = run.loc[i, "qid"], run.loc[i, "doc_id"]
+    with pytest.raises(ValueError, match=rf"run row {i}: duplicated \(qid, doc_id\) = "
+                                         rf"\('{qid}', '{doc}'\)"):
+        evaluate(qrels, run, ["map"])

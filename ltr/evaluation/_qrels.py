@@ -27,9 +27,11 @@ ranx       ``rel`` if >= level else 0 numba quicksort of the input order
 
 Data flow: query ids are factorized with pandas where they change (a run is
 grouped by query), document ids become 64-bit hashes of their UTF-8 bytes
-(Arrow buffers are read in place, and so are ``object`` columns of ASCII
-``str`` by :mod:`ltr.kernels._pyobjects`; equal hashes are confirmed byte by byte),
-the run and the qrels are grouped by query with a counting sort, and one
+(Arrow buffers are read in place, and so are the characters of ``object``
+columns of ASCII ``str`` by :mod:`ltr.kernels._pyobjects`, without a copy;
+equal hashes are confirmed byte by byte on those views), the run and the
+qrels are grouped by query (as blocks of rows where ids come in runs; the
+judgments' duplicate check runs inside their per-query sort), and one
 numba pass (:func:`ltr.kernels._rank.judged_metrics_fast`) finds each
 query's judged documents through a small hash table, ranks them by counting
 the documents scored above them, and computes every metric.  Only queries
@@ -242,7 +244,28 @@ def _table(obj: Any, name: str, value: str) -> _Table:
     return table
 
 
-def _codes(values: Any, name: str) -> tuple[np.ndarray, Any]:
+@dataclass
+class _Blocks:
+    """Query codes of a table's rows, by blocks of rows.
+
+    Rows ``starts[b]`` up to the next start (the last up to ``n``) hold query
+    ``codes[b]``; ungrouped ids are one block per row.
+    """
+
+    starts: np.ndarray
+    codes: np.ndarray
+    n: int
+
+    def row_codes(self) -> np.ndarray:
+        """Return the code of every row."""
+        return np.repeat(self.codes, np.diff(np.r_[self.starts, self.n]))
+
+    def group(self, n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows grouped by code, offsets)`` (rows of code -1 dropped)."""
+        return K.group_blocks(self.starts, self.codes, self.n, n_groups)
+
+
+def _codes(values: Any, name: str) -> tuple[_Blocks, Any]:
     """Codes in order of first appearance; string ids hash only where the id changes."""
     n = len(values)
     if n > 10_000 and not _is_integer(values) and not isinstance(values, pd.Categorical):
@@ -256,19 +279,22 @@ def _codes(values: Any, name: str) -> tuple[np.ndarray, Any]:
         if starts.shape[0] < n // 2:  # ids come in runs (a run file is grouped by query)
             firsts = values.take(starts) if hasattr(values, "take") else values[starts]
             run_codes, uniques = pd.factorize(firsts)
-            sizes = np.diff(np.r_[starts, n])
-            return np.repeat(run_codes.astype(np.int64), sizes), uniques
+            if (run_codes < 0).any():
+                row = int(starts[np.flatnonzero(run_codes < 0)[0]])
+                raise ValueError(f"{name} row {row}: qid is missing")
+            return _Blocks(starts.astype(np.int64), run_codes.astype(np.int64), n), uniques
     codes, uniques = pd.factorize(values)
     if (codes < 0).any():
         raise ValueError(f"{name} row {int(np.flatnonzero(codes < 0)[0])}: qid is missing")
-    return codes.astype(np.int64, copy=False), uniques
+    return _Blocks(np.arange(n), codes.astype(np.int64, copy=False), n), uniques
 
 
-def _run_query_codes(values: Any, uniques: Any) -> np.ndarray:
+def _run_query_codes(values: Any, uniques: Any) -> _Blocks:
     """Codes of the run's query ids among the qrels' (-1: a query only in the run)."""
-    codes, run_uniques = _codes(values, "run")
+    blocks, run_uniques = _codes(values, "run")
     table = pd.Index(uniques).get_indexer(pd.Index(run_uniques)).astype(np.int64)
-    return table[codes]
+    blocks.codes = table[blocks.codes]
+    return blocks
 
 
 def _is_integer(values: Any) -> bool:
@@ -281,9 +307,6 @@ def _string_buffers(
     values: Any, name: str, what: str = "doc_id"
 ) -> tuple[np.ndarray, np.ndarray]:
     """UTF-8 ``(offsets, bytes)`` of string ids (Arrow-backed columns are used in place)."""
-    fast = _object_strings(values)
-    if fast is not None:
-        return fast
     n = len(values)
     try:
         pa: Any = optional_import("pyarrow", purpose="fast string ids")
@@ -318,38 +341,37 @@ def _string_buffers(
     return offsets, np.frombuffer(b"".join(encoded), dtype=np.uint8)
 
 
-def _object_strings(
-    values: Any, keys: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(offsets, bytes)`` of an object array of ASCII ``str``, read in parallel, or None.
+_NO_STRINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+               np.frombuffer(b"", dtype=np.uint8))  # read-only, as the views are
 
-    Given ``keys``, the strings' hashes are written there in the same pass.
+Strings = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _doc_keys(values: Any, name: str) -> tuple[np.ndarray, Strings]:
+    """int64 key per row, and the id strings to confirm equal keys (none for integer ids).
+
+    The strings are ``(starts, ends, data)``: id ``i`` is ``data[starts[i]:ends[i]]``,
+    a view of the column's own bytes (Arrow buffers, or the characters of
+    ``object`` columns of ASCII ``str``, read in place and hashed in the same pass).
     """
-    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
-        return O.ascii_buffers(values, keys)
-    return None
-
-
-_NO_STRINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
-
-
-def _doc_keys(values: Any, name: str) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """int64 key per row, and the id strings to confirm equal keys (none for integer ids)."""
     if _is_integer(values):
         return np.asarray(values, dtype=np.int64), _NO_STRINGS
     keys = np.empty(len(values), dtype=np.uint64)
-    strings = _object_strings(values, keys)  # hashed as they are read
-    if strings is None:
-        strings = _string_buffers(values, name)
-        J.hash_strings(strings[0], strings[1], keys)
-    return keys.view(np.int64), strings
+    views = None
+    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+        views = O.ascii_views(values, keys)
+    if views is None:
+        offsets, data = _string_buffers(values, name)
+        J.hash_strings(offsets, data, keys)
+        views = (offsets[:-1], offsets[1:], data)
+    return keys.view(np.int64), views
 
 
-def _doc_text(row: int, doc: Any, strings: tuple[np.ndarray, np.ndarray]) -> bytes:
-    offsets, data = strings
-    if offsets.shape[0] == 0:
+def _doc_text(row: int, doc: Any, strings: Strings) -> bytes:
+    starts, ends, data = strings
+    if starts.shape[0] == 0:
         return str(doc[row]).encode()
-    return data[offsets[row] : offsets[row + 1]].tobytes()
+    return data[starts[row] : ends[row]].tobytes()
 
 
 def _same_kind(a: Any, b: Any) -> tuple[Any, Any]:
@@ -380,8 +402,8 @@ def _same_kind(a: Any, b: Any) -> tuple[Any, Any]:
 
 
 def _check_unique(table: _Table, offsets: np.ndarray, rows: np.ndarray, keys: np.ndarray,
-                  strings: tuple[np.ndarray, np.ndarray]) -> None:
-    row = int(J.first_duplicate(offsets, rows, keys, strings[0], strings[1]))
+                  strings: Strings, found: np.ndarray | None = None) -> None:
+    row = int(J.first_duplicate(offsets, rows, keys, strings, found))
     if row >= 0:
         raise ValueError(
             f"{table.where(row)}: duplicated (qid, doc_id) = "
@@ -468,26 +490,28 @@ def evaluate(
 
     # Queries: codes in qrels order; run rows of other queries get -1 (ignored).
     q.qid, r.qid = _same_kind(q.qid, r.qid)
-    q_code, q_ids = _codes(q.qid, "qrels")
+    q_blocks, q_ids = _codes(q.qid, "qrels")
     n_q = len(q_ids)
-    r_code = _run_query_codes(r.qid, q_ids)
+    r_blocks = _run_query_codes(r.qid, q_ids)
     # Documents: 64-bit keys (hashes of the id strings, confirmed byte by byte).
     q.doc, r.doc = _same_kind(q.doc, r.doc)
     q_key, q_str = _doc_keys(q.doc, "qrels")
     r_key, r_str = _doc_keys(r.doc, "run")
 
     # Judgments grouped by query, sorted by key; duplicates are errors.
-    j_rows, j_offsets = K.group_rows(q_code, n_q)
-    _check_unique(q, j_offsets, j_rows, q_key, q_str)
+    j_rows, j_offsets = q_blocks.group(n_q)
     j_key = np.empty_like(j_rows)
     j_row = np.empty_like(j_rows)
     j_rel = np.empty(j_rows.shape[0])
     ideal = np.empty(j_rows.shape[0])
-    J.sort_judgments(j_offsets, j_rows, q_key, q.value, j_key, j_row, j_rel, ideal)
+    equal_keys = J.sort_judgments(j_offsets, j_rows, q_key, q.value, j_key, j_row, j_rel, ideal)
+    _check_unique(q, j_offsets, j_rows, q_key, q_str, equal_keys)
 
     # Run grouped by query (input order kept); duplicates are errors; -inf is not ranked.
-    rows, r_offsets = K.group_rows(r_code, n_q)
-    _check_unique(r, r_offsets, rows, r_key, r_str)
+    rows, r_offsets = r_blocks.group(n_q)
+    has_inf = bool(r.value.min() == -np.inf)
+    if has_inf:  # before unranked rows are dropped (else: checked in the metric pass)
+        _check_unique(r, r_offsets, rows, r_key, r_str)
     present = np.diff(r_offsets) > 0
     if not present.any():
         shown_q = list(np.asarray(q_ids)[:3])
@@ -497,7 +521,7 @@ def evaluate(
             f"run's {shown_r!r}; check that the run belongs to these judgments (and that query "
             "ids are written alike, e.g. 'q1' vs '1')"
         )
-    if r.value.min() == -np.inf:
+    if has_inf:
         n_inf = int(np.count_nonzero(r.value[rows] == -np.inf))
         if n_inf:
             warnings.warn(
@@ -507,7 +531,7 @@ def evaluate(
                 UserWarning, stacklevel=2,
             )
         rows = rows[r.value[rows] > -np.inf]
-        counts = np.bincount(r_code[rows], minlength=n_q)
+        counts = np.bincount(r_blocks.row_codes()[rows], minlength=n_q)
         r_offsets = np.r_[0, np.cumsum(counts)].astype(np.int64)
 
     gmax = float(q.value.max()) if max_grade is None else check_real(max_grade, "max_grade")
@@ -519,9 +543,12 @@ def evaluate(
     relevant = np.zeros(n_q, dtype=np.int64)
     # Queries where no judged document ties another need no sort of their run.
     flagged = np.zeros(n_q, dtype=np.bool_)
+    repeated = np.zeros(0 if has_inf else n_q, dtype=np.bool_)
     n_flagged = K.judged_metrics_fast(r.value, r_offsets, rows, r_key, j_offsets, j_key, j_row,
                                       j_rel, ideal, r_str, q_str, codes, ks, gain_mode, level,
-                                      err_scale, discount, out, relevant, flagged)
+                                      err_scale, discount, out, relevant, flagged, repeated)
+    if repeated.any():
+        _check_unique(r, r_offsets, rows, r_key, r_str, repeated)
     if n_flagged:
         # ranx sorts with numba's quicksort; for trec_eval any first order will do, as
         # tied scores are then re-ordered by document id.

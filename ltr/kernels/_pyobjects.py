@@ -1,15 +1,17 @@
-"""UTF-8 buffers of Python ``str`` objects, read in place and in parallel (CPython only).
+"""UTF-8 bytes of Python ``str`` objects, read in place and in parallel (CPython only).
 
 Copying millions of Python strings into one buffer (``pyarrow.array``) holds
 the GIL and touches each object once, single-threaded; this module reads the
-objects' own bytes from numba threads instead.  It relies on CPython's layout
+objects' own bytes from numba threads instead, hashes them, and hands them
+out as views (``(starts, ends, data)``, ``data`` a read-only array over the
+memory holding the characters), so nothing is copied.  It relies on CPython's layout
 of a *compact ASCII* string (``PyASCIIObject``: type pointer at byte 8, length
 at 16, state bits at 32, the characters right after the header, whose size is
 ``sys.getsizeof("") - 1``).  :func:`layout` checks that layout on probe
 strings once per process and returns ``None`` where it does not hold (another
 interpreter, a free-threaded build, a layout change): callers then take their
 portable path.  Only exact ``str`` objects flagged compact and ASCII are read
-(anything else makes :func:`ascii_buffers` return ``None``); the object array
+(anything else makes :func:`ascii_views` return ``None``); the object array
 is held by the caller for the whole read.  Nothing here validates input or
 imports from the rest of ``ltr``.
 """
@@ -59,12 +61,11 @@ def _load_u64(typingctx, addr):  # type: ignore[no-untyped-def]
 
 
 def addresses(values: np.ndarray) -> np.ndarray:
-    """Return the object pointers of a C-contiguous 1-D object array as a uint64 view."""
+    """Return the object pointers of a C-contiguous 1-D object array as a read-only uint64 view."""
     n = values.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
-    raw = (ctypes.c_uint64 * n).from_address(values.ctypes.data)
-    return np.ctypeslib.as_array(raw)
+    return np.asarray(_Memory(values.ctypes.data, n, "<u8"))
 
 
 @njit(cache=True, inline="always")
@@ -73,14 +74,13 @@ def _is_ascii_str(p, str_type, state_mask, state_ascii):
         _load_u32(p + np.uint64(_STATE_AT)) & state_mask) == state_ascii
 
 
-_WIDTH = 16  # bytes of each string kept from the first read (longer ones are read again)
-
-
 @njit(cache=True, parallel=True)
-def _ascii_lengths(ptrs, str_type, state_mask, state_ascii, header, lengths, keys, head):
-    """Read each object's length, first ``_WIDTH`` bytes and (given room) FNV-1a hash.
+def _ascii_spans(ptrs, base, str_type, state_mask, state_ascii, header, starts, ends, keys):
+    """Write each object's character address range and (given room) FNV-1a hash.
 
-    Returns how many objects are not compact ASCII str.
+    ``starts[i]``/``ends[i]`` receive the addresses of the first and one past
+    the last character, less ``base``.  Returns how many objects are not
+    compact ASCII str.
     """
     bad = 0
     hashed = keys.shape[0] > 0
@@ -89,18 +89,17 @@ def _ascii_lengths(ptrs, str_type, state_mask, state_ascii, header, lengths, key
         p = ptrs[i]
         if not _is_ascii_str(p, str_type, state_mask, state_ascii):
             bad += 1
-            lengths[i] = 0
+            starts[i] = 0
+            ends[i] = 0
             continue
-        n = np.int64(_load_u64(p + np.uint64(_LENGTH_AT)))
-        lengths[i] = n
+        n = _load_u64(p + np.uint64(_LENGTH_AT))
         src = p + np.uint64(header)
-        h = np.uint64(14695981039346656037)
-        for j in range(n):
-            c = _load_u8(src + np.uint64(j))
-            if j < _WIDTH:
-                head[i, j] = c
-            h = (h ^ np.uint64(c)) * prime
+        starts[i] = np.int64(src - base)
+        ends[i] = np.int64(src + n - base)
         if hashed:
+            h = np.uint64(14695981039346656037)
+            for j in range(n):
+                h = (h ^ np.uint64(_load_u8(src + np.uint64(j)))) * prime
             keys[i] = h
     return bad
 
@@ -130,35 +129,40 @@ def _differs(ptrs, at, str_type, state_mask, state_ascii, header, differs):
     return bad
 
 
-@njit(cache=True, parallel=True)
-def _copy_bytes(ptrs, header, head, offsets, data):
-    for i in prange(ptrs.shape[0]):
-        start = offsets[i]
-        n = offsets[i + 1] - start
-        if n <= _WIDTH:
-            for j in range(n):
-                data[start + j] = head[i, j]
-        else:
-            src = ptrs[i] + np.uint64(header)
-            for j in range(n):
-                data[start + j] = _load_u8(src + np.uint64(j))
+def memory_view(base: int, size: int) -> np.ndarray:
+    """Return a read-only uint8 array over ``size`` bytes of memory at address ``base``.
+
+    Nothing is read or copied; the caller reads only bytes of objects it holds.
+    """
+    return np.asarray(_Memory(base, size))
 
 
-def _read(values: np.ndarray, header: int,
-          keys: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+class _Memory:
+    """``size`` items at address ``base``, through NumPy's array interface (read-only).
+
+    No ctypes array type is made per size (ctypes keeps every one it makes).
+    """
+
+    def __init__(self, base: int, size: int, typestr: str = "|u1") -> None:
+        self.__array_interface__ = {"data": (base, True), "shape": (size,),
+                                    "typestr": typestr, "version": 3}
+
+
+def _views(values: np.ndarray, header: int,
+           keys: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     values = np.ascontiguousarray(values, dtype=object)
+    n = values.shape[0]
     ptrs = addresses(values)
-    lengths = np.empty(values.shape[0], dtype=np.int64)
-    head = np.empty((values.shape[0], _WIDTH), dtype=np.uint8)
-    if _ascii_lengths(ptrs, np.uint64(id(str)), np.uint32(_STATE_MASK),
-                      np.uint32(_STATE_ASCII), header, lengths,
-                      np.zeros(0, dtype=np.uint64) if keys is None else keys, head):
+    starts = np.empty(n, dtype=np.int64)
+    ends = np.empty(n, dtype=np.int64)
+    if n == 0:
+        return starts, ends, np.frombuffer(b"", dtype=np.uint8)
+    base = ptrs.min()  # every object's characters follow its header
+    if _ascii_spans(ptrs, base, np.uint64(id(str)), np.uint32(_STATE_MASK),
+                    np.uint32(_STATE_ASCII), header, starts, ends,
+                    np.zeros(0, dtype=np.uint64) if keys is None else keys):
         return None
-    offsets = np.zeros(values.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    data = np.empty(int(offsets[-1]), dtype=np.uint8)
-    _copy_bytes(ptrs, header, head, offsets, data)
-    return offsets, data
+    return starts, ends, memory_view(int(base), int(ends.max()))
 
 
 @lru_cache(maxsize=1)
@@ -171,35 +175,38 @@ def layout() -> int | None:
     header = sys.getsizeof("") - 1
     probes = np.array(["", "a", "qid_17", "x" * 100, "doc-" + str(42)], dtype=object)
     try:
-        got = _read(probes, header)
+        got = _views(probes, header)
         others = np.array(["caf\u00e9", "\u4e2d"], dtype=object)  # not ASCII: must be refused
-        refused = all(_read(others[i : i + 1], header) is None for i in range(2))
+        refused = all(_views(others[i : i + 1], header) is None for i in range(2))
     except (TypeError, ValueError, OSError, NumbaError):  # pragma: no cover - portable path
         return None
     if got is None or not refused:
         return None
-    offsets, data = got
+    starts, ends, data = got
     expected = [s.encode() for s in probes]
-    ok = all(data[offsets[i] : offsets[i + 1]].tobytes() == e for i, e in enumerate(expected))
+    ok = all(data[starts[i] : ends[i]].tobytes() == e for i, e in enumerate(expected))
     return header if ok else None
 
 
-def ascii_buffers(
+def ascii_views(
     values: np.ndarray, keys: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """UTF-8 ``(offsets, bytes)`` of an object array of ASCII ``str``, or None.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Return ``(starts, ends, data)`` of an object array of ASCII ``str``, or None.
 
-    None when the interpreter's layout is not the one checked by :func:`layout`
-    or when any element is not an exact, compact, ASCII ``str`` (None, NaN,
-    numbers, non-ASCII text, ``str`` subclasses): the caller then converts the
-    array another way.  Given ``keys`` (uint64, one per element), each
-    string's 64-bit FNV-1a hash is written there in the same pass
-    (:func:`ltr.kernels._judgments.hash_strings` of the returned buffers).
+    String ``i`` is ``data[starts[i]:ends[i]]``, where ``data`` views the
+    process memory holding the objects' characters: nothing is copied, and the
+    views are valid while the caller holds *values*.  None when the
+    interpreter's layout is not the one checked by :func:`layout` or when any
+    element is not an exact, compact, ASCII ``str`` (None, NaN, numbers,
+    non-ASCII text, ``str`` subclasses): the caller then converts the array
+    another way.  Given ``keys`` (uint64, one per element), each string's
+    64-bit FNV-1a hash is written there in the same pass
+    (:func:`ltr.kernels._judgments.hash_strings` of the same bytes).
     """
     header = layout()
     if header is None:
         return None
-    return _read(values, header, keys)
+    return _views(values, header, keys)
 
 
 def run_starts(values: np.ndarray) -> np.ndarray | None:
@@ -207,7 +214,7 @@ def run_starts(values: np.ndarray) -> np.ndarray | None:
 
     Neighbours holding the same object are equal without reading it, so a
     column of repeated query ids costs one pass over its pointers.  None as
-    for :func:`ascii_buffers`.
+    for :func:`ascii_views`.
     """
     header = layout()
     if header is None:
@@ -228,4 +235,4 @@ def _is_str_object(value: object) -> bool:
     return type(value) is str and value.isascii()
 
 
-__all__ = ["addresses", "ascii_buffers", "layout", "run_starts"]
+__all__ = ["addresses", "ascii_views", "layout", "memory_view", "run_starts"]

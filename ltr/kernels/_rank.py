@@ -238,22 +238,35 @@ def rows_metrics(labels, scores, tie_keys, tie_mode, offsets, codes, ks, level, 
 
 
 @njit(cache=True)
-def group_rows(codes, n_groups):
-    """Stable counting sort: ``(rows grouped by code, offsets)``; codes < 0 are dropped."""
+def group_blocks(starts, codes, n, n_groups):
+    """Stable counting sort of row blocks: ``(rows grouped by code, offsets)``.
+
+    Block ``b`` is rows ``starts[b]`` up to the next block's start (the last up
+    to ``n``), all of code ``codes[b]``; blocks of code < 0 are dropped.  Rows
+    one by one are blocks of one row; a run grouped by query is one block per
+    query, so its rows are copied as ranges, one sequential pass.
+    """
+    n_blocks = starts.shape[0]
     counts = np.zeros(n_groups + 1, dtype=np.int64)
-    for c in codes:
+    for b in range(n_blocks):
+        c = codes[b]
         if c >= 0:
-            counts[c + 1] += 1
+            end = starts[b + 1] if b + 1 < n_blocks else n
+            counts[c + 1] += end - starts[b]
     for g in range(n_groups):
         counts[g + 1] += counts[g]
     offsets = counts.copy()
     fill = counts[:-1].copy()
     rows = np.empty(offsets[-1], dtype=np.int64)
-    for i in range(codes.shape[0]):
-        c = codes[i]
+    for b in range(n_blocks):
+        c = codes[b]
         if c >= 0:
-            rows[fill[c]] = i
-            fill[c] += 1
+            end = starts[b + 1] if b + 1 < n_blocks else n
+            f = fill[c]
+            for i in range(starts[b], end):
+                rows[f] = i
+                f += 1
+            fill[c] = f
     return rows, offsets
 
 
@@ -328,7 +341,7 @@ def _order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied
 
 
 @njit(cache=True, inline="always")
-def _lookup(key_sorted, row_sorted, rel_sorted, lo, hi, key, row, offs_j, data_j, offs_r,
+def _lookup(key_sorted, row_sorted, rel_sorted, lo, hi, key, row, s_j, e_j, data_j, s_r, e_r,
             data_r):
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -344,7 +357,7 @@ def _lookup(key_sorted, row_sorted, rel_sorted, lo, hi, key, row, offs_j, data_j
                 first -= 1
             i = first
             while i < hi and key_sorted[i] == key:
-                if _same(row_sorted[i], row, offs_j, data_j, offs_r, data_r):
+                if _same(row_sorted[i], row, s_j, e_j, data_j, s_r, e_r, data_r):
                     return rel_sorted[i]
                 i += 1
             return UNJUDGED
@@ -360,21 +373,22 @@ def judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged
     (document key ``run_key[row]``); its judgments are
     ``judged_*[judged_offsets[q]:judged_offsets[q+1]]``, sorted by key
     (``judged_row``: their rows in the qrels), and ``ideal`` the same relevance
-    values sorted descending.  ``*_strings`` are ``(offsets, bytes)`` of the
-    document ids, to confirm equal keys (empty arrays: keys are the ids).
+    values sorted descending.  ``*_strings`` are ``(starts, ends, bytes)`` of
+    the document ids (string ``i`` is ``bytes[starts[i]:ends[i]]``), to confirm
+    equal keys (empty arrays: keys are the ids).
     Unjudged ranked documents have relevance :data:`UNJUDGED`.  Only the
     queries with ``select[q]`` are computed.
     """
     _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged_key,
-                    judged_row, judged_rel, ideal, run_strings[0], run_strings[1],
-                    judged_strings[0], judged_strings[1], codes, ks, gain_mode, level, err_scale,
-                    discount, out, relevant, select, numba.get_num_threads())
+                    judged_row, judged_rel, ideal, *run_strings, *judged_strings, codes, ks,
+                    gain_mode, level, err_scale, discount, out, relevant, select,
+                    numba.get_num_threads())
 
 
 @njit(cache=True, parallel=True)
 def _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged_key,
-                    judged_row, judged_rel, ideal, offs_r, data_r, offs_j, data_j, codes, ks,
-                    gain_mode, level, err_scale, discount, out, relevant, select, n_threads):
+                    judged_row, judged_rel, ideal, s_r, e_r, data_r, s_j, e_j, data_j, codes,
+                    ks, gain_mode, level, err_scale, discount, out, relevant, select, n_threads):
     n_q = run_offsets.shape[0] - 1
     longest = 1
     for q in range(n_q):
@@ -400,14 +414,16 @@ def _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judge
                 for i in range(m):
                     row = run_rows[order[rs + i]]
                     ranked[b, i] = _lookup(judged_key, judged_row, judged_rel, js, je,
-                                           run_key[row], row, offs_j, data_j, offs_r, data_r)
+                                           run_key[row], row, s_j, e_j, data_j, s_r, e_r,
+                                           data_r)
                 query_metrics(ranked[b], n, ideal[js:je], je - js, num_rel, codes, ks,
                               gain_mode, level, err_scale, discount, out[q])
 
 
 def judged_metrics_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key,
                         judged_row, judged_rel, ideal, run_strings, judged_strings, codes, ks,
-                        gain_mode, level, err_scale, discount, out, relevant, tied):
+                        gain_mode, level, err_scale, discount, out, relevant, tied,
+                        repeated=None):
     """Metrics without sorting the run: only the ranks of judged documents are found.
 
     A document that is unjudged (or judged with relevance that is neither
@@ -417,13 +433,18 @@ def judged_metrics_fast(scores, run_offsets, run_rows, run_key, judged_offsets, 
     counting the documents scored above it.  A query where an active
     document's score equals another document's, or with more than
     ``_COUNT_MAX`` active documents, is flagged in ``tied[q]`` and left for the
-    sorting path (:func:`order_run` + :func:`judged_metrics`).  Returns the
-    number of flagged queries.
+    sorting path (:func:`order_run` + :func:`judged_metrics`).  Given
+    ``repeated`` (one flag per query), a query whose run holds two equal
+    document keys is flagged there, for
+    :func:`ltr.kernels._judgments.first_duplicate`.  Returns the number of
+    queries flagged in ``tied``.
     """
+    if repeated is None:
+        repeated = np.zeros(0, dtype=np.bool_)
     return _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key,
-                        judged_row, judged_rel, ideal, run_strings[0], run_strings[1],
-                        judged_strings[0], judged_strings[1], codes, ks, gain_mode, level,
-                        err_scale, discount, out, relevant, tied, numba.get_num_threads())
+                        judged_row, judged_rel, ideal, *run_strings, *judged_strings, codes,
+                        ks, gain_mode, level, err_scale, discount, out, relevant, tied,
+                        repeated, numba.get_num_threads())
 
 
 @njit(cache=True, inline="always")
@@ -433,8 +454,8 @@ def _slot(key, mask):
 
 @njit(cache=True, parallel=True)
 def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key, judged_row,
-                 judged_rel, ideal, offs_r, data_r, offs_j, data_j, codes, ks, gain_mode, level,
-                 err_scale, discount, out, relevant, tied, n_threads):
+                 judged_rel, ideal, s_r, e_r, data_r, s_j, e_j, data_j, codes, ks, gain_mode,
+                 level, err_scale, discount, out, relevant, tied, repeated, n_threads):
     n_q = run_offsets.shape[0] - 1
     longest = 1
     longest_j = 1
@@ -445,7 +466,14 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
     while size < 2 * longest_j:
         size *= 2
     mask = np.uint64(size - 1)
+    check = repeated.shape[0] > 0  # a second table: the run's keys, for repeated documents
+    size_r = 1
+    while check and size_r < 2 * longest:
+        size_r *= 2
+    mask_r = np.uint64(size_r - 1)
     n_blocks = max(1, min(n_threads, (n_q + _CHUNK - 1) // _CHUNK))
+    run_table = np.empty((n_blocks, size_r), dtype=np.int64)  # run key per slot
+    run_stamp = np.full((n_blocks, size_r), -1, dtype=np.int64)
     ranked = np.empty((n_blocks, longest))
     run_s = np.empty((n_blocks, longest))  # the query's scores, input order
     act_s = np.empty((n_blocks, longest))  # active documents: scores
@@ -461,6 +489,8 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
         ar_b = act_r[b]
         tb = table[b]
         st = stamp[b]
+        rt = run_table[b]
+        rst = run_stamp[b]
         for c in range(b, n_chunks, n_blocks):
             for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
                 rs = run_offsets[q]
@@ -484,12 +514,25 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
                     sc = scores[row]
                     sc_b[j] = sc
                     key = run_key[row]
+                    if check:
+                        slot = _slot(key, mask_r)
+                        seen = False
+                        while rst[slot] == q:
+                            if rt[slot] == key:
+                                seen = True
+                                break
+                            slot = (slot + 1) & (size_r - 1)
+                        if seen:
+                            repeated[q] = True
+                        else:
+                            rst[slot] = q
+                            rt[slot] = key
                     slot = _slot(key, mask)
                     rel = UNJUDGED
                     while st[slot] == q:
                         i = tb[slot]
-                        if judged_key[i] == key and _same(judged_row[i], row, offs_j, data_j,
-                                                          offs_r, data_r):
+                        if judged_key[i] == key and _same(judged_row[i], row, s_j, e_j, data_j,
+                                                          s_r, e_r, data_r):
                             rel = judged_rel[i]
                             break
                         slot = (slot + 1) & (size - 1)
@@ -529,6 +572,6 @@ def _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_
 
 __all__ = [
     "AP", "DCG", "ERR", "HIT_RATE", "NDCG", "PRECISION", "RECALL", "RPREC", "RR",
-    "TIES_STABLE", "UNJUDGED", "group_rows", "judged_metrics", "judged_metrics_fast", "order_run",
-    "query_metrics", "rows_metrics",
+    "TIES_STABLE", "UNJUDGED", "group_blocks", "judged_metrics",
+    "judged_metrics_fast", "order_run", "query_metrics", "rows_metrics",
 ]
