@@ -34,14 +34,15 @@ import pandas as pd
 from _perf import load_average, result
 
 REPEAT = 1  # single process and cluster interleaved REPEAT times; each keeps its best
-STAMPS: list[float] = []  # round ends in this process (single-process training)
+STAMPS: list[tuple[float, float]] = []  # round ends here (wall, CPU seconds of this process)
 
 
 def _stamp_worker(*_args, **_kwargs):
     """Record the end of a round in the worker process (fetched with client.run)."""
     import ltr.dask._workers as W
 
-    W._STATE.setdefault("__bench__", {"t": []})["t"].append(time.perf_counter())
+    W._STATE.setdefault("__bench__", {"t": []})["t"].append(
+        (time.perf_counter(), time.process_time(), time.thread_time()))
 
 
 def _fetch_worker():
@@ -50,8 +51,10 @@ def _fetch_worker():
     return W._STATE.pop("__bench__", {"t": []})["t"]
 
 
-def _median_round(stamps):
-    d = np.diff(np.asarray(stamps, dtype=np.float64))
+def _median_round(stamps, column=0):
+    """Median interval between round ends: wall seconds (column 0) or process CPU seconds (1)."""
+    t = np.asarray([st[column] for st in stamps], dtype=np.float64)
+    d = np.diff(t)
     return float(np.median(d)) if d.size else float("nan")
 
 
@@ -68,7 +71,7 @@ def _install_stamps(local: bool = True) -> None:
 
     def end_round(self):
         if local:
-            STAMPS.append(time.perf_counter())
+            STAMPS.append((time.perf_counter(), time.process_time(), time.thread_time()))
         else:
             _stamp_worker()
         return orig(self)
@@ -137,12 +140,13 @@ def main() -> None:
               num_boost_round=2)
 
     def single(engine):
-        """One single-process training: (total seconds, median round interval)."""
+        """One single-process training: total seconds, median round interval, its CPU seconds."""
         STAMPS.clear()
         t = time.perf_counter()
         train(X, y, d.offsets, engine=engine, objective=objective(), k=10,
               num_boost_round=args.rounds)
-        return time.perf_counter() - t, _median_round(STAMPS[-args.rounds:])
+        last = STAMPS[-args.rounds:]
+        return time.perf_counter() - t, _median_round(last), _median_round(last, 1)
 
     for w in args.workers:
         threads = max(1, cores // w)
@@ -159,20 +163,12 @@ def main() -> None:
         try:
             ddf = dd.from_pandas(df, npartitions=args.partitions, sort=False)
             ddf = client.persist(ddf)  # the data sits on the workers, as it would when read there
-            from distributed import futures_of, wait
+            from distributed import wait
 
             wait(ddf)
             t0 = time.perf_counter()
             frame, _ = ldask.shuffle_by_query(ddf, "qid", label="y", client=client)
             t_shuffle = time.perf_counter() - t0  # the cold shuffle (a rerun hits dask's cache)
-            held = client.who_has(futures_of(frame))
-            sizes = frame.map_partitions(len).compute()
-            per_worker: dict[str, int] = {}
-            for fut, n in zip(futures_of(frame), sizes):
-                for addr in held.get(fut.key, ()):
-                    per_worker[addr] = per_worker.get(addr, 0) + int(n)
-            print(f"  rows per worker after the shuffle: {sorted(per_worker.values())}",
-                  flush=True)
             del frame
             name = f"LocalCluster {w} worker{'s' if w > 1 else ''} x {threads} thread(s)"
             kw = {"label": "y", "qid": "qid", "k": 10}
@@ -180,9 +176,9 @@ def main() -> None:
             # single process and cluster interleaved, REPEAT times; each keeps its best
             for _rep in range(REPEAT):
                 for engine in engines:
-                    t_long, per_round = single(engine)
+                    t_long, per_round, cpu = single(engine)
                     print(f"  {engine} single process: total {t_long:.1f} s, "
-                          f"per round {per_round:.3f} s", flush=True)
+                          f"per round {per_round:.3f} s, CPU per round {cpu:.3f} s", flush=True)
                     b = best.setdefault((engine, "single process"),
                                         {"total": np.inf, "per_round": np.inf})
                     b["total"] = min(b["total"], t_long)
@@ -191,13 +187,16 @@ def main() -> None:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
                         t = time.perf_counter()
-                        ldask.train(client, ddf, objective=objective(), engine=engine,
-                                    num_boost_round=args.rounds, **kw)
+                        model = ldask.train(client, ddf, objective=objective(), engine=engine,
+                                            num_boost_round=args.rounds, **kw)
                         t_long = time.perf_counter() - t
                     stamps = client.run(_fetch_worker)
                     per_round = max(_median_round(t[-args.rounds:]) for t in stamps.values())
-                    print(f"  {engine} {name}: total {t_long:.1f} s, per round {per_round:.3f} s",
-                          flush=True)
+                    cpus = [_median_round(t[-args.rounds:], 1) for t in stamps.values()]
+                    rows_at = model.params["distributed"].get("worker_rows")
+                    print(f"  {engine} {name}: total {t_long:.1f} s, per round {per_round:.3f} s, "
+                          f"CPU per round per worker {np.round(cpus, 3).tolist()} s "
+                          f"(rows per worker {rows_at})", flush=True)
                     b = best.setdefault((engine, name), {"total": np.inf, "per_round": np.inf})
                     b["total"] = min(b["total"], t_long)
                     b["per_round"] = min(b["per_round"], per_round)
