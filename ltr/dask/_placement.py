@@ -145,6 +145,16 @@ def _versions(client: Any, dist: str) -> dict[str, Any]:
     return dict(client.run(importlib.metadata.version, dist, on_error="return"))
 
 
+def _installed_here(dist: str) -> bool:
+    import importlib.metadata
+
+    try:
+        importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def check_worker_packages(client: Any, engine: str) -> None:
     """Refuse, before any work, workers that lack ``ltr-rank`` or the engine; warn on versions.
 
@@ -156,10 +166,14 @@ def check_worker_packages(client: Any, engine: str) -> None:
 
     need = {"ltr-rank": "ltr-rank[dask]", engine: f"ltr-rank[{engine}]"}
     for dist, extra in need.items():
-        found = _versions(client, dist)
-        if dist == "xgboost":  # the CPU build installs the same module under another name
-            cpu = _versions(client, "xgboost-cpu")
-            found = {w: v if isinstance(v, str) else cpu.get(w, v) for w, v in found.items()}
+        names = [dist]
+        if dist == "xgboost":  # the CPU build installs the same module under another name;
+            # ask first for the one installed here (a missing one logs a traceback per worker)
+            names = sorted(["xgboost", "xgboost-cpu"], key=lambda n: not _installed_here(n))
+        found = _versions(client, names[0])
+        if len(names) > 1 and any(not isinstance(v, str) for v in found.values()):
+            second = _versions(client, names[1])
+            found = {w: v if isinstance(v, str) else second.get(w, v) for w, v in found.items()}
         missing = sorted(w for w, v in found.items() if not isinstance(v, str))
         if missing:
             raise ValueError(
