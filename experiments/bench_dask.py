@@ -7,9 +7,12 @@ query, 136 float32 features; the default 10,000 queries are about 1.2 M rows):
 * ``ltr.dask.train`` on a ``LocalCluster(host="127.0.0.1")`` with 1 and 2 worker processes
   (threads split so every run uses all cores).
 
-Each configuration trains once; a callback stamps the time after every boosting round (on
-every worker, fetched afterwards), and the per-round time is the median interval between
-stamps (robust to a shared machine's load spikes).  The rest of the wall time is the fixed
+For each cluster, the single-process and the cluster trainings alternate ``--repeat`` times
+(each keeps its best), and the ratios are taken against the single-process runs interleaved
+with that cluster's.  The end of every boosting round is stamped (``Recorder.end_round``, in
+this process and on every worker, fetched afterwards) with the wall clock and the process's
+CPU seconds; the per-round time is the median interval between stamps (robust to a shared
+machine's load spikes), the slowest worker's for a cluster.  The rest of the wall time is the fixed
 cost (data handling, Dataset/DMatrix construction, the shuffle that keeps queries whole,
 network setup).  The shuffle and the cluster start are also timed on their own.  Everything
 is printed as one table plus ratios.
