@@ -7,9 +7,12 @@ query, 136 float32 features; the default 10,000 queries are about 1.2 M rows):
 * ``ltr.dask.train`` on a ``LocalCluster(host="127.0.0.1")`` with 1 and 2 worker processes
   (threads split so every run uses all cores).
 
-Each configuration trains once; a callback stamps the time after every boosting round (on
-every worker, fetched afterwards), and the per-round time is the median interval between
-stamps (robust to a shared machine's load spikes).  The rest of the wall time is the fixed
+For each cluster, the single-process and the cluster trainings alternate ``--repeat`` times
+(each keeps its best), and the ratios are taken against the single-process runs interleaved
+with that cluster's.  The end of every boosting round is stamped (``Recorder.end_round``, in
+this process and on every worker, fetched afterwards) with the wall clock and the process's
+CPU seconds; the per-round time is the median interval between stamps (robust to a shared
+machine's load spikes), the slowest worker's for a cluster.  The rest of the wall time is the fixed
 cost (data handling, Dataset/DMatrix construction, the shuffle that keeps queries whole,
 network setup).  The shuffle and the cluster start are also timed on their own.  Everything
 is printed as one table plus ratios.
@@ -31,26 +34,18 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from _perf import result
+from _perf import load_average, result
 
-REPEAT = 1  # each timing is the best of REPEAT runs (the machine may be shared)
-STAMPS: list[float] = []  # round ends in this process (single-process training)
-
-
-def timed(fn, *args, **kwargs):
-    best, out = float("inf"), None
-    for _ in range(REPEAT):
-        t = time.perf_counter()
-        out = fn(*args, **kwargs)
-        best = min(best, time.perf_counter() - t)
-    return best, out
+REPEAT = 1  # single process and cluster interleaved REPEAT times; each keeps its best
+STAMPS: list[tuple[float, float]] = []  # round ends here (wall, CPU seconds of this process)
 
 
 def _stamp_worker(*_args, **_kwargs):
     """Record the end of a round in the worker process (fetched with client.run)."""
     import ltr.dask._workers as W
 
-    W._STATE.setdefault("__bench__", {"t": []})["t"].append(time.perf_counter())
+    W._STATE.setdefault("__bench__", {"t": []})["t"].append(
+        (time.perf_counter(), time.process_time(), time.thread_time()))
 
 
 def _fetch_worker():
@@ -59,52 +54,33 @@ def _fetch_worker():
     return W._STATE.pop("__bench__", {"t": []})["t"]
 
 
-def _median_round(stamps):
-    d = np.diff(np.asarray(stamps, dtype=np.float64))
+def _median_round(stamps, column=0):
+    """Median interval between round ends: wall seconds (column 0) or process CPU seconds (1)."""
+    t = np.asarray([st[column] for st in stamps], dtype=np.float64)
+    d = np.diff(t)
     return float(np.median(d)) if d.size else float("nan")
 
 
-def _install_stamps():
-    """Stamp every round: ltr.engines' recorder callbacks, and ltr.dask's worker callbacks."""
-    import ltr.dask._workers as W
-    import ltr.engines.lightgbm as LA
-    import ltr.engines.xgboost as XA
+def _install_stamps(local: bool = True) -> None:
+    """Stamp the end of every round: ``Recorder.end_round`` runs once per round in one process
+    (``ltr.engines``) and on every worker (``ltr.dask``'s eval callbacks), for both engines.
 
-    lgb_record = LA.record_callback
+    Run here with ``local=True`` (stamps go to ``STAMPS``) and on each worker with
+    ``client.run(_install_stamps, False)`` (stamps kept in the worker, fetched afterwards).
+    """
+    from ltr.engines import _recorder as R
 
-    class LgbStamp:
-        order = 100
-        before_iteration = False
+    orig = getattr(R.Recorder.end_round, "_bench_orig", R.Recorder.end_round)
 
-        def __init__(self, inner=None):
-            self.inner = inner
-
-        def __call__(self, env):
-            if self.inner is None:
-                _stamp_worker()
-            else:
-                STAMPS.append(time.perf_counter())
-                self.inner(env)
-
-    LA.record_callback = lambda recorder: LgbStamp(lgb_record(recorder))
-
-    class XgbLocal(XA._RecordCallback):
-        def after_iteration(self, model, epoch, evals_log):
-            STAMPS.append(time.perf_counter())
-            return super().after_iteration(model, epoch, evals_log)
-
-    XA.record_callback = XgbLocal
-
-    import xgboost
-
-    class XgbStamp(xgboost.callback.TrainingCallback):
-        def after_iteration(self, model, epoch, evals_log):
+    def end_round(self):
+        if local:
+            STAMPS.append((time.perf_counter(), time.process_time(), time.thread_time()))
+        else:
             _stamp_worker()
-            return False
+        return orig(self)
 
-    lgb_cbs, xgb_cbs = W.lightgbm_callbacks, W.xgboost_callbacks
-    W.lightgbm_callbacks = lambda token, **kw: lgb_cbs(token, **kw) + [LgbStamp()]
-    W.xgboost_callbacks = lambda token, **kw: xgb_cbs(token, **kw) + [XgbStamp()]
+    end_round._bench_orig = orig
+    R.Recorder.end_round = end_round
 
 
 def main() -> None:
@@ -117,7 +93,7 @@ def main() -> None:
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--partitions", type=int, default=8, help="input partitions of the dask frame")
     ap.add_argument("--quick", action="store_true", help="1,000 queries, 10 rounds")
-    ap.add_argument("--repeat", type=int, default=1, help="best of this many runs per timing")
+    ap.add_argument("--repeat", type=int, default=1, help="interleaved repetitions (single process, cluster); each keeps its best")
     ap.add_argument("--random-order", action="store_true",
                     help="rows in a random order (queries spread over partitions: the hash "
                          "shuffle) instead of grouped by query as files sorted by query give")
@@ -137,7 +113,9 @@ def main() -> None:
     from ltr.synthetic import make_ranking
 
     cores = os.cpu_count() or 1
-    t_gen, d = timed(make_ranking, args.queries, n_features=args.features, random_state=0)
+    t_gen = time.perf_counter()
+    d = make_ranking(args.queries, n_features=args.features, random_state=0)
+    t_gen = time.perf_counter() - t_gen
     n_rows = d.X.shape[0]
     feats = [f"f{j}" for j in range(d.X.shape[1])]
     df = pd.DataFrame(d.X, columns=feats)
@@ -146,7 +124,7 @@ def main() -> None:
     if args.random_order:
         df = df.sample(frac=1.0, random_state=0).reset_index(drop=True)
     mb = df.memory_usage(index=False).sum() / 2**20
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    load = load_average()
     print(f"data: {args.queries} queries, {n_rows} rows x {len(feats)} features "
           f"({mb:.0f} MiB in pandas), generated in {t_gen:.1f} s; engine={args.engine}, "
           f"load average at start {load:.1f}, "
@@ -160,17 +138,18 @@ def main() -> None:
     X, y = d.X, d.y.astype(np.float64)
     small = make_ranking(50, n_features=args.features, random_state=1)
     for engine in engines:
-        # single process (after a warm-up: library loading, numba compilation are not per-round)
+        # warm-up: library loading, numba compilation are not per-round
         train(small.X, small.y, small.offsets, engine=engine, objective=objective(), k=10,
               num_boost_round=2)
+
+    def single(engine):
+        """One single-process training: total seconds, median round interval, its CPU seconds."""
         STAMPS.clear()
-        t_long, _ = timed(train, X, y, d.offsets, engine=engine, objective=objective(), k=10,
-                          num_boost_round=args.rounds)
-        per_round = _median_round(STAMPS[-args.rounds:])
-        rows.append({"engine": engine, "config": "single process", "start": 0.0,
-                     "shuffle": 0.0, "fixed": t_long - args.rounds * per_round,
-                     "per_round": per_round, "total": t_long})
-        print(f"  {engine} single process: total {t_long:.1f} s", flush=True)
+        t = time.perf_counter()
+        train(X, y, d.offsets, engine=engine, objective=objective(), k=10,
+              num_boost_round=args.rounds)
+        last = STAMPS[-args.rounds:]
+        return time.perf_counter() - t, _median_round(last), _median_round(last, 1)
 
     for w in args.workers:
         threads = max(1, cores // w)
@@ -183,6 +162,7 @@ def main() -> None:
             )
             client = Client(cluster)
             t_start = time.perf_counter() - t0
+            client.run(_install_stamps, False)
         try:
             ddf = dd.from_pandas(df, npartitions=args.partitions, sort=False)
             ddf = client.persist(ddf)  # the data sits on the workers, as it would when read there
@@ -194,28 +174,60 @@ def main() -> None:
             t_shuffle = time.perf_counter() - t0  # the cold shuffle (a rerun hits dask's cache)
             del frame
             name = f"LocalCluster {w} worker{'s' if w > 1 else ''} x {threads} thread(s)"
-            for engine in engines:
-                kw = {"label": "y", "qid": "qid", "engine": engine, "k": 10}
-                client.run(_fetch_worker)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    t_long, _ = timed(ldask.train, client, ddf, objective=objective(),
-                                      num_boost_round=args.rounds, **kw)
-                stamps = client.run(_fetch_worker)
-                per_round = max(_median_round(t[-args.rounds:]) for t in stamps.values())
-                rows.append({"engine": engine, "config": name, "start": t_start,
-                             "shuffle": t_shuffle, "fixed": t_long - args.rounds * per_round,
-                             "per_round": per_round, "total": t_long})
-                print(f"  {engine} {name}: total {t_long:.1f} s", flush=True)
+            kw = {"label": "y", "qid": "qid", "k": 10}
+            best: dict[tuple[str, str], dict[str, float]] = {}
+            # single process and cluster interleaved, REPEAT times; each keeps its best
+            for _rep in range(REPEAT):
+                for engine in engines:
+                    t_long, per_round, cpu = single(engine)
+                    print(f"  {engine} single process: total {t_long:.1f} s, "
+                          f"per round {per_round:.3f} s, CPU per round {cpu:.3f} s", flush=True)
+                    b = best.setdefault((engine, "single process"),
+                                        {"total": np.inf, "per_round": np.inf})
+                    b["total"] = min(b["total"], t_long)
+                    b["per_round"] = min(b["per_round"], per_round)
+                    client.run(_fetch_worker)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        t = time.perf_counter()
+                        model = ldask.train(client, ddf, objective=objective(), engine=engine,
+                                            num_boost_round=args.rounds, **kw)
+                        t_long = time.perf_counter() - t
+                    stamps = client.run(_fetch_worker)
+                    per_round = max(_median_round(t[-args.rounds:]) for t in stamps.values())
+                    cpus = [_median_round(t[-args.rounds:], 1) for t in stamps.values()]
+                    rows_at = model.params["distributed"].get("worker_rows")
+                    print(f"  {engine} {name}: total {t_long:.1f} s, per round {per_round:.3f} s, "
+                          f"CPU per round per worker {np.round(cpus, 3).tolist()} s "
+                          f"(rows per worker {rows_at})", flush=True)
+                    b = best.setdefault((engine, name), {"total": np.inf, "per_round": np.inf})
+                    b["total"] = min(b["total"], t_long)
+                    b["per_round"] = min(b["per_round"], per_round)
+            for (engine, config), b in best.items():
+                if config == "single process" and any(
+                        r["engine"] == engine and r["config"] == config for r in rows):
+                    continue  # one single-process row per engine (the first cluster's block)
+                dist = config != "single process"
+                rows.append({"engine": engine, "config": config,
+                             "start": t_start if dist else 0.0,
+                             "shuffle": t_shuffle if dist else 0.0,
+                             "fixed": b["total"] - args.rounds * b["per_round"],
+                             "per_round": b["per_round"], "total": b["total"],
+                             "single_per_round": best[(engine, "single process")]["per_round"],
+                             "single_fixed": best[(engine, "single process")]["total"]
+                             - args.rounds * best[(engine, "single process")]["per_round"],
+                             "single_total": best[(engine, "single process")]["total"]})
         finally:
             client.close()
             cluster.close()
 
     table = pd.DataFrame(rows).set_index(["engine", "config"])
     print()
-    print("seconds (per_round = median interval between round ends; fixed = training time minus "
-          "rounds x per_round, it includes the shuffle inside ltr.dask.train)")
-    print(table.round(3).to_string())
+    print("seconds, best of the interleaved repetitions (per_round = median interval between "
+          "round ends; fixed = training time minus rounds x per_round, it includes the shuffle "
+          "inside ltr.dask.train); ratios are against the single-process runs interleaved with "
+          "each cluster's")
+    print(table[["start", "shuffle", "fixed", "per_round", "total"]].round(3).to_string())
     for engine in engines:
         sub = table.loc[engine]
         base = sub.iloc[0]
@@ -223,15 +235,15 @@ def main() -> None:
         print(f"{engine}: single process per-round {base.per_round / n_rows * 1e9:.1f} ns/row, "
               f"fixed {base.fixed / n_rows * 1e6:.2f} us/row")
         for name, r in sub.iloc[1:].iterrows():
-            print(f"{engine} {name}: per-round x{r.per_round / base.per_round:.2f}, "
-                  f"fixed x{r.fixed / base.fixed:.2f}, total x{r.total / base.total:.2f} vs "
-                  f"single process; cluster start {r.start:.2f} s, shuffle {r.shuffle:.2f} s "
+            print(f"{engine} {name}: per-round x{r.per_round / r.single_per_round:.2f}, "
+                  f"fixed x{r.fixed / r.single_fixed:.2f}, total x{r.total / r.single_total:.2f} "
+                  f"vs single process; cluster start {r.start:.2f} s, shuffle {r.shuffle:.2f} s "
                   f"({r.shuffle / n_rows * 1e6:.2f} us/row), per-round "
                   f"{r.per_round / n_rows * 1e9:.1f} ns/row")
             tag = name.split(" x ")[0].replace("LocalCluster ", "").replace(" ", "")
-            result(f"dask_{engine}_{tag}_per_round_vs_single", r.per_round / base.per_round)
+            result(f"dask_{engine}_{tag}_per_round_vs_single", r.per_round / r.single_per_round)
             result(f"dask_shuffle_{tag}_us_per_row", r.shuffle / n_rows * 1e6, "us")
-
+    print(f"\nload average at the end {load_average():.1f}")
 
 if __name__ == "__main__":
     main()

@@ -14,7 +14,10 @@ reduction.  :func:`connect` reaches a scheduler (or starts a local cluster).
 
 Queries are never split: :func:`shuffle_by_query` moves rows so that each
 query sits whole in one partition, sorted by query within the partition, and
-checks it.  Each worker then trains on whole local queries: LightGBM gets the
+checks it; the training then spreads the partitions so every worker holds
+rows in proportion to its threads (every boosting round waits for the
+busiest worker), moving only the partitions it must.  Each worker then
+trains on whole local queries: LightGBM gets the
 per-partition group sizes, XGBoost one query code per row.  A
 :class:`ltr.objectives.LambdaRankObjective` (schedules, pair sampling,
 composite labels included) runs on every worker over its local queries; the

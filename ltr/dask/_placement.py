@@ -22,8 +22,9 @@ from urllib.parse import urlparse
 import numpy as np
 import pandas as pd
 
-from ltr._compat import import_dask, import_distributed, optional_import
+from ltr._compat import import_dask, optional_import
 from ltr.dask import _workers as W
+from ltr.dask._balance import balance_partitions
 from ltr.dask._frame import QueryLayout, frame_digest, shuffle_by_query
 from ltr.engines import TrainSpec, get_adapter
 
@@ -144,6 +145,16 @@ def _versions(client: Any, dist: str) -> dict[str, Any]:
     return dict(client.run(importlib.metadata.version, dist, on_error="return"))
 
 
+def _installed_here(dist: str) -> bool:
+    import importlib.metadata
+
+    try:
+        importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def check_worker_packages(client: Any, engine: str) -> None:
     """Refuse, before any work, workers that lack ``ltr-rank`` or the engine; warn on versions.
 
@@ -155,10 +166,14 @@ def check_worker_packages(client: Any, engine: str) -> None:
 
     need = {"ltr-rank": "ltr-rank[dask]", engine: f"ltr-rank[{engine}]"}
     for dist, extra in need.items():
-        found = _versions(client, dist)
-        if dist == "xgboost":  # the CPU build installs the same module under another name
-            cpu = _versions(client, "xgboost-cpu")
-            found = {w: v if isinstance(v, str) else cpu.get(w, v) for w, v in found.items()}
+        names = [dist]
+        if dist == "xgboost":  # the CPU build installs the same module under another name;
+            # ask first for the one installed here (a missing one logs a traceback per worker)
+            names = sorted(["xgboost", "xgboost-cpu"], key=lambda n: not _installed_here(n))
+        found = _versions(client, names[0])
+        if len(names) > 1 and any(not isinstance(v, str) for v in found.values()):
+            second = _versions(client, names[1])
+            found = {w: v if isinstance(v, str) else second.get(w, v) for w, v in found.items()}
         missing = sorted(w for w, v in found.items() if not isinstance(v, str))
         if missing:
             raise ValueError(
@@ -242,6 +257,7 @@ class DaskPlacement:
         self.packed: W.PackedLabels | None = None
         self.engine_label = label
         self.data_workers: list[str] = []  # workers holding the shuffled rows
+        self.worker_rows: list[int] = []  # their rows, largest first
         self.stage_workers: list[list[str]] = []  # workers that trained each stage run here
         self._warned = False
 
@@ -271,6 +287,9 @@ class DaskPlacement:
                 "use objective=LambdaRankObjective() (no cap) or split the query"
             )
         _check_memory(client, layout, frame, used)
+        # every round waits for the busiest worker: even rows per thread before training
+        threads = {str(a): int(w.get("nthreads") or 1) for a, w in _workers(client).items()}
+        frame, where = balance_partitions(client, frame, layout.rows, threads)
         if self.label_cols:
             self.packed = _packing(self.label_cols, layout)
             cols = tuple(self.label_cols[n] for n in self.packed.names)
@@ -278,16 +297,12 @@ class DaskPlacement:
                 self.packed.pack, cols, meta=pd.Series(dtype=np.float64, name=_PACKED))})
             self.engine_label = _PACKED
         self.frame, self.layout = frame, layout
-        self.data_workers = self._holders()
+        count: dict[str, int] = {}
+        for w, n in zip(where, layout.rows):
+            count[w] = count.get(w, 0) + int(n)
+        self.data_workers = sorted(count)
+        self.worker_rows = sorted(count.values(), reverse=True)
         return float(layout.column_max.get(self.label, 0.0))
-
-    def _holders(self) -> list[str]:
-        distributed = import_distributed()
-        try:
-            who = self.client.who_has(distributed.futures_of(self.frame))
-        except Exception:  # noqa: BLE001 - informational only
-            return sorted(_workers(self.client))
-        return sorted({w for holders in who.values() for w in holders})
 
     # -- Placement protocol ----------------------------------------------------
 
@@ -309,6 +324,7 @@ class DaskPlacement:
             "workers": min(counts) if counts else None,
             "stage_workers": counts,
             "shuffled_to_workers": len(self.data_workers),
+            "worker_rows": list(self.worker_rows),
             "partitions": int(self.layout.rows.size),
             "rows": self.layout.n_rows,
             "queries": self.layout.n_queries,

@@ -215,7 +215,9 @@ def train(
         ``params`` and ``stages`` are those of :func:`ltr.engines.train` with
         the same settings, plus ``params["distributed"]``: the workers that
         trained each stage (``stage_workers``; ``workers`` their minimum),
-        the workers the rows were shuffled to, partitions, rows, queries.
+        the workers the rows were shuffled to and their rows (``worker_rows``,
+        largest first: the partitions are spread in proportion to the
+        workers' threads before training), partitions, rows, queries.
 
     Raises
     ------

@@ -90,10 +90,27 @@ class PackedLabels:
         return out
 
 
-def _gradients(objective: Any, token: str, preds: np.ndarray, y: np.ndarray,
-               offsets: np.ndarray, weight: np.ndarray | None,
-               packed: PackedLabels | None) -> tuple[np.ndarray, np.ndarray]:
-    labels: Any = y if packed is None else packed.unpack(y)
+def _stage_inputs(token: str, read: Any) -> tuple[Any, np.ndarray, np.ndarray | None]:
+    """Return this worker's ``(labels, offsets, weights)`` of stage *token*, read once.
+
+    The rows of a stage never change between its rounds, so the engine's label,
+    group and weight arrays are converted (and composite grades unpacked) on the
+    first call only; ``read()`` does it.  The state goes with :func:`pop_state`.
+    """
+    state = _state(token)
+    if "inputs" not in state:
+        state["inputs"] = read()
+    inputs: tuple[Any, np.ndarray, np.ndarray | None] = state["inputs"]
+    return inputs
+
+
+def _labels(y: Any, packed: PackedLabels | None) -> Any:
+    return np.asarray(y) if packed is None else packed.unpack(y)
+
+
+def _gradients(objective: Any, token: str, preds: np.ndarray,
+               inputs: tuple[Any, np.ndarray, np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+    labels, offsets, weight = inputs
     grad, hess = objective.gradients(np.asarray(preds, dtype=np.float64).reshape(-1), labels,
                                      offsets, _round_of(token))
     grad = np.asarray(grad, dtype=np.float64)
@@ -119,12 +136,14 @@ class _LightGBMObjective:
 
     def __call__(self, y_true: np.ndarray, y_pred: np.ndarray, weight: Any,
                  group: Any) -> tuple[np.ndarray, np.ndarray]:
-        sizes = np.asarray(group, dtype=np.int64)
-        offsets = np.zeros(sizes.size + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        w = None if weight is None else np.asarray(weight, dtype=np.float64)
-        return _gradients(self.objective, self.token, y_pred, np.asarray(y_true), offsets, w,
-                          self.packed)
+        def read() -> tuple[Any, np.ndarray, np.ndarray | None]:
+            sizes = np.asarray(group, dtype=np.int64)
+            offsets = np.zeros(sizes.size + 1, dtype=np.int64)
+            np.cumsum(sizes, out=offsets[1:])
+            w = None if weight is None else np.asarray(weight, dtype=np.float64)
+            return _labels(y_true, self.packed), offsets, w
+
+        return _gradients(self.objective, self.token, y_pred, _stage_inputs(self.token, read))
 
 
 class _LightGBMRound:
@@ -218,12 +237,13 @@ class _XGBoostObjective:
         self.packed = packed
 
     def __call__(self, preds: np.ndarray, dtrain: Any) -> tuple[np.ndarray, np.ndarray]:
-        offsets = np.asarray(dtrain.get_uint_info("group_ptr"), dtype=np.int64)
-        # row weights travel in the AFT lower-bound field (xgboost.dask refuses weight + qid)
-        rows = np.asarray(dtrain.get_float_info("label_lower_bound"), dtype=np.float64)
-        w = rows if rows.size else None
-        return _gradients(self.objective, self.token, preds, dtrain.get_label(), offsets, w,
-                          self.packed)
+        def read() -> tuple[Any, np.ndarray, np.ndarray | None]:
+            offsets = np.asarray(dtrain.get_uint_info("group_ptr"), dtype=np.int64)
+            # row weights travel in the AFT lower-bound field (xgboost.dask refuses weight + qid)
+            rows = np.asarray(dtrain.get_float_info("label_lower_bound"), dtype=np.float64)
+            return _labels(dtrain.get_label(), self.packed), offsets, rows if rows.size else None
+
+        return _gradients(self.objective, self.token, preds, _stage_inputs(self.token, read))
 
 
 _CLASSES: dict[str, Any] = {}
