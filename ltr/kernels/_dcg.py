@@ -352,6 +352,11 @@ def _query_idcg_counted(labels, gains, gain_mode, key, discount, start, end, m, 
     return _ranked_sum(labels, gains, gain_mode, discount, start, rank[:n], m, contrib)
 
 
+# Count labels by one vectorised comparison pass per label up to this many labels
+# (a scatter of increments stalls on repeated labels); scatter above.
+_COMPARE_COUNT_MAX = 8
+
+
 @njit(cache=True)
 def label_counts(labels, start, end, counts, n_labels):
     """Count the labels of rows ``start:end`` into ``counts[:n_labels]``.
@@ -361,9 +366,20 @@ def label_counts(labels, start, end, counts, n_labels):
     """
     if n_labels == 0:
         return False
+    lq = labels[start:end]  # a view: no index wraparound in the loop
+    if n_labels <= _COMPARE_COUNT_MAX:
+        # Every row equals at most one label: all are counted iff all are valid.
+        total = 0
+        for j in range(n_labels):
+            lab = float(j)
+            c = 0
+            for i in range(lq.shape[0]):
+                c += lq[i] == lab
+            counts[j] = c
+            total += c
+        return total == lq.shape[0]
     for j in range(n_labels):
         counts[j] = 0
-    lq = labels[start:end]  # a view: no index wraparound in the loop
     for i in range(lq.shape[0]):
         lab_f = lq[i]
         li = int(lab_f)

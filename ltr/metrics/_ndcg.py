@@ -358,6 +358,7 @@ def prepare_rows(
             check_finite(scores, "y_score")
     else:
         check_finite(scores, "y_score")  # labels: in _gain_rows
+        stats = (float(labels.min()), float(labels.max()), None)  # NaN/inf: seen there
     if offsets is not None:
         if qid is not None or group is not None:
             raise ValueError("pass only one of qid, group or offsets")
@@ -396,6 +397,9 @@ def prepare_rows(
     if conv.ideal_by_label:
         ideal_mode, ideal_keys = 1, labels
     label_gain = _label_gain_table(conv)
+    if label_gain.size and stats[1] < label_gain.size - 1:
+        # No label above the highest: a shorter histogram to clear, fill and walk per query.
+        label_gain = label_gain[: max(int(stats[1]) + 1, 0)]
 
     empty = conv.empty
     if not (isinstance(empty, str) and empty == "skip"):
