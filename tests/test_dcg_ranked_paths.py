@@ -168,3 +168,19 @@ def test_ndcg_splits_a_single_long_query_and_matches_a_python_sort(monkeypatch):
             ref = _naive_sorted_dcg(list(y), list(s), list(ids), k, ties)
             assert got[0] == pytest.approx(ref, rel=1e-12, abs=1e-12), (ties, k)
     assert len(calls) == 3 * len(TIES)
+
+
+@pytest.mark.parametrize("tie_mode", range(5))
+@pytest.mark.parametrize("k", [0, 1, 17, 49, 777])
+def test_two_slice_parallel_merge_matches_the_one_thread_path_bit_for_bit(tie_mode, k):
+    # Two slices: each thread merges half of the ranks from a bisected split point.
+    rng = np.random.default_rng(100 + k)
+    sizes = [1_501, 2_000]
+    y, s, ids, _ = _tied_data(rng, sizes, decimals=2)
+    offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    for labels in (y, y + 0.25):  # with and without the label histogram
+        one = _driver_args(labels, s, ids, tie_mode, offsets, k)
+        K._dcg_idcg_serial(*one)
+        split = _driver_args(labels, s, ids, tie_mode, offsets, k)
+        S.dcg_idcg_split(*split, 2)
+        assert np.array_equal(one[12], split[12]) and np.array_equal(one[13], split[13])
