@@ -208,6 +208,88 @@ def _select_top_stable(primary, start, end, m, buf_idx, vals, cand):
     return True
 
 
+# Large selections (m > _BUFFER_MAX) of queries at least this many times longer than m
+# sort only the rows above a threshold (_select_top_sorted), not the whole query.
+_PARTIAL_RATIO = 4
+
+
+@njit(cache=True)
+def _kth_largest(vals, kth):
+    """Return the ``kth`` largest (0-based) of ``vals``, reordering it (quickselect, in place)."""
+    lo = 0
+    hi = vals.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        a = vals[lo]
+        b = vals[mid]
+        c = vals[hi]
+        pivot = max(min(a, b), min(max(a, b), c))  # median of three
+        i = lo
+        j = hi
+        while i <= j:
+            while vals[i] > pivot:
+                i += 1
+            while vals[j] < pivot:
+                j -= 1
+            if i <= j:
+                vals[i], vals[j] = vals[j], vals[i]
+                i += 1
+                j -= 1
+        if kth <= j:
+            hi = j
+        elif kth >= i:
+            lo = i
+        else:
+            return vals[kth]
+    return vals[kth]
+
+
+@njit(cache=True)
+def _select_top_sorted(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                       buf_idx, buf_tmp, sort_f):
+    """:func:`_sort_rows` of only the rows that can reach the top ``m``; ties in row order.
+
+    A lower bound ``t0`` of the ``m``-th largest score (the ``m``-th largest of
+    ``2 m`` block maxima, as :func:`_select_top_stable`), then the rows scoring
+    ``>= t0`` (in row order) are sorted as a run of their own: the same rows,
+    the same order and the same keys left in ``sort_f[1]``.  Returns False,
+    having ordered nothing, when more than half the query reaches ``t0``.
+    Needs ``end - start >= 2 m`` and the buffers of :func:`_sort_rows`.
+    """
+    n = end - start
+    ps = primary[start:end]
+    nb = 2 * m
+    maxima = sort_f[2][:nb]
+    rows = n // nb
+    for b in range(nb):
+        maxima[b] = ps[b]
+    for r in range(1, rows):
+        row = ps[r * nb:(r + 1) * nb]
+        for b in range(nb):
+            maxima[b] = max(maxima[b], row[b])
+    rest = ps[rows * nb:]
+    for b in range(rest.shape[0]):
+        maxima[b] = max(maxima[b], rest[b])
+    t0 = _kth_largest(maxima, m - 1)
+    half = n // 2
+    cand = buf_tmp[half:]  # _sort_rows below uses buf_tmp[:c], c <= half
+    ckeys = sort_f[0]  # the tie values, unused with ties in row order
+    c = 0
+    for i in range(n):
+        v = ps[i]
+        if v >= t0:
+            if c == half:
+                return False
+            cand[c] = i
+            ckeys[c] = v
+            c += 1
+    _sort_rows(ckeys, labels, gains, gain_mode, tie_keys, tie_mode, 0, c, m, buf_idx, buf_tmp,
+               sort_f)
+    for j in range(m):
+        buf_idx[j] = start + cand[buf_idx[j]]
+    return True
+
+
 @njit(cache=True)
 def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
                 buf_idx, buf_p, buf_tmp, sort_f):
@@ -224,8 +306,12 @@ def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, en
             and _select_top_stable(primary, start, end, m, buf_idx, buf_p, buf_tmp)):
         return
     if m > _BUFFER_MAX:
-        _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                   buf_idx, buf_tmp, sort_f)
+        if not ((tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
+                and end - start >= _PARTIAL_RATIO * m
+                and _select_top_sorted(primary, labels, gains, gain_mode, tie_keys, tie_mode,
+                                       start, end, m, buf_idx, buf_tmp, sort_f)):
+            _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                       buf_idx, buf_tmp, sort_f)
         return
     filled = 0
     for i in range(start, end):
