@@ -109,10 +109,14 @@ def _merge_two_range(cand, keys, l0, l1, d0, d1, labels, gains, gain_mode, tie_k
             hi = mid
     a = lo
     b = d0 - lo
+    by_key = tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE
     for r in range(d0, d1):
         if a < l0 and b < l1:
-            take_b = _ahead(cand[1, b], cand[0, a], keys[1, b], keys[0, a], labels, gains,
-                            gain_mode, tie_keys, tie_mode)
+            if by_key:  # slice 0's rows all come first: slice 1 wins only on a larger key
+                take_b = keys[1, b] > keys[0, a]
+            else:
+                take_b = _ahead(cand[1, b], cand[0, a], keys[1, b], keys[0, a], labels, gains,
+                                gain_mode, tie_keys, tie_mode)
         else:
             take_b = a >= l0
         out[r] = cand[1, b] if take_b else cand[0, a]
