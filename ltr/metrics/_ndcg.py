@@ -206,11 +206,11 @@ def _check_peer_labels(labels: np.ndarray, lo: float, hi: float, conv: Conventio
 
 
 def _gain_rows(labels: np.ndarray, gain: Any, conv: Convention,
-               stats: tuple[float, float, bool] | None = None) -> tuple[np.ndarray, int]:
+               stats: tuple[float, float, bool | None] | None = None) -> tuple[np.ndarray, int]:
     """Return (per-row gains or empty array, gain mode).
 
     Labels are checked here, in the passes that find their min and max (or
-    from *stats*, ``(min, max, all whole)`` of a scan that already read them):
+    from *stats*, ``(min, max, all whole or None: unknown)`` of a scan that already read them):
     finite, the convention's peer rules, and exp2 overflow.
     """
     empty = np.empty(0)
@@ -348,7 +348,7 @@ def prepare_rows(
         raise ValueError(
             f"y_score has {scores.shape[0]} rows but y_true has {labels.shape[0]}; they must match"
         )
-    stats = None
+    stats: tuple[float, float, bool | None]
     if labels.size >= _SCAN_MIN_ROWS:
         # One threaded pass over both arrays instead of numpy's min, max,
         # whole-number and finite passes.
