@@ -207,13 +207,17 @@ def test_partial_selection_orders_the_rows_of_the_full_sort(n, m, decimals):
     y = rng.integers(0, 4, s.size).astype(float)
     end = start + n
     out = []
-    for select in (K._sort_rows, K._select_top_sorted):
+    for partial in (False, True):
         buf_idx = np.empty(n + 1, dtype=np.int64)
         buf_tmp = np.empty(n, dtype=np.int64)
         sort_f = np.empty((3, n))
-        ok = select(s, y, np.empty(0), K.GAIN_EXP2, np.empty(0), K.TIES_STABLE, start, end, m,
-                    buf_idx, buf_tmp, sort_f)
-        assert ok is not False
+        args = (y, np.empty(0), K.GAIN_EXP2, np.empty(0), K.TIES_STABLE, start, end, m, buf_idx)
+        if partial:
+            probe = np.empty(n, dtype=np.int64)
+            assert K._threshold_candidates(s, start, end, m, probe, np.empty((3, n))) >= m
+            K.select_top_partial(s, *args, np.empty(K._P_WIDTH), buf_tmp, sort_f)
+        else:
+            K._sort_rows(s, *args, buf_tmp, sort_f)
         out.append((buf_idx[:m].copy(), sort_f[1, :m].copy()))
     assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
     want = sorted(range(start, end), key=lambda i: (-s[i], i))[:m]
@@ -222,10 +226,9 @@ def test_partial_selection_orders_the_rows_of_the_full_sort(n, m, decimals):
 
 def test_partial_selection_gives_way_when_half_the_rows_tie_at_the_threshold():
     s = np.zeros(1_000)
-    ok = K._select_top_sorted(s, s, np.empty(0), K.GAIN_EXP2, np.empty(0), K.TIES_STABLE, 0,
-                              1_000, 100, np.empty(1_001, dtype=np.int64),
-                              np.empty(1_000, dtype=np.int64), np.empty((3, 1_000)))
-    assert ok is False
+    c = K._threshold_candidates(s, 0, 1_000, 100, np.empty(1_000, dtype=np.int64),
+                                np.empty((3, 1_000)))
+    assert c == -1
     y = np.arange(1_000) % 3.0
     got = dcg(y, s, group=[1_000], k=100, gain="linear", ties="stable", reduce=None)
     ref = _naive_sorted_dcg(list(y), list(s), list(range(1_000)), 100, "stable")

@@ -19,6 +19,7 @@ from numba import njit, prange
 
 from ltr.kernels._dcg import (
     _BUFFER_MAX,
+    _PARTIAL_RATIO,
     GAIN_TABLE,
     TIES_AVERAGE,
     TIES_STABLE,
@@ -26,6 +27,7 @@ from ltr.kernels._dcg import (
     _block_buffers,
     _gain,
     _tie,
+    select_top_partial,
 )
 from ltr.kernels._dcg_multi import _order_top
 from ltr.kernels._ranksort import RUN, RUN_TIED
@@ -192,8 +194,12 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
         mt = min(m, hi - lo)
         lengths[t] = mt
         if want_dcg:
-            _order_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, lo, hi, mt,
-                       buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
+            if mt > _BUFFER_MAX and hi - lo >= _PARTIAL_RATIO * mt:  # k << n: a partial sort
+                select_top_partial(scores, labels, gains, gain_mode, tie_keys, tie_mode, lo,
+                                   hi, mt, buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
+            else:
+                _order_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, lo, hi, mt,
+                           buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
             cand[t, :mt] = buf_idx[t, :mt]
             _slice_keys(scores, buf_idx[t], sort_f[t], mt, hi - lo,
                         tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE, cand_k[t])
