@@ -16,7 +16,14 @@ from test_metrics import _naive_sorted_dcg  # the plain-sort reference, one of e
 
 from ltr.kernels import _dcg as K
 from ltr.kernels import _dcg_split as S
-from ltr.kernels._ranksort import RUN, RUN_TIED, rank_stable, rank_tied
+from ltr.kernels._ranksort import (
+    RUN,
+    RUN_TIED,
+    _kth_largest,
+    rank_stable,
+    rank_tied,
+    threshold_candidates,
+)
 from ltr.metrics import dcg, idcg, ndcg
 
 TIES = ["stable", "average", "pessimistic", "optimistic", "doc_id_desc"]
@@ -193,7 +200,7 @@ def test_kth_largest_matches_a_sort():
             vals = np.round(rng.normal(size=n), decimals)
             want = np.sort(vals)[::-1]
             for kth in {0, n // 3, n // 2, n - 1}:
-                assert K._kth_largest(vals.copy(), kth) == want[kth]
+                assert _kth_largest(vals.copy(), kth) == want[kth]
 
 
 @pytest.mark.parametrize(("n", "m", "decimals"),
@@ -214,7 +221,7 @@ def test_partial_selection_orders_the_rows_of_the_full_sort(n, m, decimals):
         args = (y, np.empty(0), K.GAIN_EXP2, np.empty(0), K.TIES_STABLE, start, end, m, buf_idx)
         if partial:
             probe = np.empty(n, dtype=np.int64)
-            assert K._threshold_candidates(s, start, end, m, probe, np.empty((3, n))) >= m
+            assert threshold_candidates(s, start, end, m, probe, np.empty((3, n))) >= m
             K.select_top_partial(s, *args, np.empty(K._P_WIDTH), buf_tmp, sort_f)
         else:
             K._sort_rows(s, *args, buf_tmp, sort_f)
@@ -226,7 +233,7 @@ def test_partial_selection_orders_the_rows_of_the_full_sort(n, m, decimals):
 
 def test_partial_selection_gives_way_when_half_the_rows_tie_at_the_threshold():
     s = np.zeros(1_000)
-    c = K._threshold_candidates(s, 0, 1_000, 100, np.empty(1_000, dtype=np.int64),
+    c = threshold_candidates(s, 0, 1_000, 100, np.empty(1_000, dtype=np.int64),
                                 np.empty((3, 1_000)))
     assert c == -1
     y = np.arange(1_000) % 3.0

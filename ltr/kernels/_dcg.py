@@ -27,7 +27,14 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ltr.kernels._ranksort import RUN, RUN_TIED, merge_runs, rank_rows, rank_stable
+from ltr.kernels._ranksort import (
+    RUN,
+    RUN_TIED,
+    merge_runs,
+    rank_rows,
+    rank_stable,
+    threshold_candidates,
+)
 
 # How a row's gain is obtained.
 GAIN_TABLE = 0  # gains[i] precomputed per row
@@ -208,83 +215,8 @@ def _select_top_stable(primary, start, end, m, buf_idx, vals, cand):
     return True
 
 
-# Large selections (m > _BUFFER_MAX) of queries at least this many times longer than m
-# sort only the rows above a threshold (_threshold_candidates), not the whole query.
+# m > _BUFFER_MAX on queries this many times longer than m: sort the rows above a threshold.
 _PARTIAL_RATIO = 4
-
-
-@njit(cache=True)
-def _kth_largest(vals, kth):
-    """Return the ``kth`` largest (0-based) of ``vals``, reordering it (quickselect, in place)."""
-    lo = 0
-    hi = vals.shape[0] - 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        a = vals[lo]
-        b = vals[mid]
-        c = vals[hi]
-        pivot = max(min(a, b), min(max(a, b), c))  # median of three
-        i = lo
-        j = hi
-        while i <= j:
-            while vals[i] > pivot:
-                i += 1
-            while vals[j] < pivot:
-                j -= 1
-            if i <= j:
-                vals[i], vals[j] = vals[j], vals[i]
-                i += 1
-                j -= 1
-        if kth <= j:
-            hi = j
-        elif kth >= i:
-            lo = i
-        else:
-            return vals[kth]
-    return vals[kth]
-
-
-@njit(cache=True)
-def _threshold_candidates(primary, start, end, m, buf_tmp, sort_f):
-    """Collect the rows of ``start:end`` that can reach the top ``m``, for :func:`_sort_rows`.
-
-    A lower bound ``t0`` of the ``m``-th largest score (the ``m``-th largest of
-    ``2 m`` block maxima, as :func:`_select_top_stable`); the rows scoring
-    ``>= t0``, in row order, go to ``buf_tmp[half:]`` (positions in the query,
-    ``half = (end - start) // 2``) and their keys to ``sort_f[0]`` (the tie
-    values, unused with ties in row order).  Sorted as a run of their own
-    they give the rows, order and keys of the full sort.  Returns their count
-    ``c`` (``m <= c <= half``), or -1 when more than half the query reaches
-    ``t0``.  Needs ``end - start >= 2 m`` and the buffers of :func:`_sort_rows`.
-    """
-    n = end - start
-    ps = primary[start:end]
-    nb = 2 * m
-    maxima = sort_f[2][:nb]
-    rows = n // nb
-    for b in range(nb):
-        maxima[b] = ps[b]
-    for r in range(1, rows):
-        row = ps[r * nb:(r + 1) * nb]
-        for b in range(nb):
-            maxima[b] = max(maxima[b], row[b])
-    rest = ps[rows * nb:]
-    for b in range(rest.shape[0]):
-        maxima[b] = max(maxima[b], rest[b])
-    t0 = _kth_largest(maxima, m - 1)
-    half = n // 2
-    cand = buf_tmp[half:]  # _sort_rows uses buf_tmp[:c], c <= half
-    ckeys = sort_f[0]
-    c = 0
-    for i in range(n):
-        v = ps[i]
-        if v >= t0:
-            if c == half:
-                return -1
-            cand[c] = i
-            ckeys[c] = v
-            c += 1
-    return c
 
 
 @njit(cache=True)
@@ -344,23 +276,15 @@ def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, en
 @njit(cache=True)
 def select_top_partial(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
                        buf_idx, buf_p, buf_tmp, sort_f):
-    """:func:`_select_top`, sorting only the rows above a threshold when ``k << n``.
-
-    ``m > _BUFFER_MAX`` rows of a query at least ``_PARTIAL_RATIO`` times longer,
-    ties in row order: the rows of :func:`_threshold_candidates` are sorted as a
-    run of their own (same rows, order and keys as the full sort).  Only the
-    large-input drivers call it: on the small-input path its code measured
-    +50 % compile time of the first nDCG call.
-    """
+    """:func:`_select_top`; ``k << n``: sort the rows above a threshold (large inputs)."""
     if (m > _BUFFER_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
             and end - start >= _PARTIAL_RATIO * m):
-        c = _threshold_candidates(primary, start, end, m, buf_tmp, sort_f)
+        c = threshold_candidates(primary, start, end, m, buf_tmp, sort_f)
         if c >= 0:
             _sort_rows(sort_f[0], labels, gains, gain_mode, tie_keys, tie_mode, start - start,
                        c, m, buf_idx, buf_tmp, sort_f)
-            cand = buf_tmp[(end - start) // 2:]
-            for j in range(m):
-                buf_idx[j] = start + cand[buf_idx[j]]
+            for j in range(m):  # candidate positions are in buf_tmp[half:]
+                buf_idx[j] = start + buf_tmp[(end - start) // 2 + buf_idx[j]]
             return
     _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m, buf_idx,
                 buf_p, buf_tmp, sort_f)

@@ -348,12 +348,9 @@ def prepare_rows(
         raise ValueError(
             f"y_score has {scores.shape[0]} rows but y_true has {labels.shape[0]}; they must match"
         )
-    stats: tuple[float, float, bool | None]
-    if labels.size >= _SCAN_MIN_ROWS:
-        # One threaded pass over both arrays instead of numpy's min, max,
-        # whole-number and finite passes.
+    if labels.size >= _SCAN_MIN_ROWS:  # one pass over both arrays, not numpy's four
         lo, hi, whole, scores_finite = label_score_stats(labels, scores)
-        stats = (lo, hi, whole)
+        stats: tuple[float, float, bool | None] = (lo, hi, whole)
         if not scores_finite:
             check_finite(scores, "y_score")
     else:
@@ -397,8 +394,7 @@ def prepare_rows(
     if conv.ideal_by_label:
         ideal_mode, ideal_keys = 1, labels
     label_gain = _label_gain_table(conv)
-    if label_gain.size and stats[1] < label_gain.size - 1:
-        # No label above the highest: a shorter histogram to clear, fill and walk per query.
+    if label_gain.size and stats[1] < label_gain.size - 1:  # histogram up to the top label
         label_gain = label_gain[: max(int(stats[1]) + 1, 0)]
 
     empty = conv.empty
