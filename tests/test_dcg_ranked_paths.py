@@ -16,7 +16,14 @@ from test_metrics import _naive_sorted_dcg  # the plain-sort reference, one of e
 
 from ltr.kernels import _dcg as K
 from ltr.kernels import _dcg_split as S
-from ltr.kernels._ranksort import RUN, RUN_TIED, rank_stable, rank_tied
+from ltr.kernels._ranksort import (
+    RUN,
+    RUN_TIED,
+    _kth_largest,
+    rank_stable,
+    rank_tied,
+    threshold_candidates,
+)
 from ltr.metrics import dcg, idcg, ndcg
 
 TIES = ["stable", "average", "pessimistic", "optimistic", "doc_id_desc"]
@@ -168,3 +175,68 @@ def test_ndcg_splits_a_single_long_query_and_matches_a_python_sort(monkeypatch):
             ref = _naive_sorted_dcg(list(y), list(s), list(ids), k, ties)
             assert got[0] == pytest.approx(ref, rel=1e-12, abs=1e-12), (ties, k)
     assert len(calls) == 3 * len(TIES)
+
+
+@pytest.mark.parametrize("tie_mode", range(5))
+@pytest.mark.parametrize("k", [0, 1, 17, 49, 777])
+def test_two_slice_parallel_merge_matches_the_one_thread_path_bit_for_bit(tie_mode, k):
+    # Two slices: each thread merges half of the ranks from a bisected split point.
+    rng = np.random.default_rng(100 + k)
+    sizes = [1_501, 2_000]
+    y, s, ids, _ = _tied_data(rng, sizes, decimals=2)
+    offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    for labels in (y, y + 0.25):  # with and without the label histogram
+        one = _driver_args(labels, s, ids, tie_mode, offsets, k)
+        K._dcg_idcg_serial(*one)
+        split = _driver_args(labels, s, ids, tie_mode, offsets, k)
+        S.dcg_idcg_split(*split, 2)
+        assert np.array_equal(one[12], split[12]) and np.array_equal(one[13], split[13])
+
+
+def test_kth_largest_matches_a_sort():
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 3, 10, 101, 2_000):
+        for decimals in (0, 1, 4):
+            vals = np.round(rng.normal(size=n), decimals)
+            want = np.sort(vals)[::-1]
+            for kth in {0, n // 3, n // 2, n - 1}:
+                assert _kth_largest(vals.copy(), kth) == want[kth]
+
+
+@pytest.mark.parametrize(("n", "m", "decimals"),
+                         [(5_000, 49, 1), (5_000, 1_000, 2), (4_000, 1_000, 1), (20_000, 300, 3)])
+def test_partial_selection_orders_the_rows_of_the_full_sort(n, m, decimals):
+    # k << n: only the rows above a threshold are sorted; same rows, order and keys.
+    rng = np.random.default_rng(n + m)
+    start = 7
+    s = np.round(rng.normal(size=start + n + 5), decimals)
+    s[rng.random(s.size) < 0.1] = -0.0
+    y = rng.integers(0, 4, s.size).astype(float)
+    end = start + n
+    out = []
+    for partial in (False, True):
+        buf_idx = np.empty(n + 1, dtype=np.int64)
+        buf_tmp = np.empty(n, dtype=np.int64)
+        sort_f = np.empty((3, n))
+        args = (y, np.empty(0), K.GAIN_EXP2, np.empty(0), K.TIES_STABLE, start, end, m, buf_idx)
+        if partial:
+            probe = np.empty(n, dtype=np.int64)
+            assert threshold_candidates(s, start, end, m, probe, np.empty((3, n))) >= m
+            K.select_top_partial(s, *args, np.empty(K._P_WIDTH), buf_tmp, sort_f)
+        else:
+            K._sort_rows(s, *args, buf_tmp, sort_f)
+        out.append((buf_idx[:m].copy(), sort_f[1, :m].copy()))
+    assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
+    want = sorted(range(start, end), key=lambda i: (-s[i], i))[:m]
+    assert out[1][0].tolist() == want
+
+
+def test_partial_selection_gives_way_when_half_the_rows_tie_at_the_threshold():
+    s = np.zeros(1_000)
+    c = threshold_candidates(s, 0, 1_000, 100, np.empty(1_000, dtype=np.int64),
+                                np.empty((3, 1_000)))
+    assert c == -1
+    y = np.arange(1_000) % 3.0
+    got = dcg(y, s, group=[1_000], k=100, gain="linear", ties="stable", reduce=None)
+    ref = _naive_sorted_dcg(list(y), list(s), list(range(1_000)), 100, "stable")
+    assert got[0] == pytest.approx(ref, rel=1e-12)

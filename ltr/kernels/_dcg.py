@@ -27,7 +27,14 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ltr.kernels._ranksort import RUN, RUN_TIED, merge_runs, rank_rows, rank_stable
+from ltr.kernels._ranksort import (
+    RUN,
+    RUN_TIED,
+    merge_runs,
+    rank_rows,
+    rank_stable,
+    threshold_candidates,
+)
 
 # How a row's gain is obtained.
 GAIN_TABLE = 0  # gains[i] precomputed per row
@@ -208,6 +215,10 @@ def _select_top_stable(primary, start, end, m, buf_idx, vals, cand):
     return True
 
 
+# m > _BUFFER_MAX on queries this many times longer than m: sort the rows above a threshold.
+_PARTIAL_RATIO = 4
+
+
 @njit(cache=True)
 def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
                 buf_idx, buf_p, buf_tmp, sort_f):
@@ -260,6 +271,23 @@ def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, en
             j -= 1
         buf_p[j] = p
         buf_idx[j] = i
+
+
+@njit(cache=True)
+def select_top_partial(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                       buf_idx, buf_p, buf_tmp, sort_f):
+    """:func:`_select_top`; ``k << n``: sort the rows above a threshold (large inputs)."""
+    if (m > _BUFFER_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
+            and end - start >= _PARTIAL_RATIO * m):
+        c = threshold_candidates(primary, start, end, m, buf_tmp, sort_f)
+        if c >= 0:
+            _sort_rows(sort_f[0], labels, gains, gain_mode, tie_keys, tie_mode, start - start,
+                       c, m, buf_idx, buf_tmp, sort_f)
+            for j in range(m):  # candidate positions are in buf_tmp[half:]
+                buf_idx[j] = start + buf_tmp[(end - start) // 2 + buf_idx[j]]
+            return
+    _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m, buf_idx,
+                buf_p, buf_tmp, sort_f)
 
 
 @njit(cache=True)
@@ -330,8 +358,8 @@ def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, s
                buf_idx, buf_p, buf_tmp, sort_f):
     if not (m <= _SMALL_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
             and _select_top_stable(scores, start, end, m, buf_idx, buf_p, buf_tmp)):
-        _select_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                    buf_idx, buf_p, buf_tmp, sort_f)
+        select_top_partial(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
+                           buf_idx, buf_p, buf_tmp, sort_f)
     total = 0.0
     if tie_mode != TIES_AVERAGE:
         for j in range(m):
@@ -352,6 +380,11 @@ def _query_idcg_counted(labels, gains, gain_mode, key, discount, start, end, m, 
     return _ranked_sum(labels, gains, gain_mode, discount, start, rank[:n], m, contrib)
 
 
+# Count labels by one vectorised comparison pass per label up to this many labels
+# (a scatter of increments stalls on repeated labels); scatter above.
+_COMPARE_COUNT_MAX = 8
+
+
 @njit(cache=True)
 def label_counts(labels, start, end, counts, n_labels):
     """Count the labels of rows ``start:end`` into ``counts[:n_labels]``.
@@ -361,9 +394,20 @@ def label_counts(labels, start, end, counts, n_labels):
     """
     if n_labels == 0:
         return False
+    lq = labels[start:end]  # a view: no index wraparound in the loop
+    if n_labels <= _COMPARE_COUNT_MAX:
+        # Every row equals at most one label: all are counted iff all are valid.
+        total = 0
+        for j in range(n_labels):
+            lab = float(j)
+            c = 0
+            for i in range(lq.shape[0]):
+                c += lq[i] == lab
+            counts[j] = c
+            total += c
+        return total == lq.shape[0]
     for j in range(n_labels):
         counts[j] = 0
-    lq = labels[start:end]  # a view: no index wraparound in the loop
     for i in range(lq.shape[0]):
         lab_f = lq[i]
         li = int(lab_f)
@@ -398,8 +442,8 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, co
     else:
         key = labels  # exp2 and linear gains increase with the label
     stable = TIES_STABLE + 0 * gain_mode  # not a literal: one compiled _select_top, not two
-    _select_top(key, labels, gains, gain_mode, ideal_keys, stable, start, end, m,
-                buf_idx, buf_p, buf_tmp, sort_f)
+    select_top_partial(key, labels, gains, gain_mode, ideal_keys, stable, start, end, m,
+                       buf_idx, buf_p, buf_tmp, sort_f)
     total = 0.0
     for j in range(m):
         total += _gain(buf_idx[j], labels, gains, gain_mode) * discount[j]

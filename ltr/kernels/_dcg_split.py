@@ -19,6 +19,7 @@ from numba import njit, prange
 
 from ltr.kernels._dcg import (
     _BUFFER_MAX,
+    _PARTIAL_RATIO,
     GAIN_TABLE,
     TIES_AVERAGE,
     TIES_STABLE,
@@ -26,6 +27,7 @@ from ltr.kernels._dcg import (
     _block_buffers,
     _gain,
     _tie,
+    select_top_partial,
 )
 from ltr.kernels._dcg_multi import _order_top
 from ltr.kernels._ranksort import RUN, RUN_TIED
@@ -90,6 +92,67 @@ def _merge_slices(cand, keys, lengths, m, labels, gains, gain_mode, tie_keys, ti
 
 
 @njit(cache=True)
+def _merge_two_range(cand, keys, l0, l1, d0, d1, labels, gains, gain_mode, tie_keys, tie_mode,
+                     out):
+    """``out[d0:d1]``: ranks ``d0..d1-1`` of the merge of two slices' sorted lists.
+
+    The merge path: the top ``d0`` rows hold ``i`` rows of slice 0 and ``d0 - i`` of
+    slice 1, ``i`` found by bisection (slice 0's ``i``-th row ranks after slice 1's
+    ``(d0 - i - 1)``-th); the merge then runs from there as the serial one does.
+    """
+    lo = max(0, d0 - l1)
+    hi = min(d0, l0)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _ahead(cand[0, mid], cand[1, d0 - mid - 1], keys[0, mid], keys[1, d0 - mid - 1],
+                  labels, gains, gain_mode, tie_keys, tie_mode):
+            lo = mid + 1
+        else:
+            hi = mid
+    a = lo
+    b = d0 - lo
+    by_key = tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE
+    for r in range(d0, d1):
+        if a < l0 and b < l1:
+            if by_key:  # slice 0's rows all come first: slice 1 wins only on a larger key
+                take_b = keys[1, b] > keys[0, a]
+            else:
+                take_b = _ahead(cand[1, b], cand[0, a], keys[1, b], keys[0, a], labels, gains,
+                                gain_mode, tie_keys, tie_mode)
+        else:
+            take_b = a >= l0
+        out[r] = cand[1, b] if take_b else cand[0, a]
+        b += take_b
+        a += 1 - take_b
+
+
+@njit(cache=True, parallel=True)
+def _merge_terms(cand, keys, lengths, m, labels, gains, gain_mode, tie_keys, tie_mode, heads,
+                 discount, want_terms, out, terms):
+    """``out[:m]`` as :func:`_merge_slices`, and ``terms[r]`` = gain x discount at rank ``r``.
+
+    Two slices are merged by two threads (each its half of the ranks, see
+    :func:`_merge_two_range`); the terms, read at random rows, are computed in
+    parallel.  The caller sums them in rank order, as the one-thread path does.
+    """
+    if lengths.shape[0] == 2:
+        for part in prange(2):
+            d0 = (m * part) // 2
+            d1 = (m * (part + 1)) // 2
+            _merge_two_range(cand, keys, lengths[0], lengths[1], d0, d1, labels, gains,
+                             gain_mode, tie_keys, tie_mode, out)
+            if want_terms:
+                for r in range(d0, d1):
+                    terms[r] = _gain(out[r], labels, gains, gain_mode) * discount[r]
+        return
+    _merge_slices(cand, keys, lengths, m, labels, gains, gain_mode, tie_keys, tie_mode, heads,
+                  out)
+    if want_terms:
+        for r in prange(m):
+            terms[r] = _gain(out[r], labels, gains, gain_mode) * discount[r]
+
+
+@njit(cache=True)
 def _slice_keys(primary, buf_idx, sort_f, mt, n_slice, stable, out):
     """Keys of a slice's ``mt`` ordered rows: those its merge sort left, else gathered.
 
@@ -131,8 +194,12 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
         mt = min(m, hi - lo)
         lengths[t] = mt
         if want_dcg:
-            _order_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, lo, hi, mt,
-                       buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
+            if mt > _BUFFER_MAX and hi - lo >= _PARTIAL_RATIO * mt:  # k << n: a partial sort
+                select_top_partial(scores, labels, gains, gain_mode, tie_keys, tie_mode, lo,
+                                   hi, mt, buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
+            else:
+                _order_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, lo, hi, mt,
+                           buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
             cand[t, :mt] = buf_idx[t, :mt]
             _slice_keys(scores, buf_idx[t], sort_f[t], mt, hi - lo,
                         tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE, cand_k[t])
@@ -156,16 +223,18 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
                 _slice_keys(ideal_key, buf_idx[t], sort_f[t], mt, hi - lo, True, ideal_k[t])
     heads = np.empty(n_t, dtype=np.int64)
     top = buf_idx[0]
+    terms = np.empty(m)
     dcg = 0.0
     if want_dcg:
-        _merge_slices(cand, cand_k, lengths, m, labels, gains, gain_mode, tie_keys, tie_mode,
-                      heads, top)
-        if tie_mode == TIES_AVERAGE:
+        average = tie_mode == TIES_AVERAGE
+        _merge_terms(cand, cand_k, lengths, m, labels, gains, gain_mode, tie_keys, tie_mode,
+                     heads, discount, not average, top, terms)
+        if average:
             dcg = _average_ties_dcg(labels, scores, gains, gain_mode, discount, start, end, m,
                                     top)
         else:
             for j in range(m):
-                dcg += _gain(top[j], labels, gains, gain_mode) * discount[j]
+                dcg += terms[j]
     idcg = 0.0
     if want_idcg:
         if usable.all():
@@ -192,10 +261,10 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
                     ideal[t, :lengths[t]] = buf_idx[t, :lengths[t]]
                     _slice_keys(ideal_key, buf_idx[t], sort_f[t], lengths[t], hi - lo, True,
                                 ideal_k[t])
-            _merge_slices(ideal, ideal_k, lengths, m, labels, gains, gain_mode, ideal_keys,
-                          TIES_STABLE, heads, top)
+            _merge_terms(ideal, ideal_k, lengths, m, labels, gains, gain_mode, ideal_keys,
+                         TIES_STABLE, heads, discount, True, top, terms)
             for j in range(m):
-                idcg += _gain(top[j], labels, gains, gain_mode) * discount[j]
+                idcg += terms[j]
     return dcg, idcg
 
 

@@ -112,4 +112,79 @@ def merge_runs(src_i, src_k, dst_i, dst_k, tie_vals, start, use_tie, lo, mid, hi
         o += 1
 
 
-__all__ = ["RUN", "RUN_TIED", "merge_runs", "rank_rows", "rank_stable", "rank_tied"]
+@njit(cache=True)
+def _kth_largest(vals, kth):
+    """Return the ``kth`` largest (0-based) of ``vals``, reordering it (quickselect, in place)."""
+    lo = 0
+    hi = vals.shape[0] - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        a = vals[lo]
+        b = vals[mid]
+        c = vals[hi]
+        pivot = max(min(a, b), min(max(a, b), c))  # median of three
+        i = lo
+        j = hi
+        while i <= j:
+            while vals[i] > pivot:
+                i += 1
+            while vals[j] < pivot:
+                j -= 1
+            if i <= j:
+                vals[i], vals[j] = vals[j], vals[i]
+                i += 1
+                j -= 1
+        if kth <= j:
+            hi = j
+        elif kth >= i:
+            lo = i
+        else:
+            return vals[kth]
+    return vals[kth]
+
+
+@njit(cache=True)
+def threshold_candidates(primary, start, end, m, buf_tmp, sort_f):
+    """Collect the rows of ``start:end`` that can reach the top ``m``, for a sort of their own.
+
+    A lower bound ``t0`` of the ``m``-th largest score (the ``m``-th largest of
+    ``2 m`` block maxima, as ``_select_top_stable`` in :mod:`ltr.kernels._dcg`); the rows scoring
+    ``>= t0``, in row order, go to ``buf_tmp[half:]`` (positions in the query,
+    ``half = (end - start) // 2``) and their keys to ``sort_f[0]`` (the tie
+    values, unused with ties in row order).  Sorted as a run of their own
+    they give the rows, order and keys of the full sort.  Returns their count
+    ``c`` (``m <= c <= half``), or -1 when more than half the query reaches
+    ``t0``.  Needs ``end - start >= 2 m`` and the buffers of :func:`ltr.kernels._dcg._sort_rows`.
+    """
+    n = end - start
+    ps = primary[start:end]
+    nb = 2 * m
+    maxima = sort_f[2][:nb]
+    rows = n // nb
+    for b in range(nb):
+        maxima[b] = ps[b]
+    for r in range(1, rows):
+        row = ps[r * nb:(r + 1) * nb]
+        for b in range(nb):
+            maxima[b] = max(maxima[b], row[b])
+    rest = ps[rows * nb:]
+    for b in range(rest.shape[0]):
+        maxima[b] = max(maxima[b], rest[b])
+    t0 = _kth_largest(maxima, m - 1)
+    half = n // 2
+    cand = buf_tmp[half:]  # _sort_rows uses buf_tmp[:c], c <= half
+    ckeys = sort_f[0]
+    c = 0
+    for i in range(n):
+        v = ps[i]
+        if v >= t0:
+            if c == half:
+                return -1
+            cand[c] = i
+            ckeys[c] = v
+            c += 1
+    return c
+
+
+__all__ = ["RUN", "RUN_TIED", "merge_runs", "rank_rows", "rank_stable", "rank_tied",
+           "threshold_candidates"]

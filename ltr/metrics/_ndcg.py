@@ -206,11 +206,11 @@ def _check_peer_labels(labels: np.ndarray, lo: float, hi: float, conv: Conventio
 
 
 def _gain_rows(labels: np.ndarray, gain: Any, conv: Convention,
-               stats: tuple[float, float, bool] | None = None) -> tuple[np.ndarray, int]:
+               stats: tuple[float, float, bool | None] | None = None) -> tuple[np.ndarray, int]:
     """Return (per-row gains or empty array, gain mode).
 
     Labels are checked here, in the passes that find their min and max (or
-    from *stats*, ``(min, max, all whole)`` of a scan that already read them):
+    from *stats*, ``(min, max, all whole or None: unknown)`` of a scan that already read them):
     finite, the convention's peer rules, and exp2 overflow.
     """
     empty = np.empty(0)
@@ -348,16 +348,14 @@ def prepare_rows(
         raise ValueError(
             f"y_score has {scores.shape[0]} rows but y_true has {labels.shape[0]}; they must match"
         )
-    stats = None
-    if labels.size >= _SCAN_MIN_ROWS:
-        # One threaded pass over both arrays instead of numpy's min, max,
-        # whole-number and finite passes.
+    if labels.size >= _SCAN_MIN_ROWS:  # one pass over both arrays, not numpy's four
         lo, hi, whole, scores_finite = label_score_stats(labels, scores)
-        stats = (lo, hi, whole)
+        stats: tuple[float, float, bool | None] = (lo, hi, whole)
         if not scores_finite:
             check_finite(scores, "y_score")
     else:
         check_finite(scores, "y_score")  # labels: in _gain_rows
+        stats = (float(labels.min()), float(labels.max()), None)  # NaN/inf: seen there
     if offsets is not None:
         if qid is not None or group is not None:
             raise ValueError("pass only one of qid, group or offsets")
@@ -396,6 +394,8 @@ def prepare_rows(
     if conv.ideal_by_label:
         ideal_mode, ideal_keys = 1, labels
     label_gain = _label_gain_table(conv)
+    if label_gain.size and stats[1] < label_gain.size - 1:  # histogram up to the top label
+        label_gain = label_gain[: max(int(stats[1]) + 1, 0)]
 
     empty = conv.empty
     if not (isinstance(empty, str) and empty == "skip"):
