@@ -55,12 +55,14 @@ def _check_bitwise(X: np.ndarray, model_predict, booster, rounds: int = 3) -> in
     for cols in ([0], [1], [3], [5], [2, 3]):
         rescore = rescorer.for_columns(cols)
         assert rescore is not None
-        for _ in range(rounds):
-            perm = rng.permutation(len(X))
-            scores = base.copy()
-            n_rescored += rescore(perm, scores)
+        perms = np.stack([rng.permutation(len(X)) for _ in range(rounds)])
+        scores, counts = rescore(perms)  # every permutation in one call
+        assert scores.shape == perms.shape and counts.shape == (rounds,)
+        for perm, row_scores, count in zip(perms, scores, counts):
             full = np.asarray(model_predict(_permuted(X, cols, perm)), dtype=np.float64)
-            np.testing.assert_array_equal(scores, full)  # bit for bit, every row
+            np.testing.assert_array_equal(row_scores, full)  # bit for bit, every row
+            assert count >= np.count_nonzero(row_scores != base)  # rescored rows counted
+            n_rescored += int(count)
     assert n_rescored > 0
     return n_rescored
 

@@ -361,12 +361,14 @@ def permutation_importance(
     # ---------------------------------------------------------- per-feature work
     row_wise = model_info.booster is not None and not frame_path
     exact: _ExactRescorer | None = None
+    perm_rows = np.zeros((0, 0), dtype=np.int64)  # the permutations as one array (cached leaves)
     prediction = "full predict"
     if row_wise:
         Xs = np.ascontiguousarray(Xs)
         exact = _ExactRescorer(Xs, model_info.booster, base_scores)
         if exact.ok:
             prediction = "cached leaves"
+            perm_rows = np.ascontiguousarray(np.stack(perms), dtype=np.int64)
         else:
             prediction = f"engine predict of changed rows ({exact.reason})"
             exact = None
@@ -389,17 +391,14 @@ def permutation_importance(
         if exact is not None:
             # Rescore only rows that reach another leaf, from their cached leaves: bitwise
             # the engine's prediction; the others keep their baseline score.
-            n_pred = 0
             rescore = exact.for_columns(cols)
-            for r, p in enumerate(perms):
-                if rescore is None:
-                    res[r] = base_eval
-                    continue
-                scores = base_scores.copy()
-                n_changed = rescore(p, scores, split_rows=n_workers == 1)
-                n_pred += n_changed
-                res[r] = base_eval if n_changed == 0 else evaluate(scores)
-            return res, n_pred
+            if rescore is None:
+                res[:] = base_eval
+                return res, 0
+            all_scores, n_changed = rescore(perm_rows, split_rows=n_workers == 1)
+            for r in range(n_repeats):
+                res[r] = base_eval if n_changed[r] == 0 else evaluate(all_scores[r])
+            return res, int(n_changed.sum())
         if detector is not None:
             # Re-predict only rows whose prediction can change; the others keep their
             # baseline score, bitwise what a full prediction would give.

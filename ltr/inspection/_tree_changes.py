@@ -16,6 +16,7 @@ Private helper of :mod:`ltr.inspection`.  It takes an engine's trees once
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +37,8 @@ from ltr.engines.trees import (
     xgboost_split_info,
 )
 from ltr.kernels._tree_predict import (
+    _FEATURE_BITS,
+    _MEMO,
     _code_leaves,
     _code_rows,
     _column_scores,
@@ -214,6 +217,8 @@ class _ChangeDetector:
 
 
 _MIN_ROWS_PER_THREAD = 4096
+# rescore(perms, split_rows=True) -> (scores, counts), see _ExactRescorer.for_columns
+_Rescore = Callable[..., tuple[np.ndarray, np.ndarray]]
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
@@ -266,6 +271,7 @@ class _ExactRescorer:
 
     def __init__(self, X: np.ndarray, booster: Any, base_scores: np.ndarray) -> None:
         self.X = X
+        self.base_scores = base_scores
         self.ok = False
         self.reason = ""
         trees: FlatTrees | None = None
@@ -329,12 +335,14 @@ class _ExactRescorer:
         return (_xgb_codes(col, ts.astype(np.float32)) if self.trees.strict
                 else _lgb_codes(col, ts))
 
-    def for_columns(self, cols: Sequence[int]) -> Callable[..., int] | None:
-        """Return ``rescore(perm, scores, split_rows=True) -> rows rescored`` (None: *cols* unused).
+    def for_columns(self, cols: Sequence[int]) -> _Rescore | None:
+        """Return ``rescore(perms, split_rows=True) -> (scores, counts)`` (None: *cols* unused).
 
-        ``rescore`` writes into *scores* (a copy of the baseline scores) the exact
+        For every row permutation ``perms[r]`` (an int64 array of shape
+        ``(n_repeats, n_rows)``), ``scores[r]`` is the baseline scores with the exact
         score of every row whose leaf changes when *cols* take the values of row
-        ``perm[i]``; with ``split_rows`` the rows are split over threads.
+        ``perms[r, i]``, and ``counts[r]`` the number of those rows; with
+        ``split_rows`` the rows are split over threads.
         """
         tr = self.trees
         if len(cols) == 1:
@@ -363,14 +371,20 @@ class _ExactRescorer:
                 tr.start, tr.feature, tr.threshold, tr.decision, tr.left, tr.right, tr.strict,
                 leaves, leaf_start, tr.leaf_value, init, scores))
 
-        def rescore(perm: np.ndarray, scores: np.ndarray, split_rows: bool = True) -> int:
-            if not split_rows:
-                return rescore_rows(perm, scores, 0, X.shape[0])
-            return sum(_over_rows(X.shape[0], lambda lo, hi: rescore_rows(perm, scores, lo, hi)))
+        def rescore(perms: np.ndarray, split_rows: bool = True) -> tuple[np.ndarray, np.ndarray]:
+            scores = np.repeat(self.base_scores[None, :], perms.shape[0], axis=0)
+            counts = np.zeros(perms.shape[0], dtype=np.int64)
+            for r, (perm, out) in enumerate(zip(perms, scores)):
+                if split_rows:
+                    run = functools.partial(rescore_rows, perm, out)
+                    counts[r] = sum(_over_rows(X.shape[0], run))
+                else:
+                    counts[r] = rescore_rows(perm, out, 0, X.shape[0])
+            return scores, counts
 
         return rescore
 
-    def _for_column(self, j: int) -> Callable[..., int] | None:
+    def _for_column(self, j: int) -> _Rescore | None:
         """``for_columns([j])``, on the integer codes (branch-free walks)."""
         tr = self.trees
         tree_ids = tr.trees_of.get(j, np.zeros(0, dtype=np.int64))
@@ -378,20 +392,32 @@ class _ExactRescorer:
         if tree_ids.size == 0:
             return None
         first = tr.first_nodes([j], tree_ids)
+        escape = tr.escape_nodes(j, tree_ids, first, _MEMO)
         code_lo, code_hi = tr.code_bounds(j, tree_ids, self.all_thresholds[j])
+        off = first < 0  # paths off j keep their leaf for every code, flagged ones too (-1)
+        big = np.iinfo(np.int32).max
+        code_lo = np.where(off, -big, code_lo).astype(np.int32)
+        code_hi = np.where(off, big, code_hi).astype(np.int32)
+        on_j = (self.nodes[:, 0] & _FEATURE_BITS) == j
+        on_j &= np.repeat(np.isin(np.arange(tr.n_trees), tree_ids), np.diff(tr.start))
+        jmask = int(np.bitwise_or.reduce((self.nodes[on_j, 0] >> 28) & 3, initial=0))
         wcol = np.ascontiguousarray(self.W[:, j])
         leaf_start = tr.leaf_start[: self.n_trees + 1]
         init = self._init()
         W, nodes, leaves = self.W, self.nodes, self.leaves
 
-        def rescore_rows(perm: np.ndarray, scores: np.ndarray, lo: int, hi: int) -> int:
-            return int(_column_scores(lo, hi, W, perm, j, wcol, tree_ids, first, code_lo, code_hi,
-                                      tr.start, nodes, leaves, leaf_start, tr.leaf_value, init,
-                                      scores))
+        def rescore_rows(perms: np.ndarray, scores: np.ndarray, lo: int, hi: int) -> np.ndarray:
+            counts = np.zeros(perms.shape[0], dtype=np.int64)
+            _column_scores(lo, hi, W, perms, j, wcol, jmask, tree_ids, first, escape, code_lo,
+                           code_hi, tr.start, nodes, leaves, leaf_start, tr.leaf_value, init,
+                           scores, counts)
+            return counts
 
-        def rescore(perm: np.ndarray, scores: np.ndarray, split_rows: bool = True) -> int:
+        def rescore(perms: np.ndarray, split_rows: bool = True) -> tuple[np.ndarray, np.ndarray]:
+            scores = np.repeat(self.base_scores[None, :], perms.shape[0], axis=0)
             if not split_rows:
-                return rescore_rows(perm, scores, 0, W.shape[0])
-            return sum(_over_rows(W.shape[0], lambda lo, hi: rescore_rows(perm, scores, lo, hi)))
+                return scores, rescore_rows(perms, scores, 0, W.shape[0])
+            parts = _over_rows(W.shape[0], lambda lo, hi: rescore_rows(perms, scores, lo, hi))
+            return scores, np.sum(parts, axis=0)
 
         return rescore

@@ -293,79 +293,139 @@ def _code_walk4(W, i, j, wj, b0, n0, b1, n1, b2, n2, b3, n3, nodes):
     return ~n0, ~n1, ~n2, ~n3
 
 
+_ROWS = 512  # rows whose per-tree bounds are gathered once for every permutation
+_MEMO = 0x40000000  # bit of an ``escape`` entry: the walk's leaf depends only on the row
+
+
 @njit(cache=True, nogil=True)
-def _column_scores(row_lo, row_hi, W, perm, j, wcol, trees, first, code_lo, code_hi, start,
-                   nodes, leaves, leaf_start, leaf_value, init, out):
+def _column_scores(row_lo, row_hi, W, perms, j, wcol, jmask, trees, first, escape, code_lo,
+                   code_hi, start, nodes, leaves, leaf_start, leaf_value, init, out, counts):
     """Rescore the rows ``row_lo <= i < row_hi`` whose leaf changes when column ``j`` is permuted.
 
-    Row ``i`` gets the coded value ``wcol[perm[i]]`` of column ``j`` (``wcol`` is
-    ``W[:, j]``).  ``trees``, ``first``, ``code_lo``/``code_hi`` (in the codes of
-    ``W``), ``leaves``, ``leaf_start``, ``leaf_value``, ``init`` and ``out`` are as in
-    :func:`_permuted_scores`; a flagged value (NaN, zero) is always walked.  The
-    trees a row must walk are walked four at a time.  Returns the number of rows
-    rescored.
+    For every permutation ``r``, row ``i`` gets the coded value ``wcol[perms[r, i]]``
+    of column ``j`` (``wcol`` is ``W[:, j]``); its exact score goes to ``out[r, i]``
+    (a copy of the baseline scores) when a leaf changed, and ``counts[r]`` grows by
+    the number of rows rescored.  ``trees`` are the sorted ids of the trees
+    splitting on ``j``; per tree ``a`` and cached leaf: ``first[a, leaf]`` the first
+    node on ``j`` of the path (-1: none), ``code_lo[a, leaf] <= code <=
+    code_hi[a, leaf]`` the codes that keep the path (paths off ``j``: every code);
+    ``escape[a, leaf]`` where a code outside them continues: when ``j`` is on the
+    path once, its other child (``~leaf`` for a leaf; with the bit ``_MEMO`` when
+    no node below splits on ``j``, so the leaf reached is the row's own and is kept
+    for the next permutations), else ``first``.  A value whose flags meet ``jmask``
+    (the missing masks of the nodes on ``j``) is walked from ``first``.
+
+    Rows go in blocks of ``_ROWS``: each row's bounds in every tree are gathered
+    once per block, with their intersection; a new code inside it changes no
+    leaf.  Otherwise the trees whose bounds it leaves are walked four side by
+    side and the row is re-summed over all trees in order (:func:`_flush`).
     """
+    n_rep = perms.shape[0]
     n_aff = trees.shape[0]
     n_trees = leaf_start.shape[0] - 1
+    blo = np.empty((_ROWS, n_aff), dtype=code_lo.dtype)
+    bhi = np.empty((_ROWS, n_aff), dtype=code_hi.dtype)
+    memo = np.empty((_ROWS, n_aff), dtype=np.int32)
+    lo_all = np.empty(_ROWS, dtype=code_lo.dtype)
+    hi_all = np.empty(_ROWS, dtype=code_hi.dtype)
     buf = np.empty((_BUF, n_trees), dtype=leaves.dtype)
     rows = np.empty(_BUF, dtype=np.int64)
+    viol = np.empty(n_aff + 1, dtype=np.int64)
     pend_t = np.empty(n_aff + 4, dtype=np.int64)
+    pend_a = np.empty(n_aff + 4, dtype=np.int64)
     pend_b = np.empty(n_aff + 4, dtype=np.int64)
     pend_n = np.empty(n_aff + 4, dtype=np.int64)
     for q in range(n_aff + 4):  # a loop, not np.zeros / np.full: less to compile
         pend_b[q] = 0
         pend_n[q] = -1
-    n_buf = 0 * row_lo  # not a literal 0: one compiled _flush, not two
-    count = 0
-    for i in range(row_lo, row_hi):
-        wo = wcol[i]
-        wn = wcol[perm[i]]
-        if wn == wo:
-            continue
-        special = ((wn | wo) & 3) != 0
-        code = wn >> 2
-        n_pend = 0
-        for a in range(n_aff):
-            t = trees[a]
-            leaf0 = leaves[i, t]
-            if not special and code_lo[a, leaf0] <= code <= code_hi[a, leaf0]:
-                continue  # the path to leaf0 admits the new value
-            node = first[a, leaf0]
-            if node < 0:
-                continue
-            pend_t[n_pend] = t
-            pend_b[n_pend] = start[t]
-            pend_n[n_pend] = node
-            n_pend += 1
-        if n_pend == 0:
-            continue
-        for q in range(n_pend, n_pend + 4):
-            pend_n[q] = -1
-        changed = False
-        for q in range(0, n_pend, 4):
-            l0, l1, l2, l3 = _code_walk4(W, i, j, wn, pend_b[q], pend_n[q], pend_b[q + 1],
-                                         pend_n[q + 1], pend_b[q + 2], pend_n[q + 2],
-                                         pend_b[q + 3], pend_n[q + 3], nodes)
-            for u in range(4):
-                if q + u >= n_pend:
-                    break
-                leaf = l0 if u == 0 else (l1 if u == 1 else (l2 if u == 2 else l3))
-                t = pend_t[q + u]
-                if leaf != leaves[i, t]:
-                    if not changed:
-                        for u2 in range(n_trees):  # a loop: a slice copy compiles numba's
-                            buf[n_buf, u2] = leaves[i, u2]  # shape-error text (1.5 s cold)
-                        rows[n_buf] = i
-                        changed = True
-                    buf[n_buf, t] = leaf
-        if changed:
-            n_buf += 1
-            count += 1
-            if n_buf == _BUF:
-                _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
-                n_buf = 0
-    _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
-    return count
+    new_t = np.empty(n_aff, dtype=np.int64)
+    new_l = np.empty(n_aff, dtype=np.int64)
+    for r0 in range(row_lo, row_hi, _ROWS):
+        r1 = min(r0 + _ROWS, row_hi)
+        for i in range(r0, r1):
+            b = i - r0
+            lmax = code_lo[0, leaves[i, trees[0]]]
+            hmin = code_hi[0, leaves[i, trees[0]]]
+            for a in range(n_aff):
+                leaf0 = leaves[i, trees[a]]
+                x = code_lo[a, leaf0]
+                y = code_hi[a, leaf0]
+                blo[b, a] = x
+                bhi[b, a] = y
+                memo[b, a] = -1
+                lmax = max(lmax, x)
+                hmin = min(hmin, y)
+            lo_all[b] = lmax
+            hi_all[b] = hmin
+        for r in range(n_rep):
+            perm = perms[r]
+            o = out[r]
+            n_buf = 0 * r0  # not a literal 0: one compiled _flush, not two
+            for i in range(r0, r1):
+                b = i - r0
+                wo = wcol[i]
+                wn = wcol[perm[i]]
+                if wn == wo:
+                    continue
+                special = ((wn | wo) & jmask) != 0
+                ec = -1 if special else wn >> 2  # -1 leaves every path on j
+                if lo_all[b] <= ec <= hi_all[b]:
+                    continue
+                nv = 0
+                for a in range(n_aff):  # branch-free list of the trees whose bounds it leaves
+                    viol[nv] = a
+                    nv += (ec < blo[b, a]) | (ec > bhi[b, a])
+                n_pend = 0
+                n_new = 0
+                for v in range(nv):
+                    a = viol[v]
+                    t = trees[a]
+                    leaf0 = leaves[i, t]
+                    if special:
+                        node = first[a, leaf0]
+                    else:
+                        m = memo[b, a]
+                        node = escape[a, leaf0]
+                        if m >= 0 or node < 0:
+                            new_t[n_new] = t
+                            new_l[n_new] = m if m >= 0 else ~node
+                            n_new += 1
+                            continue
+                    pend_t[n_pend] = t
+                    pend_a[n_pend] = a if not special and (node & _MEMO) != 0 else -1
+                    pend_b[n_pend] = start[t]
+                    pend_n[n_pend] = node & ~_MEMO
+                    n_pend += 1
+                for q in range(n_pend, n_pend + 4):
+                    pend_n[q] = -1
+                for q in range(0, n_pend, 4):
+                    l0, l1, l2, l3 = _code_walk4(W, i, j, wn, pend_b[q], pend_n[q], pend_b[q + 1],
+                                                 pend_n[q + 1], pend_b[q + 2], pend_n[q + 2],
+                                                 pend_b[q + 3], pend_n[q + 3], nodes)
+                    for u in range(min(4, n_pend - q)):
+                        leaf = l0 if u == 0 else (l1 if u == 1 else (l2 if u == 2 else l3))
+                        if pend_a[q + u] >= 0:
+                            memo[b, pend_a[q + u]] = leaf
+                        new_t[n_new] = pend_t[q + u]
+                        new_l[n_new] = leaf
+                        n_new += 1
+                changed = False
+                for u in range(n_new):
+                    t = new_t[u]
+                    if new_l[u] != leaves[i, t]:
+                        if not changed:
+                            for u2 in range(n_trees):  # a loop: a slice copy compiles
+                                buf[n_buf, u2] = leaves[i, u2]  # numba's shape-error text
+                            rows[n_buf] = i
+                            changed = True
+                        buf[n_buf, t] = new_l[u]
+                if changed:
+                    n_buf += 1
+                    counts[r] += 1
+                    if n_buf == _BUF:
+                        _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, o)
+                        n_buf = 0
+            _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, o)
 
 
 @njit(cache=True, nogil=True)
