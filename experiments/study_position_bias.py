@@ -101,6 +101,7 @@ class Method:
     label: str
     grades: bool = False  # train on the true grades (the oracle)
     fit_propensity: bool = False  # fit(..., propensity=<per-row cascade estimate>)
+    true_propensity: bool = False  # fit(..., propensity=<the simulator's examination per row>)
     full_log: bool = False  # gets the click-less lists too
 
 
@@ -125,6 +126,9 @@ METHODS: dict[str, Method] = {
     "auto": Method({"unbiased": "auto"}, "auto", 'unbiased="auto"', full_log=True),
     "oracle": Method({"objective": "lambdarank"}, "reference", "oracle (true grades)",
                      grades=True),
+    "true_propensity": Method({"unbiased": True}, "reference",
+                              "ltr, the simulator's true propensities (not known from clicks)",
+                              true_propensity=True),
 }
 #: Keyword arguments that name today's only behaviour: dropped (not "n/a") when the installed
 #: estimator lacks the parameter (before ``bias_cost`` existed, the cost was the paper's).
@@ -427,6 +431,10 @@ def run_method(name: str, kw: dict[str, Any], cell: Cell, args: argparse.Namespa
             fit_kw["position"] = pos
         if m.fit_propensity:
             fit_kw["propensity"] = prop
+        if m.true_propensity:  # the examination the simulator used, per shown row
+            fit_kw["propensity"] = (cell.truth[pos - 1] if cell.setting.startswith("PBM")
+                                    else (1.0 - CASCADE_ABANDON) ** (pos - 1.0))
+            fit_kw["position"] = pos
         est.fit(X_cache[m.full_log], click, **fit_kw)
     seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
     scores = est.predict(cell.test.X)
