@@ -132,6 +132,22 @@ class FlatTrees:
         return np.where(hit.any(axis=2), first, -1).astype(np.int32)
 
 
+    def _path_steps(self, j: int,
+                    tree_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(nodes, on, nxt)[a, leaf, depth]`` along each leaf's path in trees *tree_ids*.
+
+        ``nodes``: the global node at each depth; ``on``: whether it splits on
+        column *j*; ``nxt``: the node (or ``~leaf``) the path goes to next.
+        """
+        paths = self.paths[tree_ids]  # (T, L, D)
+        valid = paths >= 0
+        nodes = np.where(valid, paths, 0) + self.start[tree_ids][:, None, None]
+        on = valid & (self.feature[nodes] == j)
+        leaf = np.arange(paths.shape[1], dtype=np.int32)[None, :, None]
+        nxt = np.concatenate([paths[..., 1:], np.full(paths.shape[:2] + (1,), -1, np.int32)],
+                             axis=2)
+        return nodes, on, np.where(nxt >= 0, nxt, ~leaf)
+
     def code_bounds(self, j: int, tree_ids: np.ndarray,
                     thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return ``(lo, hi)[a, leaf]``: the codes of column *j* that keep the path to ``leaf``.
@@ -142,21 +158,13 @@ class FlatTrees:
         threshold ``m`` exactly when its code is ``<= m``.  NaN and values the
         engine may treat as missing are not covered (the caller walks them).
         """
-        paths = self.paths[tree_ids]  # (T, L, D)
-        valid = paths >= 0
-        nodes = np.where(valid, paths, 0) + self.start[tree_ids][:, None, None]
-        on = valid & (self.feature[nodes] == j)
-        leaf = np.arange(paths.shape[1], dtype=np.int32)[None, :, None]
-        nxt = np.concatenate([paths[..., 1:], np.full(paths.shape[:2] + (1,), -1, np.int32)],
-                             axis=2)
-        nxt = np.where(nxt >= 0, nxt, ~leaf)  # the node (or ~leaf) the path goes to next
+        nodes, on, nxt = self._path_steps(j, tree_ids)
         went_left = self.left[nodes] == nxt
         m = np.searchsorted(thresholds, self.threshold[nodes]).astype(np.int32)
         big = np.iinfo(np.int32).max
         lo = np.where(on & ~went_left, m + 1, 0).max(axis=2, initial=0)
         hi = np.where(on & went_left, m, big).min(axis=2, initial=big)
         return lo.astype(np.int32), hi.astype(np.int32)
-
 
     def escape_nodes(self, j: int, tree_ids: np.ndarray, first: np.ndarray,
                      memo_bit: int) -> np.ndarray:
@@ -168,14 +176,9 @@ class FlatTrees:
         *j* (the leaf reached then depends on the row alone).  Otherwise it is
         *first* (:meth:`first_nodes`), where a walk must start.
         """
+        nodes, on, nxt = self._path_steps(j, tree_ids)
         paths = self.paths[tree_ids]  # (T, L, D)
         valid = paths >= 0
-        nodes = np.where(valid, paths, 0) + self.start[tree_ids][:, None, None]
-        on = valid & (self.feature[nodes] == j)
-        leaf = np.arange(paths.shape[1], dtype=np.int32)[None, :, None]
-        nxt = np.concatenate([paths[..., 1:], np.full(paths.shape[:2] + (1,), -1, np.int32)],
-                             axis=2)
-        nxt = np.where(nxt >= 0, nxt, ~leaf)
         other = np.where(self.left[nodes] == nxt, self.right[nodes], self.left[nodes])
         esc = np.take_along_axis(other, np.argmax(on, axis=2)[..., None], axis=2)[..., 0]
         # below[a, node]: some node of the subtree under ``node`` splits on j
