@@ -188,3 +188,23 @@ def _list_offsets(list_of_row: np.ndarray) -> np.ndarray:
     """Offsets of the contiguous runs of equal list ids in *list_of_row*."""
     starts = np.flatnonzero(np.r_[True, list_of_row[1:] != list_of_row[:-1]])
     return np.r_[starts, list_of_row.size].astype(np.int64)
+
+
+def _bootstrap(num: np.ndarray, den: np.ndarray, chosen: int, n_boot: int, level: float,
+               seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile intervals of the pooled ratios ``sum(num) / sum(den)`` over resampled queries.
+
+    Also of each column's paired difference to column *chosen*, and the
+    bootstrap standard error of each ratio.
+    """
+    rng = np.random.default_rng(seed)
+    n = num.shape[0]
+    means = np.empty((n_boot, num.shape[1]))
+    for b in range(n_boot):
+        take = rng.integers(0, n, n)
+        means[b] = num[take].sum(axis=0) / max(den[take].sum(), 1e-300)
+    diffs = means - means[:, [chosen]]
+    lo, hi = 50 * (1 - level), 50 * (1 + level)
+    ci = np.percentile(means, [lo, hi], axis=0).T
+    dci = np.percentile(diffs, [lo, hi], axis=0).T
+    return ci, dci, means.std(axis=0)

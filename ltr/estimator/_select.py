@@ -62,6 +62,7 @@ from ltr.engines import uses_position
 from ltr.estimator._heldout import (
     CASCADE_FLOOR,
     NESTED_RATIO,
+    _bootstrap,
     _cascade,
     _em,
     _fill,
@@ -287,26 +288,6 @@ def _query_of_lists(list_of_row: np.ndarray, doc: np.ndarray, n_lists: int) -> n
 
 
 # --------------------------------------------------------------------------- selection
-
-
-def _bootstrap(num: np.ndarray, den: np.ndarray, chosen: int, n_boot: int, level: float,
-               seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Percentile intervals of the pooled ratios ``sum(num) / sum(den)`` over resampled queries.
-
-    Also of each column's paired difference to column *chosen*, and the
-    bootstrap standard error of each ratio.
-    """
-    rng = np.random.default_rng(seed)
-    n = num.shape[0]
-    means = np.empty((n_boot, num.shape[1]))
-    for b in range(n_boot):
-        take = rng.integers(0, n, n)
-        means[b] = num[take].sum(axis=0) / max(den[take].sum(), 1e-300)
-    diffs = means - means[:, [chosen]]
-    lo, hi = 50 * (1 - level), 50 * (1 + level)
-    ci = np.percentile(means, [lo, hi], axis=0).T
-    dci = np.percentile(diffs, [lo, hi], axis=0).T
-    return ci, dci, means.std(axis=0)
 
 
 def select_debiasing(
