@@ -111,7 +111,7 @@ BENCHES: tuple[Bench, ...] = (
         Figure("cascade_em_stochastic_5m_seconds",
                "cascade EM, stochastic logger, 5 M impressions (s)", "<= 3 s", best=3.0),
     ), before=False),
-    Bench("bench_dask.py", ("--workers", "2", "--engine", "both"), (
+    Bench("bench_dask.py", ("--workers", "2", "--engine", "both", "--repeat", "2"), (
         Figure("dask_shuffle_2workers_us_per_row",
                "Dask query shuffle, 1.2 M rows grouped by query (us/row)", "<= 5", best=5.0),
         _ratio("dask_lightgbm_2workers_per_round_vs_single",
