@@ -386,6 +386,14 @@ _COMPARE_COUNT_MAX = 8
 
 
 @njit(cache=True)
+def ideal_order_key(labels, gains, gain_mode, ideal_keys, ideal_mode):
+    """Return the sort key of the ideal list: ideal_keys (mode 1), table gains, else labels."""
+    if ideal_mode == 1:
+        return ideal_keys
+    return gains if gain_mode == GAIN_TABLE else labels
+
+
+@njit(cache=True)
 def label_counts(labels, start, end, counts, n_labels):
     """Count the labels of rows ``start:end`` into ``counts[:n_labels]``.
 
@@ -435,12 +443,7 @@ def _query_idcg(labels, gains, gain_mode, ideal_keys, ideal_mode, label_gain, co
             lab -= 1
         return total
     # ideal_mode 0: order by gain; 1: order by ideal_keys (LightGBM orders by label).
-    if ideal_mode == 1:
-        key = ideal_keys
-    elif gain_mode == GAIN_TABLE:
-        key = gains
-    else:
-        key = labels  # exp2 and linear gains increase with the label
+    key = ideal_order_key(labels, gains, gain_mode, ideal_keys, ideal_mode)
     stable = TIES_STABLE + 0 * gain_mode  # not a literal: one compiled _select_top, not two
     select_top_partial(key, labels, gains, gain_mode, ideal_keys, stable, start, end, m,
                        buf_idx, buf_p, buf_tmp, sort_f)
@@ -488,12 +491,7 @@ def _dcg_idcg_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie
                                             tie_mode, discount, start, end, m, buf_idx, buf_p,
                                             buf_tmp, sort_f)
             if want_idcg and n <= _COUNT_IDEAL_MAX:
-                if ideal_mode == 1:
-                    key = ideal_keys
-                elif gain_mode == GAIN_TABLE:
-                    key = gains
-                else:
-                    key = labels  # exp2 and linear gains increase with the label
+                key = ideal_order_key(labels, gains, gain_mode, ideal_keys, ideal_mode)
                 out_idcg[q] = _query_idcg_counted(labels, gains, gain_mode, key, discount, start,
                                                   end, m, buf_tmp, buf_p[RUN:])
             elif want_idcg:

@@ -17,7 +17,6 @@ from ltr.kernels._dcg import (
     _BUFFER_MAX,
     _CHUNK,
     _SMALL_MAX,
-    GAIN_TABLE,
     PARALLEL_MIN_ROWS,
     TIES_AVERAGE,
     TIES_STABLE,
@@ -28,6 +27,7 @@ from ltr.kernels._dcg import (
     _select_top,
     _select_top_stable,
     _tie,
+    ideal_order_key,
     label_counts,
 )
 from ltr.kernels._ranksort import RUN, RUN_TIED, rank_rows
@@ -75,12 +75,7 @@ def _multi_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie_mo
     n_q = offsets.shape[0] - 1
     n_chunks = (n_q + _CHUNK - 1) // _CHUNK
     n_labels = label_gain.shape[0]
-    if ideal_mode == 1:
-        ideal_key = ideal_keys
-    elif gain_mode == GAIN_TABLE:
-        ideal_key = gains
-    else:
-        ideal_key = labels  # exp2 and linear gains increase with the label
+    ideal_key = ideal_order_key(labels, gains, gain_mode, ideal_keys, ideal_mode)
     stable_mode = TIES_STABLE + 0 * gain_mode  # not a literal: one compiled _order_top
     for c in range(b, n_chunks, n_blocks):
         for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):

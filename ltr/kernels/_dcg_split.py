@@ -20,13 +20,13 @@ from numba import njit, prange
 from ltr.kernels._dcg import (
     _BUFFER_MAX,
     _PARTIAL_RATIO,
-    GAIN_TABLE,
     TIES_AVERAGE,
     TIES_STABLE,
     _average_ties_dcg,
     _block_buffers,
     _gain,
     _tie,
+    ideal_order_key,
     select_top_partial,
 )
 from ltr.kernels._dcg_multi import _order_top
@@ -182,12 +182,7 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
     ideal_k = np.empty((n_t, width))
     lengths = np.empty(n_t, dtype=np.int64)
     usable = np.ones(n_t, dtype=np.bool_)
-    if ideal_mode == 1:
-        ideal_key = ideal_keys
-    elif gain_mode == GAIN_TABLE:
-        ideal_key = gains
-    else:
-        ideal_key = labels  # exp2 and linear gains increase with the label
+    ideal_key = ideal_order_key(labels, gains, gain_mode, ideal_keys, ideal_mode)
     for t in prange(n_t):
         lo = bounds[t]
         hi = bounds[t + 1]
