@@ -8,7 +8,9 @@ import numpy as np
 
 from ltr._validation import check_1d_float
 
-__all__ = ["check_propensities", "check_row_propensities", "propensity_per_row"]
+__all__ = [
+    "check_propensities", "check_row_propensities", "propensity_per_row", "rows_as_read",
+]
 
 
 def check_propensities(propensity: Any, name: str = "propensity") -> np.ndarray:
@@ -68,3 +70,25 @@ def check_row_propensities(propensity: Any, name: str, n_rows: int) -> np.ndarra
             f"{name}[{i}] = {float(arr[i])!r}"
         )
     return arr
+
+
+def rows_as_read(propensity: np.ndarray, position: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Return per-row *propensity* in the form :func:`propensity_per_row` reads per row.
+
+    With several lists that is the array itself.  With a single list the rule
+    reads an array as a per-position table, so the list's per-row values are
+    put at their positions (``t[position - 1] = propensity``; the positions of
+    one list are distinct, checked before).  For callers holding per-row
+    values for a subset of rows they cannot choose (a cross-validation fold, a
+    run's test set).
+
+    Examples
+    --------
+    >>> rows_as_read(np.array([0.5, 1.0]), np.array([2, 1]), np.array([0, 2]))
+    array([1. , 0.5])
+    """
+    if offsets.size > 2:
+        return propensity
+    table = np.ones(int(position.max()) if position.size else 0, dtype=np.float64)
+    table[np.asarray(position, dtype=np.int64) - 1] = propensity
+    return table

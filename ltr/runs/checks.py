@@ -104,11 +104,18 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
                 f"positions and clicks come from parquet/csv files, got {got(column)}"
             )
     logged = cfg.logged
-    if "propensity" in logged and not (unbiased and ours):
+    for_ips = ips is not None and ips.propensity == "data"
+    if "propensity" in logged and unbiased == "auto" and not for_ips:
         raise ConfigError(
-            f"{where}data.propensity: per-row propensities weight the pairs of ltr's objective; "
-            "set model.unbiased: true (with model.objective: lambdarank or unset), or drop "
-            "data.propensity"
+            f"{where}data.propensity: model.unbiased: auto estimates the propensities it "
+            "compares methods with; drop data.propensity, set model.unbiased: true, or use "
+            "them for evaluation (evaluation.ips.propensity: data)"
+        )
+    if "propensity" in logged and not (unbiased and ours) and not for_ips:
+        raise ConfigError(
+            f"{where}data.propensity: per-row propensities weight the pairs of ltr's objective "
+            "or the IPS metrics; set model.unbiased: true (with model.objective: lambdarank or "
+            "unset) or evaluation.ips.propensity: data, or drop data.propensity"
         )
     if "propensity" in logged and cfg.settings.propensity is not None:
         raise ConfigError(
@@ -132,6 +139,12 @@ def _check_position_bias(cfg: RunConfig, where: str) -> None:
             raise ConfigError(
                 f"{where}evaluation.ips: needs data.position and data.click (the logged "
                 "ranking's positions and clicks of valid/test), or data.synthetic.clicks"
+            )
+        if ips.propensity == "data" and "propensity" not in logged:
+            raise ConfigError(
+                f"{where}evaluation.ips.propensity: 'data' reads each row's examination "
+                "propensity from data.propensity (a column of the parquet/csv data); set it, or "
+                "use 'em', 'learned' or a list of propensities per position"
             )
         if ips.propensity == "em" and "doc" not in logged:
             raise ConfigError(

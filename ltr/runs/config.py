@@ -138,10 +138,13 @@ __all__ = [
 class IPSConfig(Section):
     """Click-based (inverse-propensity-weighted) nDCG of valid/test from data.click and position."""
 
-    propensity: Literal["em", "learned"] | list[Annotated[float, Field(gt=0, le=1)]] = Field(
-        "em",
-        description="em: estimated from the training clicks (regression EM); learned: the "
-        "unbiased objective's t+; or a list per position",
+    propensity: Literal["em", "learned", "data"] | list[Annotated[float, Field(gt=0, le=1)]] = (
+        Field(
+            "em",
+            description="em: estimated from the training clicks (regression EM); learned: the "
+            "unbiased objective's t+; data: each valid/test row's data.propensity (per "
+            "impression, e.g. cascade estimates); or a list per position",
+        )
     )
     clip: float = Field(
         0.01, gt=0, le=1, allow_inf_nan=False,

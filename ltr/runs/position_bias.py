@@ -11,6 +11,7 @@ gets a ``position_bias`` block in ``metrics.json``:
 * ``propensity``: the examination propensities the IPS metrics used
   (``evaluation.ips.propensity``: ``"em"`` estimated from the training clicks
   with :func:`ltr.clicks.estimate_propensity_em` and the ``data.doc`` ids,
+  ``"data"`` each valid/test row's own ``data.propensity``,
   ``"learned"`` the objective's t+, or the configured list);
 * ``ips``: per valid/test set, ``ips_ndcg@k`` (:func:`ltr.metrics.ips_ndcg`,
   propensities clipped at ``evaluation.ips.clip``), the self-normalised
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ltr._io import write_atomic
+from ltr._propensities import rows_as_read
 from ltr.metrics.names import format_metric_name
 from ltr.runs.config import RunConfig, RunError
 from ltr.runs.data import logged_column
@@ -54,11 +56,14 @@ MIN_CLICKS = 10
 
 def _ips_propensity(
     cfg: RunConfig, model: Any, train: RankingData
-) -> tuple[np.ndarray, str] | None:
+) -> tuple[np.ndarray | None, str] | None:
+    """Return the per-position table the IPS metrics use and its source (None: per row)."""
     ips = cfg.evaluation.ips
     if ips is None:
         return None
     source = ips.propensity
+    if source == "data":
+        return None, "data.propensity (per row)"
     if isinstance(source, list):
         return np.asarray(source, dtype=np.float64), "evaluation.ips.propensity"
     if source == "learned":
@@ -134,17 +139,29 @@ def position_bias_metrics(
         from ltr.clicks.ips import ips_dcg, ips_ndcg
         from ltr.metrics import ndcg
 
-        prop, source = used
+        table, source = used
         ips = cfg.evaluation.ips
         assert ips is not None
-        out["propensity"] = {"source": source, "values": prop.tolist(), "clip": ips.clip}
-        curves["IPS propensity"] = prop
+        out["propensity"] = {"source": source, "clip": ips.clip}
+        if table is not None:
+            out["propensity"]["values"] = table.tolist()
+            curves["IPS propensity"] = table
+        elif "train" in sets:  # per row: their mean per position draws the curve
+            tr = sets["train"]
+            pos = np.asarray(logged_column(tr, "position"), dtype=np.int64) - 1
+            mean = (np.bincount(pos, weights=logged_column(tr, "propensity"))
+                    / np.maximum(np.bincount(pos), 1))
+            curves["IPS propensity (mean per position)"] = mean
         ks = list(cfg.evaluation.eval_at)
         out["ips"] = {}
         for name, s in scores.items():
             ds = sets[name]
             click, pos = logged_column(ds, "click", name), logged_column(ds, "position", name)
-            if int(pos.max()) > len(prop):
+            if table is None:  # per row, in the form ips_ndcg reads per row
+                prop = rows_as_read(logged_column(ds, "propensity", name), pos, ds.offsets)
+            else:
+                prop = table
+            if table is not None and int(pos.max()) > len(table):
                 raise RunError(
                     f"evaluation.ips.propensity: has {len(prop)} positions but data.position "
                     f"({name}) goes to {int(pos.max())}; give a propensity for every position"
@@ -185,6 +202,8 @@ def _write_curves(
     counts: tuple[np.ndarray, np.ndarray] | None,
     run_dir: Path,
 ) -> None:
+    if not curves:
+        return
     depth = max(len(v) for v in curves.values())
     if counts is not None:
         depth = max(depth, len(counts[0]))

@@ -160,9 +160,10 @@ def make_rank_scorer(
 def make_ips_ndcg_scorer(
     k: int | None = 10,
     *,
-    propensity: Any,
+    propensity: Any = None,
     qid_column: Any = None,
     position_column: Any = None,
+    propensity_column: Any = None,
     **options: Any,
 ) -> RankScorer:
     """Build a scorer of IPS nDCG@k (:func:`ltr.clicks.ips.ips_ndcg`) on logged clicks.
@@ -170,18 +171,26 @@ def make_ips_ndcg_scorer(
     ``y`` given to the search is the logged clicks (0/1).  Query ids (one
     per displayed list) and logged positions reach the scorer as metadata
     (``qid``, ``position``, both requested by default) or as columns of a
-    pandas ``X``, like :func:`make_ndcg_scorer`'s ``qid``.
+    pandas ``X``, like :func:`make_ndcg_scorer`'s ``qid``.  Propensities are
+    either one table per logged position, fixed here, or one value per row
+    (per impression, e.g. cascade estimates from
+    :func:`ltr.clicks.estimate_propensity_cascade`), which travel with the
+    rows like the positions: metadata ``propensity`` or ``propensity_column``.
 
     Parameters
     ----------
     k : int or None, default=10
         Cut-off of the new ranking.
-    propensity : array-like of shape (n_positions,)
-        Examination propensity per logged position (index 0 = position 1), in (0, 1].
-    qid_column, position_column : hashable, optional
-        Columns of a pandas ``X`` holding list ids and logged positions; removed
-        before ``predict``.  When ``None`` the estimator's own parameter of
-        that name is used, if any.  Metadata takes precedence.
+    propensity : array-like of shape (n_positions,), optional
+        Examination propensity per logged position (index 0 = position 1), in
+        (0, 1].  ``None`` (the default): one propensity per row, which the
+        scorer then requests as metadata ``propensity`` (or reads from
+        ``propensity_column``).
+    qid_column, position_column, propensity_column : hashable, optional
+        Columns of a pandas ``X`` holding list ids, logged positions and
+        per-row propensities; removed before ``predict``.  When ``None`` the
+        estimator's own parameter of that name is used, if any.  Metadata
+        takes precedence.
     **options
         Passed to :func:`ltr.clicks.ips.ips_ndcg`: ``clip``, ``empty``, ``discount``,
         ``ties`` (the normaliser is ``'ideal'``).  Checked now.
@@ -189,20 +198,31 @@ def make_ips_ndcg_scorer(
     Returns
     -------
     RankScorer
-        ``scorer(estimator, X, click, qid=None, position=None) -> float``; its
-        ``repr`` rebuilds this call.
+        ``scorer(estimator, X, click, qid=None, position=None) -> float``
+        (per-row propensities: ``propensity=None`` too); its ``repr`` rebuilds
+        this call.
 
     Examples
     --------
     >>> make_ips_ndcg_scorer(5, propensity=[1.0, 0.5], clip=0.1)
     make_ips_ndcg_scorer(k=5, propensity=[1.0, 0.5], clip=0.1)
+    >>> make_ips_ndcg_scorer(10, propensity_column="p")  # per-row propensities
+    make_ips_ndcg_scorer(k=10, propensity_column='p')
     """
     k = _check_k("ips_ndcg", k)
     _check_options("make_ips_ndcg_scorer", "ips_ndcg", options)
-    theta = check_propensities(propensity, "propensity")
+    theta = None
+    if propensity is not None:
+        if propensity_column is not None:
+            raise ValueError(
+                f"make_ips_ndcg_scorer got both propensity (a table per position) and "
+                f"propensity_column={propensity_column!r} (one value per row); give one of them"
+            )
+        theta = check_propensities(propensity, "propensity")
     _probe("ips_ndcg", k, options, position=np.array([1, 2]), propensity=np.ones(2))
     return RankScorer("ips_ndcg", k, propensity=theta, qid_column=qid_column,
-                      position_column=position_column, **options)
+                      position_column=position_column, propensity_column=propensity_column,
+                      **options)
 
 
 class _FormerScorerClass(type):

@@ -10,6 +10,7 @@ from sklearn import get_config
 from sklearn.utils.metadata_routing import MetadataRequest
 
 from ltr._frames import contiguous_offsets, is_multilabel, label_columns, take_column
+from ltr._propensities import check_row_propensities, rows_as_read
 from ltr._sklearn_private import ScorerBase, uncached_caller
 from ltr.metrics.names import (
     CONVENTIONS,
@@ -191,12 +192,15 @@ class RankScorer(ScorerBase):
         A metric of the registry with a function over rows (or an alias).
     k : int or None, default=10
         Cut-off; ``None`` is the whole list.
-    qid_column, position_column : hashable, optional
-        Columns of a pandas ``X`` holding query ids / logged positions.
+    qid_column, position_column, propensity_column : hashable, optional
+        Columns of a pandas ``X`` holding query ids / logged positions /
+        per-row propensities.
     objectives : mapping of str to float, optional
         Composite weights (nDCG only).
     propensity : array-like, optional
-        Examination propensities (IPS only).
+        Examination propensities per position (IPS only).  ``None`` with IPS:
+        one propensity per row, requested as metadata ``propensity`` (or read
+        from ``propensity_column``).
     **options
         Keyword options of the metric function.
     """
@@ -208,6 +212,7 @@ class RankScorer(ScorerBase):
         *,
         qid_column: Any = None,
         position_column: Any = None,
+        propensity_column: Any = None,
         objectives: Mapping[str, float] | None = None,
         propensity: Any = None,
         **options: Any,
@@ -218,9 +223,12 @@ class RankScorer(ScorerBase):
         self.k = k
         self.qid_column = qid_column
         self.position_column = position_column
+        self.propensity_column = propensity_column
         self.objectives = None if objectives is None else dict(objectives)
         self.propensity = propensity
         self._requests: dict[str, Any] = dict.fromkeys(info.metadata, True)
+        if "position" in self._requests and propensity is None:  # IPS with per-row propensities
+            self._requests["propensity"] = True
 
     @property
     def options(self) -> dict[str, Any]:
@@ -271,11 +279,12 @@ class RankScorer(ScorerBase):
         if self.metric == "ndcg":
             head, parts = "make_ndcg_scorer", [f"k={self.k!r}"]
         elif self.metric == "ips_ndcg":
-            head = "make_ips_ndcg_scorer"
-            parts = [f"k={self.k!r}", f"propensity={np.asarray(self.propensity).tolist()!r}"]
+            head, parts = "make_ips_ndcg_scorer", [f"k={self.k!r}"]
+            if self.propensity is not None:
+                parts.append(f"propensity={np.asarray(self.propensity).tolist()!r}")
         else:
             head, parts = "make_rank_scorer", [repr(self.metric), f"k={self.k!r}"]
-        for name in ("qid_column", "position_column", "objectives"):
+        for name in ("qid_column", "position_column", "propensity_column", "objectives"):
             if getattr(self, name) is not None:
                 parts.append(f"{name}={getattr(self, name)!r}")
         parts += [f"{key}={value!r}" for key, value in self._kwargs.items()]
@@ -328,6 +337,17 @@ class RankScorer(ScorerBase):
                 "it), call scorer(estimator, X, click, qid=qid, position=position), or name a "
                 "column of a DataFrame X with make_ips_ndcg_scorer(position_column=...)"
             )
+        if "propensity" in found and found["propensity"] is None:
+            raise ValueError(
+                f"the {self.metric} scorer was built without a per-position propensity table, "
+                "so it needs one examination propensity per row and got none: pass propensity "
+                "as metadata (sklearn.set_config(enable_metadata_routing=True) and "
+                "search.fit(X, click, qid=qid, position=position, propensity=p); the scorer "
+                "requests it), call scorer(estimator, X, click, qid=qid, position=position, "
+                "propensity=p), name a column of a DataFrame X with "
+                "make_ips_ndcg_scorer(propensity_column=...), or give "
+                "make_ips_ndcg_scorer(propensity=[...]) per position"
+            )
         return X, found
 
     def _score(
@@ -351,7 +371,11 @@ class RankScorer(ScorerBase):
             raise ValueError(f"y has {y.shape[0]} rows but X has {n_rows}; they must match")
         extra: dict[str, Any] = {}
         if "position" in found:
-            extra = {"position": np.asarray(found["position"]), "propensity": self.propensity}
+            position = np.asarray(found["position"])
+            extra = {"position": position, "propensity": self.propensity}
+            if "propensity" in found:  # per row: checked, then in the form ips_ndcg reads per row
+                rows = check_row_propensities(found["propensity"], "propensity", n_rows)
+                extra["propensity"] = rows_as_read(rows, position, offsets)
         value = self._score_func(y, y_pred, offsets=offsets, k=self.k, **extra, **self._kwargs)
         return float(value)
 
