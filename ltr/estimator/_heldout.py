@@ -106,15 +106,20 @@ def _fill(prop: np.ndarray, clicks: np.ndarray) -> np.ndarray:
 
 
 def _em(click: np.ndarray, pos: np.ndarray, doc: np.ndarray,
-        offsets: np.ndarray) -> np.ndarray | None:
-    """EM propensities when every clicked position is identifiable, else None."""
+        offsets: np.ndarray, n_iter: int | None = None) -> np.ndarray | None:
+    """EM propensities when every clicked position is identifiable, else None.
+
+    *n_iter* = 1 only tests identifiability (which is structural: which documents
+    were logged at which positions), at the cost of one EM step.
+    """
     from ltr.clicks import estimate_propensity_em
 
     top = int(pos[click > 0].max()) if (click > 0).any() else 1
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            est = estimate_propensity_em(click, pos, doc, offsets=offsets, max_position=top)
+            est = estimate_propensity_em(click, pos, doc, offsets=offsets, max_position=top,
+                                         **({} if n_iter is None else {"n_iter": n_iter}))
     except ValueError:
         return None
     prop = est.propensity

@@ -458,7 +458,7 @@ def select_debiasing(
     criterion = score if score != "auto" else (
         "examined_pairs" if nested >= NESTED_RATIO else "snips")
     fixed_method = "given"
-    if given is None and _em(click, pos, doc_s, offsets) is None:
+    if given is None and _em(click, pos, doc_s, offsets, n_iter=1) is None:
         # a deterministic logger: cell EM cannot separate examination from relevance, the
         # cascade EM can (rows above a session's last click were read)
         cascade = _cascade(click, pos, doc_s, offsets)
