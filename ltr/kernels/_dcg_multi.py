@@ -55,7 +55,7 @@ def _order_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end
                     buf_idx, buf_p, buf_tmp, sort_f)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _prefix_sums(labels, gains, gain_mode, discount, buf_idx, ks, n, out_row):
     """``out_row[j]``: the running sum of ranked gains up to rank ``min(ks[j], n)``."""
     total = 0.0
