@@ -74,6 +74,28 @@ def _prefix_sums(labels, gains, gain_mode, discount, buf_idx, ks, n, out_row):
 # and for m <= _SHORT_SELECT_MAX on queries at least _SELECT_RATIO times longer than m.
 _SHORT_SELECT_MAX = 32
 _SELECT_RATIO = 4
+# Inputs of fewer rows rank short queries whole (no threshold selection to compile):
+# at most RUN comparisons per row, well under a millisecond a call.
+SELECT_MIN_ROWS = 20_000
+
+# How the body orders a query (constants of each compiled kernel, see _kernels).
+ORDER_ANY = 0  # _order_top: every tie rule, any length
+ORDER_SHORT = 1  # _order_short: at most RUN rows, ties in row order
+ORDER_RANKED = 2  # _rank_whole: the same without threshold selection (small inputs)
+
+
+@njit(cache=True)
+def _rank_whole(primary, start, end, m, buf_idx, buf_tmp):
+    """``buf_idx[:m]``: the best ``m`` rows of ``start:end`` (at most ``RUN``), by rank counting.
+
+    Ties in row order; ``buf_idx`` needs ``m + 1`` entries (ranks ``>= m``
+    land in ``buf_idx[m]``) and ``buf_tmp`` ``end - start``.
+    """
+    n = end - start
+    rank = buf_tmp[:n]
+    rank_stable(primary[start:end], rank)
+    for j in range(n):
+        buf_idx[min(rank[j], m)] = start + j
 
 
 @njit(cache=True)
@@ -85,30 +107,26 @@ def _order_short(primary, start, end, m, buf_idx, buf_p, buf_tmp):
     call that compiles only this needs neither): threshold selection for a
     small ``m`` (:func:`ltr.kernels._dcg._select_top_stable`, whose
     candidates fit its buffers up to ``m = 48``), else (or when ties leave
-    too many candidates) rank counting of the whole query.  Same rows, same
-    order.
+    too many candidates) :func:`_rank_whole`.  Same rows, same order.
     """
     n = end - start
     select = m <= _SMALL_MAX or (m <= _SHORT_SELECT_MAX and n >= _SELECT_RATIO * m)
     if m < n and select and _select_top_stable(primary, start, end, m, buf_idx, buf_p, buf_tmp):
         return
-    rank = buf_tmp[:n]
-    rank_stable(primary[start:end], rank)
-    for j in range(n):
-        buf_idx[min(rank[j], m)] = start + j
+    _rank_whole(primary, start, end, m, buf_idx, buf_tmp)
 
 
 @njit(cache=True, inline="always")
-def _multi_body(short, average, b, n_blocks, labels, scores, gains, gain_mode, tie_keys,
+def _multi_body(order, average, b, n_blocks, labels, scores, gains, gain_mode, tie_keys,
                 tie_mode, ideal_keys, ideal_mode, label_gain, discount, offsets, ks, k_max,
                 out_dcg, out_idcg, want_dcg, want_idcg, buf_idx, buf_p, buf_tmp, sort_f, counts):
     """Chunks ``b, b + n_blocks, ...`` of queries, in one block's buffers.
 
-    ``short`` and ``average`` are constants of each compiled kernel (see
-    :func:`_kernels`): ``short`` orders every query with :func:`_order_short`
-    (queries of at most ``RUN`` rows, ties in row order), else
-    :func:`_order_top`; ``average`` averages the DCG over tied scores.  The
-    branch not taken is pruned before typing, so its callees do not compile.
+    ``order`` and ``average`` are constants of each compiled kernel (see
+    :func:`_kernels`): ``order`` (an ``ORDER_*`` constant) picks the
+    function that orders each query; ``average`` averages the DCG over tied
+    scores.  The branches not taken are pruned before typing, so their
+    callees do not compile.
     """
     n_q = offsets.shape[0] - 1
     n_chunks = (n_q + _CHUNK - 1) // _CHUNK
@@ -122,7 +140,9 @@ def _multi_body(short, average, b, n_blocks, labels, scores, gains, gain_mode, t
             n = end - start
             m = n if (k_max <= 0 or k_max > n) else k_max
             if want_dcg:
-                if short:
+                if order == ORDER_RANKED:
+                    _rank_whole(scores, start, end, m, buf_idx, buf_tmp)
+                elif order == ORDER_SHORT:
                     _order_short(scores, start, end, m, buf_idx, buf_p, buf_tmp)
                 else:
                     _order_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end,
@@ -154,7 +174,9 @@ def _multi_body(short, average, b, n_blocks, labels, scores, gains, gain_mode, t
                         pos += 1
                     out_idcg[q, j] = total
             else:
-                if short:
+                if order == ORDER_RANKED:
+                    _rank_whole(ideal_key, start, end, m, buf_idx, buf_tmp)
+                elif order == ORDER_SHORT:
                     _order_short(ideal_key, start, end, m, buf_idx, buf_p, buf_tmp)
                 else:
                     _order_top(ideal_key, labels, gains, gain_mode, ideal_keys, stable_mode,
@@ -162,8 +184,8 @@ def _multi_body(short, average, b, n_blocks, labels, scores, gains, gain_mode, t
                 _prefix_sums(labels, gains, gain_mode, discount, buf_idx, ks, n, out_idcg[q])
 
 
-def _kernels(name, short, average):
-    """Return the serial block kernel and threaded driver of one ``(short, average)`` variant.
+def _kernels(name, order, average):
+    """Return the serial block kernel and threaded driver of one ``(order, average)`` variant.
 
     Closures over two constants: each variant is its own dispatcher, cached
     on disk under its own name, and compiles only the paths it takes.
@@ -172,7 +194,7 @@ def _kernels(name, short, average):
     def block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys,
               ideal_mode, label_gain, discount, offsets, ks, k_max, out_dcg, out_idcg, want_dcg,
               want_idcg, buf_idx, buf_p, buf_tmp, sort_f, counts):
-        _multi_body(short, average, b, n_blocks, labels, scores, gains, gain_mode, tie_keys,
+        _multi_body(order, average, b, n_blocks, labels, scores, gains, gain_mode, tie_keys,
                     tie_mode, ideal_keys, ideal_mode, label_gain, discount, offsets, ks, k_max,
                     out_dcg, out_idcg, want_dcg, want_idcg, buf_idx, buf_p, buf_tmp, sort_f,
                     counts)
@@ -185,7 +207,7 @@ def _kernels(name, short, average):
         buf_idx, buf_p, buf_tmp, sort_f, counts = _block_buffers(
             n_blocks, offsets, k_max, label_gain.shape[0])
         for b in prange(n_blocks):
-            _multi_body(short, average, b, n_blocks, labels, scores, gains, gain_mode, tie_keys,
+            _multi_body(order, average, b, n_blocks, labels, scores, gains, gain_mode, tie_keys,
                         tie_mode, ideal_keys, ideal_mode, label_gain, discount, offsets, ks,
                         k_max, out_dcg, out_idcg, want_dcg, want_idcg, buf_idx[b], buf_p[b],
                         buf_tmp[b], sort_f[b], counts[b])
@@ -195,19 +217,41 @@ def _kernels(name, short, average):
     return njit(cache=True)(block), njit(cache=True, parallel=True)(parallel)
 
 
-# Every tie rule, any query length; ties averaged; the same on queries of at most RUN
-# rows with ties in row order (stable or averaged): no insertion buffer, no merge sort.
-_multi_block, _multi_parallel = _kernels("", short=False, average=False)
-_multi_block_average, _multi_parallel_average = _kernels("_average", short=False, average=True)
-_multi_block_short, _multi_parallel_short = _kernels("_short", short=True, average=False)
+# One kernel per way of ordering queries, ties averaged or not (the tie rule itself
+# is an argument of the ORDER_ANY kernels).
+_multi_block, _multi_parallel = _kernels("", ORDER_ANY, average=False)
+_multi_block_average, _multi_parallel_average = _kernels("_average", ORDER_ANY, average=True)
+_multi_block_short, _multi_parallel_short = _kernels("_short", ORDER_SHORT, average=False)
 _multi_block_short_average, _multi_parallel_short_average = _kernels(
-    "_short_average", short=True, average=True)
+    "_short_average", ORDER_SHORT, average=True)
+_multi_block_ranked, _ = _kernels("_ranked", ORDER_RANKED, average=False)
+_multi_block_ranked_average, _ = _kernels("_ranked_average", ORDER_RANKED, average=True)
 _KERNELS = {
-    (False, False): (_multi_block, _multi_parallel),
-    (False, True): (_multi_block_average, _multi_parallel_average),
-    (True, False): (_multi_block_short, _multi_parallel_short),
-    (True, True): (_multi_block_short_average, _multi_parallel_short_average),
+    (ORDER_ANY, False): (_multi_block, _multi_parallel),
+    (ORDER_ANY, True): (_multi_block_average, _multi_parallel_average),
+    (ORDER_SHORT, False): (_multi_block_short, _multi_parallel_short),
+    (ORDER_SHORT, True): (_multi_block_short_average, _multi_parallel_short_average),
+    (ORDER_RANKED, False): (_multi_block_ranked, None),
+    (ORDER_RANKED, True): (_multi_block_ranked_average, None),
 }
+
+
+def multi_kernel(tie_mode, offsets, n_rows):
+    """Return the block kernel :func:`dcg_idcg_multi` calls, and whether it runs threaded.
+
+    Threaded from ``PARALLEL_MIN_ROWS`` rows; queries of at most ``RUN`` rows
+    with ties in row order (stable or averaged) take the short paths, ranked
+    whole below ``SELECT_MIN_ROWS`` rows; anything else the general paths.
+    """
+    sizes = np.diff(offsets)
+    order = ORDER_ANY
+    if (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE) and (
+            sizes.size == 0 or int(sizes.max()) <= RUN):
+        order = ORDER_RANKED if n_rows < SELECT_MIN_ROWS else ORDER_SHORT
+    block, parallel = _KERNELS[order, tie_mode == TIES_AVERAGE]
+    if n_rows >= PARALLEL_MIN_ROWS and parallel is not None:
+        return parallel, True
+    return block, False
 
 
 def dcg_idcg_multi(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
@@ -217,23 +261,21 @@ def dcg_idcg_multi(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_k
     ``ks`` is an ``int64`` array in increasing order with ``0`` (the whole
     query) last if present; other arguments as :func:`ltr.kernels._dcg.dcg_idcg`,
     ``discount`` long enough for the largest cut-off.  The kernel variant is
-    chosen here, so a call compiles only the paths it can take.
+    chosen here (:func:`multi_kernel`), so a call compiles only the paths it
+    can take.
     """
     k_max = 0 if ks[-1] <= 0 else int(ks[-1])
-    sizes = np.diff(offsets)
-    short = ((tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
-             and (sizes.size == 0 or int(sizes.max()) <= RUN))
-    block, parallel = _KERNELS[short, tie_mode == TIES_AVERAGE]
-    if labels.shape[0] >= PARALLEL_MIN_ROWS:
-        parallel(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
-                 label_gain, discount, offsets, ks, k_max, out_dcg, out_idcg, want_dcg,
-                 want_idcg, numba.get_num_threads())
+    kernel, threaded = multi_kernel(tie_mode, offsets, labels.shape[0])
+    if threaded:
+        kernel(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
+               label_gain, discount, offsets, ks, k_max, out_dcg, out_idcg, want_dcg, want_idcg,
+               numba.get_num_threads())
         return
     buf_idx, buf_p, buf_tmp, sort_f, counts = _block_buffers_np(offsets, k_max,
                                                                 label_gain.shape[0])
-    block(0, 1, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
-          label_gain, discount, offsets, ks, k_max, out_dcg, out_idcg, want_dcg, want_idcg,
-          buf_idx, buf_p, buf_tmp, sort_f, counts)
+    kernel(0, 1, labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
+           label_gain, discount, offsets, ks, k_max, out_dcg, out_idcg, want_dcg, want_idcg,
+           buf_idx, buf_p, buf_tmp, sort_f, counts)
 
 
 __all__ = ["dcg_idcg_multi"]
