@@ -3,7 +3,8 @@
 :func:`ltr.kernels._dcg_multi.dcg_idcg_multi` picks one compiled kernel per way
 of ordering queries (``ORDER_ANY``: every tie rule and length; ``ORDER_SHORT``:
 queries of at most ``RUN`` rows with ties in row order; ``ORDER_RANKED``: the
-same ranked whole, for small inputs) and per averaged or plain ties.  Every
+same ranked whole, ideal lists too, for small inputs) and per averaged or
+plain ties.  Every
 variant is run here on the same queries and compared with a plain Python sort
 (and bitwise with the general variant), and a fresh process with an empty
 numba cache checks that a small fit and ``ndcg`` compile exactly the small
@@ -133,9 +134,8 @@ print("PROBE " + json.dumps(signatures))
 """
 
 #: What a small fit and nDCG compile on an empty cache: the small input's kernel and
-#: its callees, and no selection, sort, tie-rule or threaded code.
-SMALL_INPUT_KERNELS = {"_multi_block_ranked", "_rank_whole", "label_counts", "_gain",
-                       "ideal_order_key"}
+#: its callees, and no selection, sort, label histogram, tie-rule or threaded code.
+SMALL_INPUT_KERNELS = {"_multi_block_ranked", "_rank_whole", "_gain", "ideal_order_key"}
 
 
 def test_a_small_fit_and_ndcg_compile_one_kernel_and_its_callees_once(tmp_path):

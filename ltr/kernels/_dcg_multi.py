@@ -81,7 +81,7 @@ SELECT_MIN_ROWS = 20_000
 # How the body orders a query (constants of each compiled kernel, see _kernels).
 ORDER_ANY = 0  # _order_top: every tie rule, any length
 ORDER_SHORT = 1  # _order_short: at most RUN rows, ties in row order
-ORDER_RANKED = 2  # _rank_whole: the same without threshold selection (small inputs)
+ORDER_RANKED = 2  # _rank_whole, ideal lists too: no threshold selection, no histogram
 
 
 @njit(cache=True)
@@ -157,7 +157,8 @@ def _multi_body(order, average, b, n_blocks, labels, scores, gains, gain_mode, t
                     _prefix_sums(labels, gains, gain_mode, discount, buf_idx, ks, n, out_dcg[q])
             if not want_idcg:
                 continue
-            if label_counts(labels, start, end, counts, n_labels):
+            # ORDER_RANKED ranks the ideal list whole too: no label histogram to compile
+            if order != ORDER_RANKED and label_counts(labels, start, end, counts, n_labels):
                 # The label histogram's ideal order, walked once (as _query_idcg per cut-off).
                 total = 0.0
                 pos = 0
