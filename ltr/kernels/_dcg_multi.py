@@ -6,6 +6,14 @@ or merge sort); the DCG at each cut-off is then the running sum of the ranked
 gains where it passes that rank, and the ideal DCG the same over the label
 histogram.  Sums run in rank order from the first rank, as the one-cut-off
 kernel's do, so every value is bit-identical to a separate call per cut-off.
+
+numba compiles every function a kernel calls, whether or not the call runs, so
+the choice of paths is made in Python (:func:`multi_kernel`): one compiled
+kernel per way of ordering queries (``ORDER_*``) and per plain or averaged
+ties, closures over those constants around one body (:func:`_multi_body`).
+A call compiles only the paths it can take: a small input with ties in row
+order, as the quick start's, compiles neither the selection paths, the merge
+sort, the label histogram nor the threaded driver.
 """
 
 from __future__ import annotations
