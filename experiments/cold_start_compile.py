@@ -9,9 +9,9 @@ compilation's CPU seconds (self: excluding the callees compiled inside it;
 inclusive: with them), whether it was a top-level call (from Python) and the
 signatures themselves; for the warm run, any compilation (a cache miss: the
 cache would be useless for that kernel) and the time spent loading the cache.
-Last, the dcg kernel compiled alone with its rare paths (merge sort, tie-key
-ranks, averaged ties, none of which the quick start takes) replaced by stubs:
-what compiling those paths only when a call needs them would save.
+Last, the first ``ndcg`` call of each variant of the several-cut-off kernel
+(:func:`ltr.kernels._dcg_multi.multi_kernel`) on a fresh cache: what the quick
+start's variant compiles next to the others.
 
 Usage::
 
@@ -88,45 +88,44 @@ print("PROBE " + json.dumps({"wall": time.perf_counter() - t0, "cpu": time.proce
 """
 
 
-# The dcg kernel of the quick start compiled alone, with its rare paths (never taken by the
-# quick start: k <= 20, stable ties) replaced by stubs: what compiling them lazily would save.
-RARE = r"""
+# The first nDCG call of each kernel variant (ltr.kernels._dcg_multi.multi_kernel), compiled
+# alone on a fresh cache: the quick start's (a small input, stable ties) and the others.
+VARIANT = r"""
 import os, sys, tempfile, time
 os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp()
 import numpy as np
-from numba import njit
-import ltr.kernels._dcg as D, ltr.kernels._dcg_multi as M, ltr.kernels._ranksort as R
 from ltr.metrics import ndcg
 
-stub = sys.argv[1].split(",")
-if "sort" in stub:  # the merge sort of selections of more than 48 rows
-    D._sort_rows = njit(lambda p, l, g, gm, tk, tm, s, e, m, bi, bt, sf: None)
-if "tied" in stub:  # rank counting with a tie key (trec_eval, pessimistic, optimistic ties)
-    R.rank_tied = njit(lambda ps, tv, rank: None)
-if "average" in stub:  # McSherry-Najork averaged ties
-    M._average_ties_dcg = njit(lambda l, s, g, gm, d, st, e, m, bi: 0.0)
+n_q, lo, hi, convention = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 rng = np.random.default_rng(0)
-qid = np.repeat(np.arange(300), rng.integers(5, 100, 300))
+qid = np.repeat(np.arange(n_q), rng.integers(lo, hi, n_q))
 y = rng.integers(0, 5, qid.size).astype(float)
+doc_ids = np.arange(qid.size) if convention == "trec_eval" else None
 c = time.process_time()
-ndcg(y, rng.normal(size=qid.size), qid=qid, k=[1, 3, 5, 10, 20])
-print(f"RARE {time.process_time() - c:.3f}")
+ndcg(y, rng.normal(size=qid.size), qid=qid, k=[1, 3, 5, 10, 20], convention=convention,
+     **({"doc_ids": doc_ids} if doc_ids is not None else {}))
+print(f"VARIANT {time.process_time() - c:.3f}")
 """
-RARE_VARIANTS = (("as is", ""), ("without the merge sort", "sort"),
-                 ("without the merge sort, tie-key ranks, averaged ties", "sort,tied,average"))
+VARIANTS = (
+    ("small input, stable ties (the quick start's): ranked whole", "300 5 100 lightgbm"),
+    ("small input, averaged ties: ranked whole, averaged", "300 5 100 sklearn"),
+    ("20,000+ rows, stable ties: threshold selection", "600 5 100 lightgbm"),
+    ("queries over 128 rows: every path of the general kernel", "100 5 300 lightgbm"),
+)
 
 
-def rare_paths(repeats: int) -> list[tuple[str, float]]:
-    """Best-of-``repeats`` compile CPU of the dcg kernel per variant, interleaved."""
+def variants(repeats: int) -> list[tuple[str, float]]:
+    """Best-of-``repeats`` CPU of the first ``ndcg`` call (fresh cache) per variant, interleaved."""
     env = dict(os.environ)
     env["PYTHONPATH"] = env.get("PYTHONPATH") or str(REPO)
-    best = {label: float("inf") for label, _ in RARE_VARIANTS}
+    best = {label: float("inf") for label, _ in VARIANTS}
     for _ in range(repeats):
-        for label, stub in RARE_VARIANTS:
-            out = subprocess.run([sys.executable, "-c", RARE, stub], env=env, cwd=tempfile.gettempdir(),
-                                 capture_output=True, text=True, check=True).stdout
-            cpu = float(next(ln for ln in out.splitlines() if ln.startswith("RARE ")).split()[1])
-            best[label] = min(best[label], cpu)
+        for label, argv in VARIANTS:
+            out = subprocess.run([sys.executable, "-c", VARIANT, *argv.split()], env=env,
+                                 cwd=tempfile.gettempdir(), capture_output=True, text=True,
+                                 check=True).stdout
+            line = next(ln for ln in out.splitlines() if ln.startswith("VARIANT "))
+            best[label] = min(best[label], float(line.split()[1]))
     return list(best.items())
 
 
@@ -167,13 +166,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--repeats", type=int, default=2,
-                        help="runs per variant of the rare-path study (best of)")
+                        help="runs per nDCG kernel variant (best of)")
     args = parser.parse_args()
     load0 = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as cache:
         cold = probe(cache)
         warm = probe(cache)
-    rare = rare_paths(args.repeats)
+    variant_cpu = variants(args.repeats)
     load1 = os.getloadavg()[0]
     recs = cold["records"]
     top_cpu = sum(r["cpu"] for r in recs if r["top"])
@@ -203,12 +202,12 @@ def main() -> None:
     ]
     for r in recs:
         lines.append(f"- `{r['name'].rsplit('.', 1)[-1]}({r['sig']})`: {r['self']:.2f} s self")
-    lines += ["", "## The dcg kernel without its rare paths (a study: stubs, wrong values)", "",
-              "The quick start's nDCG (k = 1, 3, 5, 10, 20; stable ties) never takes these paths,",
-              "but they are compiled with it. Compile CPU of the first `ndcg` call on 300 queries",
-              f"of 5-100 rows, fresh cache, best of {args.repeats}, interleaved:", "",
-              "| dcg kernel | compile CPU s |", "|---|---:|",
-              *(f"| {label} | {cpu:.2f} |" for label, cpu in rare)]
+    lines += ["", "## The nDCG kernel variants", "",
+              "`dcg_idcg_multi` picks one compiled kernel per way of ordering queries, so a call",
+              "compiles only the paths it can take. CPU of the first `ndcg` call (k = 1, 3, 5, 10,",
+              f"20), fresh cache, best of {args.repeats}, interleaved (queries of 5-100 rows unless",
+              "stated):", "", "| variant | first call CPU s |", "|---|---:|",
+              *(f"| {label} | {cpu:.2f} |" for label, cpu in variant_cpu)]
     if warm["records"]:
         lines += ["", "## Compiled again in the warm run (cache misses)", "", *table(warm["records"])]
     text = "\n".join(lines) + "\n"

@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 #: exact tree rescoring of permutation importance (codes, cached leaves, leaf sums,
 #: one column's rescoring).
 QUICKSTART_KERNELS = {
-    "ltr.kernels._dcg_multi._multi_block",
+    "ltr.kernels._dcg_multi._multi_block_ranked",
     "ltr.kernels._tree_predict._code_rows",
     "ltr.kernels._tree_predict._code_leaves",
     "ltr.kernels._tree_predict._leaf_sums",
