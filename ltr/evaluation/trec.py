@@ -146,7 +146,9 @@ def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str,
         raise FileNotFoundError(f"{kind} file {str(path)!r} does not exist")
     n = len(fields)
     layout = " ".join(fields)
-    buf = np.fromfile(path, dtype=np.uint8)
+    if path.stat().st_size == 0:
+        raise ValueError(f"{kind} file {str(path)!r} is empty")
+    buf = np.memmap(path, dtype=np.uint8, mode="r")  # the page cache, not a copy
     cols = T.scan_columns(buf, n, (0, 2), fields.index(value))
     values, status, at = _rows(cols, cols.values), _rows(cols, cols.status), _rows(cols, cols.at)
     if values.shape[0] == 0:

@@ -15,7 +15,7 @@ fast_float's SWAR trick):
 
 Anything else (``inf``, ``nan``, underscores, an empty mantissa, trailing
 bytes) is reported as not parsed: the caller's exact parser (Python's
-``float``) decides.  :func:`load8`, :func:`store8` and :func:`trailing_zeros`
+``float``) decides.  :func:`load8`, :func:`store8`, :func:`trailing_zeros` and :func:`bit_count`
 are the word-at-a-time helpers the TREC scanner shares.  Nothing here
 validates input or imports from ``ltr``.
 """
@@ -176,11 +176,13 @@ def trailing_zeros(typingctx, a):  # type: ignore[no-untyped-def]
     return types.uint64(types.uint64), codegen
 
 
-@njit(cache=True, inline="always")
-def _eight_digits(word):
-    """Whether all 8 bytes of *word* are ASCII digits."""
-    return ((word + np.uint64(0x4646464646464646)) | (word - np.uint64(0x3030303030303030))) & (
-        np.uint64(0x8080808080808080)) == np.uint64(0)
+@intrinsic
+def bit_count(typingctx, a):  # type: ignore[no-untyped-def]
+    """Set bits of a uint64."""
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        return builder.ctpop(args[0])
+
+    return types.uint64(types.uint64), codegen
 
 
 @njit(cache=True, inline="always")
@@ -191,6 +193,13 @@ def _eight_digits_value(word):
     mask = np.uint64(0x000000FF000000FF)
     return ((word & mask) * np.uint64(0x000F424000000064)
             + ((word >> np.uint64(16)) & mask) * np.uint64(0x0000271000000001)) >> np.uint64(32)
+
+
+@njit(cache=True, inline="always")
+def _eight_digits(word):
+    """Whether all 8 bytes of *word* are ASCII digits."""
+    return ((word + np.uint64(0x4646464646464646)) | (word - np.uint64(0x3030303030303030))) & (
+        np.uint64(0x8080808080808080)) == np.uint64(0)
 
 
 @njit(cache=True)
@@ -230,11 +239,10 @@ def parse_decimal(buf, s, e):
 
     *value* is what ``float(token)`` returns, bit for bit, whenever *ok*.
     """
-    i = s
-    neg = False
-    if i < e and (buf[i] == 43 or buf[i] == 45):  # + -
-        neg = buf[i] == 45
-        i += 1
+    if s >= e:
+        return False, 0.0
+    neg = buf[s] == 45  # -
+    i = s + np.int64(neg | (buf[s] == 43))  # past a sign, without a branch
     first = i
     w = np.uint64(0)
     while i < e and 48 <= buf[i] <= 57:
@@ -281,4 +289,4 @@ def parse_decimal(buf, s, e):
     return ok, v
 
 
-__all__ = ["load8", "parse_decimal", "store8", "trailing_zeros"]
+__all__ = ["bit_count", "load8", "parse_decimal", "store8", "trailing_zeros"]

@@ -19,7 +19,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ltr.kernels._decimal import load8, parse_decimal, store8, trailing_zeros
+from ltr.kernels._decimal import bit_count, load8, parse_decimal, store8, trailing_zeros
 
 #: ``scan_columns`` status per line: parsed, number left to the caller, wrong field count
 OK, SLOW, BAD = 0, 1, 2
@@ -94,12 +94,22 @@ def scan_columns(buf, n_fields, ids, number):
 
 @njit(cache=True, parallel=True)
 def _chunk_newlines(buf, bounds):
+    seven = np.uint64(0x7F7F7F7F7F7F7F7F)
+    lf = np.uint64(0x0A0A0A0A0A0A0A0A)
+    high = np.uint64(0x8080808080808080)
     out = np.empty(bounds.shape[0] - 1, dtype=np.int64)
     for c in prange(bounds.shape[0] - 1):
         count = 0
-        for i in range(bounds[c], bounds[c + 1]):
+        i = bounds[c]
+        end = bounds[c + 1]
+        while i + 8 <= end:  # LF bytes of a word: the bytes that are zero after XOR
+            x = load8(buf, i) ^ lf
+            count += np.int64(bit_count(~(((x & seven) + seven) | x) & high))
+            i += 8
+        while i < end:
             count += buf[i] == 10
-        if bounds[c + 1] > bounds[c] and buf[bounds[c + 1] - 1] != 10:
+            i += 1
+        if end > bounds[c] and buf[end - 1] != 10:
             count += 1  # a last line without LF
         out[c] = count
     return out
