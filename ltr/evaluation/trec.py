@@ -7,12 +7,14 @@
 
 Readers return a pandas DataFrame with string ``qid`` and ``doc_id`` columns
 and a float ``relevance`` / ``score`` column, the layout
-:func:`ltr.evaluation.evaluate` takes.  The file is split by numba threads
-(:mod:`ltr.kernels._textscan`) without a Python string per field: the id
-columns are Arrow-backed (pandas' ``str`` dtype where it is the default,
-``object`` otherwise) and numbers are parsed exactly (as ``float()`` does).
-A malformed line raises ``ValueError`` naming the file, the line number and
-the line.  :func:`write_run` writes through :func:`ltr._io.write_atomic`.
+:func:`ltr.evaluation.evaluate` takes.  The memory-mapped file is read in one
+pass by numba threads (:mod:`ltr.kernels._textscan`) without a Python string
+per field: the id bytes go straight into Arrow string buffers (pandas' ``str``
+dtype where it is the default, ``object`` otherwise) and numbers are parsed
+exactly, bit-identical to ``float()`` (:mod:`ltr.kernels._decimal`; the rare
+token it cannot decide goes to ``float()`` itself).  A malformed line raises
+``ValueError`` naming the file, the line number and the line.
+:func:`write_run` writes through :func:`ltr._io.write_atomic`.
 """
 
 from __future__ import annotations
