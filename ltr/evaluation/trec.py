@@ -152,7 +152,7 @@ def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str,
         raise ValueError(f"{kind} file {str(path)!r} is empty")
     buf = np.memmap(path, dtype=np.uint8, mode="r")  # the page cache, not a copy
     cols = T.scan_columns(buf, n, (0, 2), fields.index(value))
-    values, status, at = _rows(cols, cols.values), _rows(cols, cols.status), _rows(cols, cols.at)
+    values, status = _rows(cols, cols.values), _rows(cols, cols.status)
     if values.shape[0] == 0:
         raise ValueError(f"{kind} file {str(path)!r} is empty")
     if not cols.ascii:  # the bytes must be UTF-8
@@ -164,17 +164,18 @@ def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str,
             ) from None
     bad = np.flatnonzero(status == T.BAD)
     if bad.shape[0]:
-        number, text = _line(buf, int(at[bad[0]]))
+        number, text = _line(buf, int(values[bad[0]]))
         raise ValueError(f"{kind} file {str(path)!r}, line {number}: expected {n} "
                          f"whitespace-separated fields ({layout}): {text!r}")
     slow = np.flatnonzero(status == T.SLOW)
     if slow.shape[0]:
-        values[slow] = _exact_numbers(buf, at[slow])
+        at = values[slow].astype(np.int64)  # where each token starts
+        values[slow] = _exact_numbers(buf, at)
         nan = np.flatnonzero(np.isnan(values[slow]))
         if nan.shape[0]:
-            row = int(slow[nan[0]])
-            token = buf[at[row] : T.token_ends(buf, at[row : row + 1])[0]].tobytes()
-            number, text = _line(buf, _line_start(buf, int(at[row])))
+            start = at[nan[0] : nan[0] + 1]
+            token = buf[start[0] : T.token_ends(buf, start)[0]].tobytes()
+            number, text = _line(buf, _line_start(buf, int(start[0])))
             raise ValueError(f"{kind} file {str(path)!r}, line {number}: {value} "
                              f"{token.decode(errors='replace')!r} is not a number: {text!r}")
     return pd.DataFrame({"qid": _id_column(cols, 0, arrow), "doc_id": _id_column(cols, 1, arrow),

@@ -48,9 +48,8 @@ class Columns(NamedTuple):
     bounds: np.ndarray  #: byte offsets of the chunks' starts (and the end)
     first: np.ndarray  #: first row of each chunk (room for its lines, blank ones included)
     used: np.ndarray  #: rows (non-blank lines) of each chunk
-    values: np.ndarray  #: the number field per row (float64)
+    values: np.ndarray  #: the number per row; SLOW: where its token starts, BAD: its line
     status: np.ndarray  #: OK, SLOW or BAD per row (int8)
-    at: np.ndarray  #: where the number starts (OK, SLOW) or the line starts (BAD), per row
     offsets: np.ndarray  #: (2, rows + chunks): each id field's Arrow offsets, chunk by chunk
     data: tuple[np.ndarray, np.ndarray]  #: each id field's bytes, chunk c from bounds[c] on
     ascii: bool  #: every field byte is below 128
@@ -83,13 +82,12 @@ def scan_columns(buf, n_fields, ids, number):
     n = int(first[-1])
     values = np.empty(n)
     status = np.empty(n, dtype=np.int8)
-    at = np.empty(n, dtype=np.int64)
     offsets = np.empty((2, n + room.shape[0]), dtype=np.int64)
     data = (np.empty(buf.shape[0], dtype=np.uint8),  # pages are touched only where written
             np.empty(buf.shape[0], dtype=np.uint8))
     used, high = _split(buf, bounds, first, n_fields, ids[0], ids[1], number, values, status,
-                        at, offsets, data[0], data[1])
-    return Columns(bounds, first, used, values, status, at, offsets, data, not high)
+                        offsets, data[0], data[1])
+    return Columns(bounds, first, used, values, status, offsets, data, not high)
 
 
 @njit(cache=True, parallel=True)
@@ -169,8 +167,8 @@ def _copy(buf, s, e, end, data, p):
 
 
 @njit(cache=True, parallel=True)
-def _split(buf, bounds, first, n_fields, id_a, id_b, number, values, status, at, offsets,
-           data_a, data_b):
+def _split(buf, bounds, first, n_fields, id_a, id_b, number, values, status, offsets, data_a,
+           data_b):
     cls = _CLASS
     n_chunks = bounds.shape[0] - 1
     used = np.zeros(n_chunks, dtype=np.int64)
@@ -188,7 +186,6 @@ def _split(buf, bounds, first, n_fields, id_a, id_b, number, values, status, at,
         end = bounds[c + 1]
         while i < end:
             line_start = i
-            number_at = i
             field = 0
             parsed = OK
             while True:
@@ -204,8 +201,7 @@ def _split(buf, bounds, first, n_fields, id_a, id_b, number, values, status, at,
                     pb = _copy(buf, s, i, end, data_b, pb)
                 elif field == number:
                     exact, v = parse_decimal(buf, s, i)
-                    values[row] = v
-                    number_at = s
+                    values[row] = v if exact else np.float64(s)  # SLOW: where the token is
                     if not exact:
                         parsed = SLOW
                 field += 1
@@ -214,10 +210,9 @@ def _split(buf, bounds, first, n_fields, id_a, id_b, number, values, status, at,
                 continue  # a blank line
             if field == n_fields:
                 status[row] = parsed
-                at[row] = number_at
             else:
                 status[row] = BAD
-                at[row] = line_start
+                values[row] = np.float64(line_start)
             row += 1
             o += 1
             offsets[0, o] = pa - base
