@@ -162,24 +162,25 @@ def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str,
             raise ValueError(
                 f"{kind} file {str(path)!r} is not in TREC {kind} format ({layout}): {exc}"
             ) from None
-    bad = np.flatnonzero(status == T.BAD)
-    if bad.shape[0]:
-        number, text = _line(buf, int(values[bad[0]]))
-        raise ValueError(f"{kind} file {str(path)!r}, line {number}: expected {n} "
-                         f"whitespace-separated fields ({layout}): {text!r}")
-    slow = np.flatnonzero(status == T.SLOW)
-    if slow.shape[0]:
-        at = values[slow].astype(np.int64)  # where each token starts
-        values[slow] = _exact_numbers(buf, at)
-        nan = np.flatnonzero(np.isnan(values[slow]))
-        if nan.shape[0]:
-            start = at[nan[0] : nan[0] + 1]
-            token = buf[start[0] : T.token_ends(buf, start)[0]].tobytes()
-            number, text = _line(buf, _line_start(buf, int(start[0])))
-            raise ValueError(f"{kind} file {str(path)!r}, line {number}: {value} "
-                             f"{token.decode(errors='replace')!r} is not a number: {text!r}")
+    if status.any():  # a row not OK (T.OK is 0): a bad line, or a number for float()
+        bad = np.flatnonzero(status == T.BAD)
+        if bad.shape[0]:
+            number, text = _line(buf, int(values[bad[0]]))
+            raise ValueError(f"{kind} file {str(path)!r}, line {number}: expected {n} "
+                             f"whitespace-separated fields ({layout}): {text!r}")
+        slow = np.flatnonzero(status == T.SLOW)
+        if slow.shape[0]:
+            at = values[slow].astype(np.int64)  # where each token starts
+            values[slow] = _exact_numbers(buf, at)
+            nan = np.flatnonzero(np.isnan(values[slow]))
+            if nan.shape[0]:
+                start = at[nan[0] : nan[0] + 1]
+                token = buf[start[0] : T.token_ends(buf, start)[0]].tobytes()
+                number, text = _line(buf, _line_start(buf, int(start[0])))
+                raise ValueError(f"{kind} file {str(path)!r}, line {number}: {value} "
+                                 f"{token.decode(errors='replace')!r} is not a number: {text!r}")
     return pd.DataFrame({"qid": _id_column(cols, 0, arrow), "doc_id": _id_column(cols, 1, arrow),
-                         value: values})
+                         value: values}, copy=False)  # the arrays are this call's own
 
 
 def read_table(path: PathLike, kind: str) -> pd.DataFrame:
