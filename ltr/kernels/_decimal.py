@@ -7,17 +7,17 @@ fast_float's SWAR trick):
 
 * up to 19 digits: ``w`` times a 128-bit truncation of ``5**q`` (the
   Eisel-Lemire algorithm, as in fast_float and Go's ``strconv``; exact for a
-  mantissa below 2**64 by Mushtak and Lemire's proof; the one case that proof
-  excludes in older versions is left to the caller);
+  mantissa below 2**64 by Mushtak and Lemire's proof; the product older
+  versions of the algorithm gave up on is still left to the caller);
 * more than 19 significant digits: the first 19 are read as ``w`` and as
   ``w + 1``; when both round to the same double that is the answer, else the
   token is left to the caller.
 
 Anything else (``inf``, ``nan``, underscores, an empty mantissa, trailing
 bytes) is reported as not parsed: the caller's exact parser (Python's
-``float``) decides.  :func:`load8`, :func:`store8`, :func:`trailing_zeros` and :func:`bit_count`
-are the word-at-a-time helpers the TREC scanner shares.  Nothing here
-validates input or imports from ``ltr``.
+``float``) decides.  :func:`load8`, :func:`store8`, :func:`trailing_zeros`
+and :func:`bit_count` are the word-at-a-time helpers the TREC scanner shares.
+Nothing here validates input or imports from ``ltr``.
 """
 
 from __future__ import annotations
