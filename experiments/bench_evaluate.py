@@ -21,10 +21,15 @@ on the ``str`` frames (slow: about 30 s at full size).
 
 Every tool runs once on a small warm-up set first (numba compilation).
 
+``--read-only`` times row 3 alone: ltr's readers and pytrec_eval's parsers
+interleaved, ``--repeat`` times each, best wall and best CPU seconds (process
+time, every thread) of each; CPU time is less sensitive to a loaded machine.
+
 Usage::
 
     python experiments/bench_evaluate.py           # 30,000 queries x 100 docs (< 3 min)
     python experiments/bench_evaluate.py --full    # 100,000 x 100 (the issue's size)
+    python experiments/bench_evaluate.py --read-only --repeat 5
 """
 
 from __future__ import annotations
@@ -153,6 +158,30 @@ def timed(fn, *args, repeat=1):
     return best, out
 
 
+def read_only(qrels, run, repeat):
+    """Row 3 alone: ltr's readers and pytrec_eval's parsers, interleaved, best of *repeat*."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "small").mkdir()
+        read_ltr(*write_files(*make_frames(200, 100, 20, 10, seed=1), Path(tmp) / "small"))
+        qpath, rpath = write_files(qrels, run, tmp)
+        size = (qpath.stat().st_size + rpath.stat().st_size) / 1e6
+        best = {"ltr": [np.inf, np.inf], "peer": [np.inf, np.inf]}
+        for _ in range(repeat):
+            for name, fn in (("ltr", read_ltr), ("peer", read_pytrec)):
+                w0, c0 = time.perf_counter(), time.process_time()
+                fn(qpath, rpath)
+                w, c = time.perf_counter() - w0, time.process_time() - c0
+                best[name] = [min(best[name][0], w), min(best[name][1], c)]
+    print(f"\nread TREC files ({size:.0f} MB), best of {repeat} interleaved")
+    print("\n| tool | wall s | CPU s |\n|---|---:|---:|")
+    print(f"| ltr read_qrels + read_run | {best['ltr'][0]:.3f} | {best['ltr'][1]:.3f} |")
+    print(f"| pytrec_eval.parse_qrel + parse_run | {best['peer'][0]:.3f} | {best['peer'][1]:.3f} |")
+    print(f"| ltr / pytrec_eval | {best['ltr'][0] / best['peer'][0]:.4f} | "
+          f"{best['ltr'][1] / best['peer'][1]:.4f} |")
+    result("trec_read", best["ltr"][0] / best["peer"][0])
+    print(f"load average {os.getloadavg()[0]:.2f} at end")
+
+
 def worst_difference(qrels, run, per_query):
     frame = evaluate(qrels, run, METRICS).to_frame()
     worst = 0.0
@@ -168,6 +197,10 @@ def main(argv=None):
                         help="100,000 queries (the issue's size) instead of 30,000")
     parser.add_argument("--queries", type=int, default=0, help="queries (overrides --full)")
     parser.add_argument("--ranx", action="store_true", help="also time ranx on the str frames")
+    parser.add_argument("--read-only", action="store_true",
+                        help="time only the TREC readers against pytrec_eval's parsers")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="repetitions of each tool with --read-only (best is kept)")
     args = parser.parse_args(argv)
     n_queries = args.queries or (100_000 if args.full else 30_000)
     qrels, run = make_frames(n_queries, 100, 20, 10)
@@ -175,6 +208,8 @@ def main(argv=None):
           f"({len(run):,} run rows, {len(qrels):,} judgments)")
     print(f"python {platform.python_version()}, pandas {pd.__version__}, {os.cpu_count()} CPUs, "
           f"load average {os.getloadavg()[0]:.2f} at start")
+    if args.read_only:
+        return read_only(qrels, run, args.repeat)
 
     small_q, small_r = make_frames(200, 100, 20, 10, seed=1)
     rows = []

@@ -7,12 +7,14 @@
 
 Readers return a pandas DataFrame with string ``qid`` and ``doc_id`` columns
 and a float ``relevance`` / ``score`` column, the layout
-:func:`ltr.evaluation.evaluate` takes.  The file is split by numba threads
-(:mod:`ltr.kernels._textscan`) without a Python string per field: the id
-columns are Arrow-backed (pandas' ``str`` dtype where it is the default,
-``object`` otherwise) and numbers are parsed exactly (as ``float()`` does).
-A malformed line raises ``ValueError`` naming the file, the line number and
-the line.  :func:`write_run` writes through :func:`ltr._io.write_atomic`.
+:func:`ltr.evaluation.evaluate` takes.  The memory-mapped file is read in one
+pass by numba threads (:mod:`ltr.kernels._textscan`) without a Python string
+per field: the id bytes go straight into Arrow string buffers (pandas' ``str``
+dtype where it is the default, ``object`` otherwise) and numbers are parsed
+exactly, bit-identical to ``float()`` (:mod:`ltr.kernels._decimal`; the rare
+token it cannot decide goes to ``float()`` itself).  A malformed line raises
+``ValueError`` naming the file, the line number and the line.
+:func:`write_run` writes through :func:`ltr._io.write_atomic`.
 """
 
 from __future__ import annotations
@@ -49,6 +51,12 @@ def line_of_row(path: PathLike, row: int) -> tuple[int, str]:
     return -1, ""
 
 
+def _line_start(buf: np.ndarray, at: int) -> int:
+    """Byte offset where the line holding byte *at* of *buf* starts."""
+    nl = np.flatnonzero(buf[:at] == 10)
+    return int(nl[-1]) + 1 if nl.shape[0] else 0
+
+
 def _line(buf: np.ndarray, at: int) -> tuple[int, str]:
     """``(1-based line number, text)`` of the line starting at byte *at* of *buf*."""
     number = int(np.count_nonzero(buf[:at] == 10)) + 1
@@ -57,34 +65,17 @@ def _line(buf: np.ndarray, at: int) -> tuple[int, str]:
     return number, buf[at:stop].tobytes().decode("utf-8", errors="replace").rstrip("\r")
 
 
-def _exact_numbers(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Return ``float()`` of each token ``buf[start:start + length]`` (NaN: not a number).
+def _exact_numbers(buf: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Return ``float()`` of each token starting at ``starts`` in *buf* (NaN: not a number).
 
-    Arrow's parser (correctly rounded, like ``float()``) reads them all at once
-    when pyarrow is installed; Python's ``float`` reads any token it rejects.
+    Only the tokens :func:`ltr.kernels._decimal.parse_decimal` leaves come here
+    (``inf``, exact halfway cases past 19 digits, not a number).
     """
-    offsets = np.zeros(starts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    data = np.empty(int(offsets[-1]), dtype=np.uint8)
-    T.gather(buf, starts, lengths, offsets, data)
-    try:
-        pa: Any = optional_import("pyarrow", purpose="fast TREC number parsing")
-    except ImportError:  # pragma: no cover - pyarrow ships with the test extra
-        pa = None
-    if pa is not None:
-        import pyarrow.compute as pc
-
-        arr = pa.LargeStringArray.from_buffers(starts.shape[0], pa.py_buffer(offsets),
-                                               pa.py_buffer(data))
-        try:
-            return np.asarray(pc.cast(arr, pa.float64()).to_numpy(zero_copy_only=False),
-                              dtype=np.float64)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass  # a token Arrow rejects ("inf", or not a number): Python's parser
+    ends = T.token_ends(buf, starts)
     out = np.empty(starts.shape[0])
     for i in range(starts.shape[0]):
         try:
-            out[i] = float(data[offsets[i] : offsets[i + 1]].tobytes())
+            out[i] = float(buf[starts[i] : ends[i]].tobytes())
         except ValueError:
             out[i] = np.nan
     return out
@@ -95,28 +86,41 @@ def _default_str_dtype() -> Any:
     return pd.Series(["a"]).dtype
 
 
-def _id_column(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, arrow: bool) -> Any:
-    """Return the ids ``buf[start:start + length]`` as a pandas string array (or objects)."""
-    n = starts.shape[0]
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    data = np.empty(int(offsets[-1]), dtype=np.uint8)
-    T.gather(buf, starts, lengths, offsets, data)
+def _id_column(cols: T.Columns, k: int, arrow: bool) -> Any:
+    """Return id field *k* of *cols* as a pandas string array (or objects without pyarrow).
+
+    The bytes stay where the scanner wrote them: one Arrow ``large_string``
+    piece per chunk, no Python string per row (pandas' ``str`` dtype, or
+    *arrow*); pandas' object default gets Python strings.
+    """
+    pieces = []
+    for c in range(cols.used.shape[0]):
+        n = int(cols.used[c])
+        if n:
+            o = int(cols.first[c]) + c
+            offsets = cols.offsets[k, o : o + n + 1]
+            pieces.append((n, offsets, cols.data[k][cols.bounds[c] : cols.bounds[c] + offsets[-1]]))
     try:
         pa: Any = optional_import("pyarrow", purpose="string id columns")
     except ImportError:  # pragma: no cover - pyarrow ships with the test extra
+        data = np.concatenate([d for _, _, d in pieces])
+        starts = np.concatenate([o[:-1] + at for (_, o, _), at in
+                                 zip(pieces, np.cumsum([0] + [d.shape[0] for _, _, d in pieces]))])
+        ends = np.append(starts[1:], data.shape[0])
         text = data.tobytes().decode("utf-8")
         if len(text) != data.shape[0]:  # non-ASCII: offsets count bytes, not characters
-            return np.array([data[offsets[i]:offsets[i + 1]].tobytes().decode("utf-8")
-                             for i in range(n)], dtype=object)
-        return np.array([text[offsets[i]:offsets[i + 1]] for i in range(n)], dtype=object)
-    arr = pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+            return np.array([data[a:b].tobytes().decode("utf-8") for a, b in zip(starts, ends)],
+                            dtype=object)
+        return np.array([text[a:b] for a, b in zip(starts, ends)], dtype=object)
+    arr = pa.chunked_array(
+        [pa.LargeStringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+         for n, offsets, data in pieces], type=pa.large_string())
     default = _default_str_dtype()
     if isinstance(default, pd.StringDtype) and default.storage == "pyarrow":
         return pd.array(arr, dtype=default)
     if arrow:
         return _arrow_strings(arr, pa)
-    return arr.to_numpy(zero_copy_only=False)
+    return arr.to_numpy()
 
 
 def _arrow_strings(arr: Any, pa: Any) -> Any:
@@ -127,70 +131,12 @@ def _arrow_strings(arr: Any, pa: Any) -> Any:
         return pd.arrays.ArrowStringArray(arr.cast(pa.string()))
 
 
-def _delimiter(path: Path, n_fields: int) -> str | None:
-    """Return the one separator (space or tab) of the file's first line, else None."""
-    with open(path, "rb") as fh:
-        head = fh.read(1 << 16)
-    for line in head.split(b"\n")[:-1] or [head]:
-        if not line.strip():
-            continue
-        line = line.rstrip(b"\r")
-        for sep in (b" ", b"\t"):
-            other = b"\t" if sep == b" " else b" "
-            if other not in line and len(line.split(sep)) == n_fields and all(line.split(sep)):
-                return sep.decode()
-        return None
-    return None
-
-
-def _read_regular(path: Path, fields: tuple[str, ...], value: str,
-                  arrow: bool) -> pd.DataFrame | None:
-    """Read a file whose fields are split by one space (or one tab) with Arrow's CSV reader.
-
-    Arrow's reader is multithreaded and vectorised.  Returns None when the file
-    is not that regular (or pyarrow is missing): the general scanner then reads
-    it, or reports the line at fault.
-    """
-    sep = _delimiter(path, len(fields))
-    try:
-        pa: Any = optional_import("pyarrow", purpose="fast TREC file reading")
-    except ImportError:  # pragma: no cover - pyarrow ships with the test extra
-        return None
-    if sep is None:
-        return None
-    import pyarrow.csv as pcsv
-
-    names = [f"f{i}" for i in range(len(fields))]
-    col = fields.index(value)
-    try:
-        table = pcsv.read_csv(
-            path,
-            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24),
-            parse_options=pcsv.ParseOptions(delimiter=sep, quote_char=False,
-                                            double_quote=False, escape_char=False),
-            convert_options=pcsv.ConvertOptions(
-                column_types={"f0": pa.large_string(), "f2": pa.large_string(),
-                              names[col]: pa.float64()},
-                include_columns=["f0", "f2", names[col]], null_values=[],
-                strings_can_be_null=False, quoted_strings_can_be_null=False),
-        )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    values = table.column(names[col]).to_numpy()
-    if table.num_rows == 0 or np.isnan(values).any():
-        return None
-    default = _default_str_dtype()
-    columns: dict[str, Any] = {}
-    for name, field in (("qid", "f0"), ("doc_id", "f2")):
-        ids = table.column(field)
-        if isinstance(default, pd.StringDtype) and default.storage == "pyarrow":
-            columns[name] = pd.array(ids, dtype=default)
-        elif arrow:
-            columns[name] = _arrow_strings(ids, pa)
-        else:
-            columns[name] = ids.to_numpy()
-    columns[value] = values
-    return pd.DataFrame(columns)
+def _rows(cols: T.Columns, values: np.ndarray) -> np.ndarray:
+    """*values* (one per line the scanner made room for) without the blank lines' gaps."""
+    if int(cols.used.sum()) == values.shape[0]:
+        return values
+    return np.concatenate([values[cols.first[c] : cols.first[c] + cols.used[c]]
+                           for c in range(cols.used.shape[0])])
 
 
 def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str,
@@ -200,42 +146,41 @@ def _read(path: PathLike, kind: str, fields: tuple[str, ...], value: str,
         raise IsADirectoryError(f"{kind} file {str(path)!r} is a folder, not a TREC {kind} file")
     if not path.is_file():
         raise FileNotFoundError(f"{kind} file {str(path)!r} does not exist")
-    regular = _read_regular(path, fields, value, arrow)
-    if regular is not None:
-        return regular
     n = len(fields)
     layout = " ".join(fields)
-    col = fields.index(value)
-    buf = np.fromfile(path, dtype=np.uint8)
-    starts, lengths, values, status, line_at = T.scan_fields(
-        buf, n, np.array([0, 2, col], dtype=np.int64), col)
+    if path.stat().st_size == 0:
+        raise ValueError(f"{kind} file {str(path)!r} is empty")
+    buf = np.memmap(path, dtype=np.uint8, mode="r")  # the page cache, not a copy
+    cols = T.scan_columns(buf, n, (0, 2), fields.index(value))
+    values, status = _rows(cols, cols.values), _rows(cols, cols.status)
     if values.shape[0] == 0:
         raise ValueError(f"{kind} file {str(path)!r} is empty")
-    if buf.max() >= 128:  # not plain ASCII: the bytes must be UTF-8
+    if not cols.ascii:  # the bytes must be UTF-8
         try:
             buf.tobytes().decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ValueError(
                 f"{kind} file {str(path)!r} is not in TREC {kind} format ({layout}): {exc}"
             ) from None
-    bad = np.flatnonzero(status == T.BAD)
-    if bad.shape[0]:
-        number, text = _line(buf, int(line_at[bad[0]]))
-        raise ValueError(f"{kind} file {str(path)!r}, line {number}: expected {n} "
-                         f"whitespace-separated fields ({layout}): {text!r}")
-    slow = np.flatnonzero(status == T.SLOW)
-    if slow.shape[0]:
-        values[slow] = _exact_numbers(buf, starts[2, slow], lengths[2, slow])
-        nan = np.flatnonzero(np.isnan(values[slow]))
-        if nan.shape[0]:
-            row = int(slow[nan[0]])
-            number, text = _line(buf, int(line_at[row]))
-            token = buf[starts[2, row] : starts[2, row] + lengths[2, row]].tobytes()
-            raise ValueError(f"{kind} file {str(path)!r}, line {number}: {value} "
-                             f"{token.decode(errors='replace')!r} is not a number: {text!r}")
-    return pd.DataFrame({"qid": _id_column(buf, starts[0], lengths[0], arrow),
-                         "doc_id": _id_column(buf, starts[1], lengths[1], arrow),
-                         value: values})
+    if status.any():  # a row not OK (T.OK is 0): a bad line, or a number for float()
+        bad = np.flatnonzero(status == T.BAD)
+        if bad.shape[0]:
+            number, text = _line(buf, int(values[bad[0]]))
+            raise ValueError(f"{kind} file {str(path)!r}, line {number}: expected {n} "
+                             f"whitespace-separated fields ({layout}): {text!r}")
+        slow = np.flatnonzero(status == T.SLOW)
+        if slow.shape[0]:
+            at = values[slow].astype(np.int64)  # where each token starts
+            values[slow] = _exact_numbers(buf, at)
+            nan = np.flatnonzero(np.isnan(values[slow]))
+            if nan.shape[0]:
+                start = at[nan[0] : nan[0] + 1]
+                token = buf[start[0] : T.token_ends(buf, start)[0]].tobytes()
+                number, text = _line(buf, _line_start(buf, int(start[0])))
+                raise ValueError(f"{kind} file {str(path)!r}, line {number}: {value} "
+                                 f"{token.decode(errors='replace')!r} is not a number: {text!r}")
+    return pd.DataFrame({"qid": _id_column(cols, 0, arrow), "doc_id": _id_column(cols, 1, arrow),
+                         value: values}, copy=False)  # the arrays are this call's own
 
 
 def read_table(path: PathLike, kind: str) -> pd.DataFrame:

@@ -1,82 +1,29 @@
 """Whitespace-separated text tables (TREC qrels and run files) split in parallel.
 
-:func:`scan_fields` finds, for every non-blank line of a byte buffer, the
-start and length of the fields asked for and parses one numeric field;
-:func:`gather` copies byte ranges into one ``(offsets, bytes)`` buffer.
-Whitespace is ASCII space, tab, CR, VT and FF; lines end at LF.  Numbers are
-parsed exactly where one IEEE operation is enough (at most 19 significant
-digits, a value below 2**53 and a power of ten up to 1e22: Clinger's fast
-path, correctly rounded like ``float()``); any other token is flagged for the
-caller's exact parser.  Nothing here validates input or imports from the rest
-of ``ltr``.
+:func:`scan_columns` reads, for every non-blank line of a byte buffer, two id
+fields into Arrow's string layout (int64 offsets and bytes, one piece per
+chunk of the buffer, so no Python string is made) and one numeric field as
+float64, in one pass over the bytes on numba's threads.  Whitespace is ASCII
+space, tab, CR, VT and FF; lines end at LF.  Numbers are parsed by
+:func:`ltr.kernels._decimal.parse_decimal` (correctly rounded, bit-identical to
+``float()``); a token it leaves (``inf``, an exact halfway case with more than
+19 digits, not a number) is flagged for the caller's exact parser.  Nothing
+here validates input or imports from outside ``ltr.kernels``.
 """
 
 from __future__ import annotations
+
+import mmap
+from typing import NamedTuple
 
 import numba
 import numpy as np
 from numba import njit, prange
 
-_POW10 = np.array([10.0**i for i in range(23)])
-_MAX_EXACT = 2**53
+from ltr.kernels._decimal import bit_count, load8, parse_decimal, store8, trailing_zeros
 
-#: ``scan_fields`` status per line: parsed, number left to the caller, wrong field count
+#: ``scan_columns`` status per line: parsed, number left to the caller, wrong field count
 OK, SLOW, BAD = 0, 1, 2
-
-
-@njit(cache=True)
-def parse_number(buf, s, e):
-    """``(exact, value)`` of ``buf[s:e]`` by the fast path; ``exact`` False: parse elsewhere."""
-    i = s
-    neg = False
-    if i < e and (buf[i] == 43 or buf[i] == 45):  # + -
-        neg = buf[i] == 45
-        i += 1
-    if e - i > 20:  # too many digits for the fast path in any case
-        return False, 0.0
-    mant = np.uint64(0)
-    exp10 = 0
-    first = i
-    while i < e and 48 <= buf[i] <= 57:
-        mant = mant * np.uint64(10) + np.uint64(buf[i] - 48)
-        i += 1
-    digits = i - first
-    if i < e and buf[i] == 46:  # .
-        i += 1
-        first = i
-        while i < e and 48 <= buf[i] <= 57:
-            mant = mant * np.uint64(10) + np.uint64(buf[i] - 48)
-            i += 1
-        exp10 = first - i
-        digits += i - first
-    if digits == 0:
-        return False, 0.0
-    if digits > 19:  # the mantissa may have overflowed 64 bits
-        return False, 0.0
-    if i < e and (buf[i] == 101 or buf[i] == 69):  # e E
-        i += 1
-        eneg = False
-        if i < e and (buf[i] == 43 or buf[i] == 45):
-            eneg = buf[i] == 45
-            i += 1
-        if i == e:
-            return False, 0.0
-        ev = 0
-        while i < e and 48 <= buf[i] <= 57:
-            if ev > 10000:
-                return False, 0.0
-            ev = ev * 10 + (buf[i] - 48)
-            i += 1
-        exp10 += -ev if eneg else ev
-    if i != e:
-        return False, 0.0
-    if mant == 0:
-        return True, -0.0 if neg else 0.0
-    if mant > np.uint64(_MAX_EXACT) or exp10 < -22 or exp10 > 22:
-        return False, 0.0
-    v = np.float64(mant)
-    v = v * _POW10[exp10] if exp10 >= 0 else v / _POW10[-exp10]
-    return True, -v if neg else v
 
 
 def chunk_bounds(buf, n_chunks):
@@ -96,59 +43,86 @@ def chunk_bounds(buf, n_chunks):
     return np.asarray(bounds, dtype=np.int64)
 
 
-def scan_fields(buf, n_fields, fields, number):
-    """Split every non-blank line of ``buf`` into whitespace-separated fields.
+class Columns(NamedTuple):
+    """What :func:`scan_columns` finds; chunk ``c`` holds rows ``first[c]:first[c] + used[c]``."""
+
+    bounds: np.ndarray  #: byte offsets of the chunks' starts (and the end)
+    first: np.ndarray  #: first row of each chunk (room for its lines, blank ones included)
+    used: np.ndarray  #: rows (non-blank lines) of each chunk
+    values: np.ndarray  #: the number per row; SLOW: where its token starts, BAD: its line
+    status: np.ndarray  #: OK, SLOW or BAD per row (int8)
+    offsets: np.ndarray  #: (2, rows + chunks): each id field's Arrow offsets, chunk by chunk
+    data: tuple[np.ndarray, np.ndarray]  #: each id field's bytes, chunk c from bounds[c] on
+    ascii: bool  #: every field byte is below 128
+
+
+def scan_columns(buf, n_fields, ids, number):
+    """Split every non-blank line of ``buf`` into fields in one parallel pass.
 
     Parameters
     ----------
     buf : ndarray of uint8
     n_fields : int
         Fields a line must have.
-    fields : ndarray of int64
-        The field numbers whose ``(start, length)`` are returned; include
-        ``number`` to read back the tokens flagged :data:`SLOW`.
+    ids : tuple of two int
+        The field numbers copied out as strings (Arrow layout: int64 offsets
+        and bytes per chunk).
     number : int
-        The field number parsed as a float.
+        The field number parsed as a float (:func:`ltr.kernels._decimal.parse_decimal`).
 
     Returns
     -------
-    starts, lengths : ndarray of int64, shape (len(fields), n_lines)
-    values : ndarray of float64
-    status : ndarray of int8
-        :data:`OK`, :data:`SLOW` (the number needs an exact parser) or
-        :data:`BAD` (not ``n_fields`` fields) per line.
-    line_at : ndarray of int64
-        Byte offset where each line starts.
+    Columns
+        Rows chunk by chunk, with gaps where a chunk has blank lines.
     """
-    n_chunks = max(1, 4 * numba.get_num_threads())
+    n_chunks = max(4 * numba.get_num_threads(), -(-buf.shape[0] // (1 << 30)))
     bounds = chunk_bounds(buf, n_chunks)
     room = _chunk_newlines(buf, bounds)  # lines per chunk, at most
     first = np.zeros(room.shape[0] + 1, dtype=np.int64)
     np.cumsum(room, out=first[1:])
     n = int(first[-1])
-    starts = np.empty((fields.shape[0], n), dtype=np.int64)
-    lengths = np.empty((fields.shape[0], n), dtype=np.int64)
-    values = np.empty(n)
-    status = np.empty(n, dtype=np.int8)
-    line_at = np.empty(n, dtype=np.int64)
-    used = _split(buf, bounds, first, n_fields, fields, number, starts, lengths, values, status,
-                  line_at)
-    if (used < room).any():  # blank lines: close the gaps
-        keep = np.concatenate([np.arange(first[c], first[c] + used[c])
-                               for c in range(used.shape[0])])
-        starts, lengths = starts[:, keep], lengths[:, keep]
-        values, status, line_at = values[keep], status[keep], line_at[keep]
-    return starts, lengths, values, status, line_at
+    values = _pages(n, np.float64)
+    status = _pages(n, np.int8)
+    offsets = _pages(2 * (n + room.shape[0]), np.int64).reshape(2, -1)
+    data = (_pages(buf.shape[0], np.uint8),  # pages are touched only where written
+            _pages(buf.shape[0], np.uint8))
+    used, high = _split(buf, bounds, first, n_fields, ids[0], ids[1], number, values, status,
+                        offsets, data[0], data[1])
+    return Columns(bounds, first, used, values, status, offsets, data, not high)
+
+
+def _pages(n, dtype):
+    """Return an uninitialised array of *n* items (a large one on its own anonymous mapping).
+
+    numpy advises huge pages for large arrays; after a process has freed much
+    memory (a peer's dicts of millions of strings) the kernel compacts memory
+    to find them, which cost up to 0.9 s of system time per 500 MB file read.
+    Plain pages cost the same every time.
+    """
+    size = n * np.dtype(dtype).itemsize
+    if size < (1 << 22):
+        return np.empty(n, dtype=dtype)
+    return np.frombuffer(mmap.mmap(-1, size), dtype=dtype)
 
 
 @njit(cache=True, parallel=True)
 def _chunk_newlines(buf, bounds):
+    seven = np.uint64(0x7F7F7F7F7F7F7F7F)
+    lf = np.uint64(0x0A0A0A0A0A0A0A0A)
+    high = np.uint64(0x8080808080808080)
     out = np.empty(bounds.shape[0] - 1, dtype=np.int64)
     for c in prange(bounds.shape[0] - 1):
         count = 0
-        for i in range(bounds[c], bounds[c + 1]):
+        i = bounds[c]
+        end = bounds[c + 1]
+        while i + 8 <= end:  # LF bytes of a word: the bytes that are zero after XOR
+            x = load8(buf, i) ^ lf
+            count += np.int64(bit_count(~(((x & seven) + seven) | x) & high))
+            i += 8
+        while i < end:
             count += buf[i] == 10
-        if bounds[c + 1] > bounds[c] and buf[bounds[c + 1] - 1] != 10:
+            i += 1
+        if end > bounds[c] and buf[end - 1] != 10:
             count += 1  # a last line without LF
         out[c] = count
     return out
@@ -160,15 +134,70 @@ _CLASS[[32, 9, 11, 12, 13]] = 1
 _CLASS[10] = 2
 
 
+_LOW = np.uint64(0x2121212121212121)
+_HIGH = np.uint64(0x8080808080808080)
+
+
+@njit(cache=True, inline="always")
+def _token_end(buf, i, end, acc):
+    """``(end of the token at i, acc | its bytes)``: 8 bytes at a time while they fit."""
+    while i + 8 <= end:
+        word = load8(buf, i)
+        acc |= word
+        below = (word - _LOW) & ~word & _HIGH  # the lowest flag marks the first byte < 33
+        if below == 0:
+            i += 8
+            continue
+        i += np.int64(trailing_zeros(below) >> np.uint64(3))
+        if _CLASS[buf[i]] != 0:
+            return i, acc
+        i += 1  # a control byte inside the token
+    while i < end:
+        b = buf[i]
+        if b <= 32 and _CLASS[b] != 0:
+            break
+        acc |= np.uint64(b)
+        i += 1
+    return i, acc
+
+
+@njit(cache=True, inline="always")
+def _copy(buf, s, e, end, data, p):
+    """Copy token ``buf[s:e]`` to ``data[p:]``; return the new end of *data*.
+
+    Whole words may write up to 7 bytes past the token: never past ``end`` less
+    the chunk's start, as the copy never outruns the bytes read.
+    """
+    while s + 8 <= end and s < e:
+        store8(data, p, load8(buf, s))
+        s += 8
+        p += 8
+    p -= max(0, s - e)
+    s = min(s, e)
+    while s < e:
+        data[p] = buf[s]
+        s += 1
+        p += 1
+    return p
+
+
 @njit(cache=True, parallel=True)
-def _split(buf, bounds, first, n_fields, fields, number, starts, lengths, values, status,
-           line_at):
-    n_keep = fields.shape[0]
+def _split(buf, bounds, first, n_fields, id_a, id_b, number, values, status, offsets, data_a,
+           data_b):
     cls = _CLASS
-    used = np.zeros(bounds.shape[0] - 1, dtype=np.int64)
-    for c in prange(bounds.shape[0] - 1):
+    n_chunks = bounds.shape[0] - 1
+    used = np.zeros(n_chunks, dtype=np.int64)
+    high = np.zeros(n_chunks, dtype=np.bool_)
+    for c in prange(n_chunks):
         row = first[c]
-        i = bounds[c]
+        o = first[c] + c
+        base = bounds[c]
+        pa = base
+        pb = base
+        offsets[0, o] = 0
+        offsets[1, o] = 0
+        acc = np.uint64(0)
+        i = base
         end = bounds[c + 1]
         while i < end:
             line_start = i
@@ -177,41 +206,48 @@ def _split(buf, bounds, first, n_fields, fields, number, starts, lengths, values
             while True:
                 while i < end and cls[buf[i]] == 1:
                     i += 1
-                if i >= end or cls[buf[i]] == 2:
+                if i >= end or buf[i] == 10:
                     break
                 s = i
-                i += 1
-                while i < end and cls[buf[i]] == 0:
-                    i += 1
-                if field < n_fields:
-                    for k in range(n_keep):
-                        if fields[k] == field:
-                            starts[k, row] = s
-                            lengths[k, row] = i - s
-                    if field == number:
-                        exact, v = parse_number(buf, s, i)
-                        values[row] = v
-                        if not exact:
-                            parsed = SLOW
+                i, acc = _token_end(buf, i, end, acc)
+                if field == id_a:
+                    pa = _copy(buf, s, i, end, data_a, pa)
+                elif field == id_b:
+                    pb = _copy(buf, s, i, end, data_b, pb)
+                elif field == number:
+                    exact, v = parse_decimal(buf, s, i)
+                    values[row] = v if exact else np.float64(s)  # SLOW: where the token is
+                    if not exact:
+                        parsed = SLOW
                 field += 1
             i += 1  # past the LF
             if field == 0:
                 continue  # a blank line
-            status[row] = parsed if field == n_fields else BAD
-            line_at[row] = line_start
+            if field == n_fields:
+                status[row] = parsed
+            else:
+                status[row] = BAD
+                values[row] = np.float64(line_start)
             row += 1
+            o += 1
+            offsets[0, o] = pa - base
+            offsets[1, o] = pb - base
         used[c] = row - first[c]
-    return used
+        high[c] = (acc & _HIGH) != 0
+    return used, high.any()
 
 
 @njit(cache=True, parallel=True)
-def gather(buf, starts, lengths, offsets, data):
-    """Copy ``buf[starts[i]:starts[i] + lengths[i]]`` to ``data[offsets[i]:offsets[i + 1]]``."""
-    for i in prange(starts.shape[0]):
-        s = starts[i]
-        o = offsets[i]
-        for j in range(lengths[i]):
-            data[o + j] = buf[s + j]
+def token_ends(buf, starts):
+    """Where each token starting at ``starts[i]`` ends (the next whitespace or line end)."""
+    cls = _CLASS
+    out = np.empty_like(starts)
+    for k in prange(starts.shape[0]):
+        i = starts[k]
+        while i < buf.shape[0] and cls[buf[i]] == 0:
+            i += 1
+        out[k] = i
+    return out
 
 
-__all__ = ["BAD", "OK", "SLOW", "chunk_bounds", "gather", "parse_number", "scan_fields"]
+__all__ = ["BAD", "OK", "SLOW", "Columns", "chunk_bounds", "scan_columns", "token_ends"]
