@@ -71,9 +71,12 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
 
     Consecutive lists showing the same documents in the same order form one
     *template* (the sessions of a query under a fixed logger).  Returns
-    ``(t_offsets, t_doc, t_last, t_none, fixed, clicks, known)``: template row
-    ranges and documents; per template row, the sessions whose last click is
-    there; per template, the sessions without a click; ``fixed[c, r, 0/1]``
+    ``(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known)``:
+    template row ranges and documents; per template row, the sessions whose
+    last click is there; per template, the sessions without a click and the
+    0-based position of its first row (a template keeps only its rows from the
+    first that may hide a latent read: the EM never reads the rows above, and
+    a template with nothing latent is dropped); ``fixed[c, r, 0/1]``
     the reads and continuations observed above each last click; per document
     its clicks and its rows surely read (at or above the list's last click).
     """
@@ -82,6 +85,7 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
     t_doc = np.empty(click.size, dtype=np.int64)
     t_last = np.zeros(click.size)
     t_none = np.zeros(n_lists)
+    t_rank0 = np.zeros(n_lists, dtype=np.int64)
     fixed = np.zeros((2, n_ranks, 2))
     clicks = np.zeros(n_docs)
     known = np.zeros(n_docs)
@@ -117,46 +121,71 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
                 r = min(j, n_ranks - 1)
                 fixed[click[a + j], r, 0] += 1.0
                 fixed[click[a + j], r, 1] += 1.0
-    m = t_offsets[n_t]
-    return (t_offsets[: n_t + 1].copy(), t_doc[:m].copy(), t_last[:m].copy(),
-            t_none[:n_t].copy(), fixed, clicks, known)
+    # keep of each template only its rows from the first that may be latent (the first
+    # last click, or the top where a session has no click); a template whose every session
+    # clicked its last row has nothing latent and goes
+    m = 0
+    k = 0
+    end = 0
+    for ti in range(n_t):
+        a = end  # t_offsets[ti] may be overwritten (in-place compaction)
+        end = t_offsets[ti + 1]
+        n = end - a
+        first = 0
+        if t_none[ti] == 0.0:
+            while t_last[a + first] == 0.0:
+                first += 1
+        if n - first < 2:
+            continue
+        for j in range(first, n):
+            t_doc[m + j - first] = t_doc[a + j]
+            t_last[m + j - first] = t_last[a + j]
+        t_none[k] = t_none[ti]
+        t_rank0[k] = first
+        m += n - first
+        k += 1
+        t_offsets[k] = m
+    return (t_offsets[: k + 1].copy(), t_doc[:m].copy(), t_last[:m].copy(),
+            t_none[:k].copy(), t_rank0[:k].copy(), fixed, clicks, known)
 
 
 @njit(cache=True, parallel=True)
-def _e_step(t_offsets, t_doc, t_last, t_none, n_ranks, lam, alpha, chunks, longest, acc,
+def _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chunks, longest, acc,
             t_read):
     """Accumulate expected tail reads per template row (``t_read``) and continuations (``acc``)."""
     for ch in prange(chunks.size - 1):
         rho = np.empty(longest)
         rho_c = np.empty(longest)
+        own = np.zeros((2, n_ranks, 2))  # this chunk's sums, written to acc once
         for ti in range(chunks[ch], chunks[ch + 1]):
             a = t_offsets[ti]
             n = t_offsets[ti + 1] - a
+            r0 = t_rank0[ti]
             rho[n - 1] = 1.0
             rho_c[n - 1] = 1.0
             for j in range(n - 2, -1, -1):
-                r = min(j, n_ranks - 1)
+                r = min(j + r0, n_ranks - 1)
                 keep = (1.0 - alpha[t_doc[a + j + 1]]) * rho[j + 1]
                 rho[j] = (1.0 - lam[0, r]) + lam[0, r] * keep
                 rho_c[j] = (1.0 - lam[1, r]) + lam[1, r] * keep
             g = t_none[ti] / max(rho[0], _TINY)
-            for j in range(n):
+            t_read[a] = 0.0  # the first row: the top (always read) or a last click
+            for j in range(n - 1):
                 read = g * rho[j]
-                t_read[a + j] = read if j > 0 else 0.0  # row 1 of a list is always read
-                if j == n - 1:
-                    break
-                r = min(j, n_ranks - 1)
+                r = min(j + r0, n_ranks - 1)
                 keep = 1.0 - alpha[t_doc[a + j + 1]]
                 f_skip = lam[0, r] * keep
-                acc[ch, 0, r, 0] += read
-                acc[ch, 0, r, 1] += g * f_skip * rho[j + 1]
+                own[0, r, 0] += read
+                own[0, r, 1] += g * f_skip * rho[j + 1]
                 m = t_last[a + j]
                 g *= f_skip
                 if m > 0.0:
                     w = m * lam[1, r] * keep / max(rho_c[j], _TINY)
-                    acc[ch, 1, r, 0] += m
-                    acc[ch, 1, r, 1] += w * rho[j + 1]
+                    own[1, r, 0] += m
+                    own[1, r, 1] += w * rho[j + 1]
                     g += w
+                t_read[a + j + 1] = g * rho[j + 1]
+        acc[ch] = own
 
 
 @njit(cache=True, parallel=True)
@@ -182,11 +211,10 @@ def _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads):
 
 
 @njit(cache=True)
-def _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
-             n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads):
+def _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
+             doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads):
     """One EM update of ``lam`` and ``alpha`` in place; returns the largest change."""
-    acc[:] = 0.0
-    _e_step(t_offsets, t_doc, t_last, t_none, n_ranks, lam, alpha, chunks, longest, acc,
+    _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chunks, longest, acc,
             t_read)
     change = _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads)
     for c in range(2):
@@ -223,8 +251,8 @@ def _extrapolate(x0, x1, x2, out):
 
 
 @njit(cache=True)
-def dcm_em(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
-           n_ranks, lam, alpha, chunks, n_iter, tol, doc_reads):
+def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
+           doc_rows, n_ranks, lam, alpha, chunks, n_iter, tol, doc_reads):
     """Run EM from ``lam`` (2, n_ranks) and ``alpha`` (n_docs,), updated in place.
 
     Takes the output of :func:`summarize` and a CSR index of the template rows
@@ -253,8 +281,8 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_pt
     while it < n_iter:
         x0[:n_lam] = flat
         x0[n_lam:] = alpha
-        change = _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr,
-                          doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads,
+        change = _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior,
+                          doc_ptr, doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads,
                           doc_reads)
         it += 1
         if change < tol:
@@ -263,8 +291,8 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_pt
             continue
         x1[:n_lam] = flat
         x1[n_lam:] = alpha
-        _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
-                 n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads)
+        _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
+                 doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads)
         x2[:n_lam] = flat
         x2[n_lam:] = alpha
         _extrapolate(x0, x1, x2, x0)
