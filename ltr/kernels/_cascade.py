@@ -149,6 +149,39 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
             t_none[:k].copy(), t_rank0[:k].copy(), fixed, clicks, known)
 
 
+@njit(cache=True)
+def _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho, rho_c, own,
+              t_read):
+    """E-step of one template: expected tail reads of its rows, continuations into ``own``."""
+    a = t_offsets[ti]
+    n = t_offsets[ti + 1] - a
+    r0 = t_rank0[ti]
+    rho[n - 1] = 1.0
+    rho_c[n - 1] = 1.0
+    for j in range(n - 2, -1, -1):
+        r = min(j + r0, n_ranks - 1)
+        keep = (1.0 - alpha[t_doc[a + j + 1]]) * rho[j + 1]
+        rho[j] = (1.0 - lam[0, r]) + lam[0, r] * keep
+        rho_c[j] = (1.0 - lam[1, r]) + lam[1, r] * keep
+    g = t_none[ti] / max(rho[0], _TINY)
+    t_read[a] = 0.0  # the first row: the top (always read) or a last click
+    for j in range(n - 1):
+        read = g * rho[j]
+        r = min(j + r0, n_ranks - 1)
+        keep = 1.0 - alpha[t_doc[a + j + 1]]
+        f_skip = lam[0, r] * keep
+        own[0, r, 0] += read
+        own[0, r, 1] += g * f_skip * rho[j + 1]
+        m = t_last[a + j]
+        g *= f_skip
+        if m > 0.0:
+            w = m * lam[1, r] * keep / max(rho_c[j], _TINY)
+            own[1, r, 0] += m
+            own[1, r, 1] += w * rho[j + 1]
+            g += w
+        t_read[a + j + 1] = g * rho[j + 1]
+
+
 @njit(cache=True, parallel=True)
 def _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chunks, longest, acc,
             t_read):
@@ -158,65 +191,48 @@ def _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chun
         rho_c = np.empty(longest)
         own = np.zeros((2, n_ranks, 2))  # this chunk's sums, written to acc once
         for ti in range(chunks[ch], chunks[ch + 1]):
-            a = t_offsets[ti]
-            n = t_offsets[ti + 1] - a
-            r0 = t_rank0[ti]
-            rho[n - 1] = 1.0
-            rho_c[n - 1] = 1.0
-            for j in range(n - 2, -1, -1):
-                r = min(j + r0, n_ranks - 1)
-                keep = (1.0 - alpha[t_doc[a + j + 1]]) * rho[j + 1]
-                rho[j] = (1.0 - lam[0, r]) + lam[0, r] * keep
-                rho_c[j] = (1.0 - lam[1, r]) + lam[1, r] * keep
-            g = t_none[ti] / max(rho[0], _TINY)
-            t_read[a] = 0.0  # the first row: the top (always read) or a last click
-            for j in range(n - 1):
-                read = g * rho[j]
-                r = min(j + r0, n_ranks - 1)
-                keep = 1.0 - alpha[t_doc[a + j + 1]]
-                f_skip = lam[0, r] * keep
-                own[0, r, 0] += read
-                own[0, r, 1] += g * f_skip * rho[j + 1]
-                m = t_last[a + j]
-                g *= f_skip
-                if m > 0.0:
-                    w = m * lam[1, r] * keep / max(rho_c[j], _TINY)
-                    own[1, r, 0] += m
-                    own[1, r, 1] += w * rho[j + 1]
-                    g += w
-                t_read[a + j + 1] = g * rho[j + 1]
+            _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
+                      rho_c, own, t_read)
         acc[ch] = own
 
 
+@njit(cache=True)
+def _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads):
+    """Update ``alpha[d]`` (see :func:`_m_alpha`); returns how far it moved."""
+    reads = known[d]
+    for t in range(doc_ptr[d], doc_ptr[d + 1]):
+        reads += t_read[doc_rows[t]]
+    doc_reads[d] = reads
+    reads += prior[0]
+    if reads <= 0.0:
+        return 0.0
+    new = min((clicks[d] + prior[0] * prior[1]) / reads, 1.0)
+    change = abs(new - alpha[d])
+    alpha[d] = new
+    return change
+
+
 @njit(cache=True, parallel=True)
-def _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads):
+def _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads, moved):
     """Attractiveness = (clicks + prior[0] * prior[1]) / (expected reads + prior[0]) per document.
 
     ``prior``: pseudo-reads and their click rate (a Beta prior; 0 pseudo-reads
-    is maximum likelihood).  Expected reads per document go to ``doc_reads``.
-    Returns the largest change.
+    is maximum likelihood).  Expected reads per document go to ``doc_reads``,
+    how far each attractiveness moved to ``moved``.  Returns the largest move.
     """
-    change = np.zeros(alpha.size)
     for d in prange(alpha.size):
-        reads = known[d]
-        for t in range(doc_ptr[d], doc_ptr[d + 1]):
-            reads += t_read[doc_rows[t]]
-        doc_reads[d] = reads
-        reads += prior[0]
-        if reads > 0.0:
-            new = min((clicks[d] + prior[0] * prior[1]) / reads, 1.0)
-            change[d] = abs(new - alpha[d])
-            alpha[d] = new
-    return change.max() if alpha.size else 0.0
+        moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads)
+    return moved.max() if alpha.size else 0.0
 
 
 @njit(cache=True)
 def _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
-             doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads):
-    """One EM update of ``lam`` and ``alpha`` in place; returns the largest change."""
+             doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads, moved):
+    """One EM update of ``lam`` and ``alpha`` in place; returns the largest change of each."""
     _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chunks, longest, acc,
             t_read)
-    change = _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads)
+    change = _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads, moved)
+    lam_change = 0.0
     for c in range(2):
         for r in range(n_ranks):
             seen = fixed[c, r, 0]
@@ -227,9 +243,65 @@ def _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, pr
             reads[c, r] = seen
             if seen > 0.0:
                 new = min(went / seen, 1.0)
-                change = max(change, abs(new - lam[c, r]))
+                lam_change = max(lam_change, abs(new - lam[c, r]))
                 lam[c, r] = new
-    return change
+    return change, lam_change
+
+
+@njit(cache=True)
+def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, prior, doc_ptr,
+             doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol, sweeps):
+    """EM of the attractiveness alone, ``lam`` fixed, over the documents still moving.
+
+    A template's expected reads depend on ``lam`` and its documents'
+    attractiveness only, so with ``lam`` fixed a sweep recomputes the
+    templates of the documents that moved by more than ``tol`` and updates
+    the documents they show; the others' reads are current.  Stops when none
+    moves by more than ``tol`` or after ``sweeps`` sweeps; returns the sweeps run.
+    """
+    n_t = t_offsets.size - 1
+    in_t = np.zeros(n_t, dtype=np.bool_)
+    in_d = np.zeros(alpha.size, dtype=np.bool_)
+    active = np.flatnonzero(moved > tol)
+    temps = np.empty(n_t, dtype=np.int64)
+    docs = np.empty(alpha.size, dtype=np.int64)
+    rho = np.empty(longest)
+    rho_c = np.empty(longest)
+    own = np.zeros((2, n_ranks, 2))  # continuations: unused (lam is fixed)
+    done = 0
+    while active.size and done < sweeps:
+        n_temps = 0
+        for d in active:
+            for t in range(doc_ptr[d], doc_ptr[d + 1]):
+                ti = row_t[doc_rows[t]]
+                if not in_t[ti]:
+                    in_t[ti] = True
+                    temps[n_temps] = ti
+                    n_temps += 1
+        n_docs = 0
+        for k in range(n_temps):
+            ti = temps[k]
+            in_t[ti] = False
+            _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
+                      rho_c, own, t_read)
+            for i in range(t_offsets[ti], t_offsets[ti + 1]):
+                d = t_doc[i]
+                if not in_d[d]:
+                    in_d[d] = True
+                    docs[n_docs] = d
+                    n_docs += 1
+        n_moving = 0
+        for k in range(n_docs):
+            d = docs[k]
+            in_d[d] = False
+            moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha,
+                                  doc_reads)
+            if moved[d] > tol:
+                docs[n_moving] = d
+                n_moving += 1
+        active = docs[:n_moving].copy()
+        done += 1
+    return done
 
 
 @njit(cache=True)
@@ -265,12 +337,16 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prio
     ``reads[c, r]`` is the expected number of reads in click state ``c`` at
     rank index ``r`` that had a next result (0: ``lam[c, r]`` has no data).
     """
+    n_t = t_offsets.size - 1
     longest = 1
-    for ti in range(t_offsets.size - 1):
+    row_t = np.empty(t_doc.size, dtype=np.int64)  # the template of each row
+    for ti in range(n_t):
         longest = max(longest, t_offsets[ti + 1] - t_offsets[ti])
+        row_t[t_offsets[ti]:t_offsets[ti + 1]] = ti
     acc = np.zeros((chunks.size - 1, 2, n_ranks, 2))
     t_read = np.zeros(t_doc.size)
     reads = np.zeros((2, n_ranks))
+    moved = np.zeros(alpha.size)
     n_lam = 2 * n_ranks
     size = n_lam + alpha.size
     x0 = np.empty(size)
@@ -281,18 +357,25 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prio
     while it < n_iter:
         x0[:n_lam] = flat
         x0[n_lam:] = alpha
-        change = _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior,
-                          doc_ptr, doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads,
-                          doc_reads)
+        change, lam_change = _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks,
+                                      known, prior, doc_ptr, doc_rows, n_ranks, lam, alpha, chunks,
+                                      longest, acc, t_read, reads, doc_reads, moved)
         it += 1
-        if change < tol:
+        if max(change, lam_change) < tol:
             return it, True, reads
+        if lam_change < tol:
+            # the continuations have settled: the documents still moving converge alone
+            _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, prior,
+                     doc_ptr, doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol,
+                     n_iter)
+            continue  # the next full update checks convergence
         if it + 2 > n_iter:
             continue
         x1[:n_lam] = flat
         x1[n_lam:] = alpha
         _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
-                 doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads)
+                 doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads,
+                 moved)
         x2[:n_lam] = flat
         x2[n_lam:] = alpha
         _extrapolate(x0, x1, x2, x0)
