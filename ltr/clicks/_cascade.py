@@ -83,7 +83,8 @@ class CascadeEstimate:
     n_sessions : int
         Number of lists (sessions) fitted.
     n_iter : int
-        EM iterations run.
+        EM updates of all parameters run (the cheap sweeps over the documents
+        still moving once the continuations have settled are not counted).
     converged : bool
         Whether no parameter moved by more than ``tol`` in the last iteration.
     """
