@@ -83,7 +83,8 @@ class CascadeEstimate:
     n_sessions : int
         Number of lists (sessions) fitted.
     n_iter : int
-        EM iterations run.
+        EM updates of all parameters run (the cheap sweeps over the documents
+        still moving once the continuations have settled are not counted).
     converged : bool
         Whether no parameter moved by more than ``tol`` in the last iteration.
     """
@@ -214,8 +215,8 @@ def estimate_propensity_cascade(
     ids, code = _doc_codes(pair)
     code = np.ascontiguousarray(code[order])
     n_docs = ids.size
-    t_offs, t_doc, t_last, t_none, fixed, n_clicks, known = K.summarize(c, offs, code, n_docs,
-                                                                        ranks)
+    t_offs, t_doc, t_last, t_none, t_rank0, fixed, n_clicks, known = K.summarize(
+        c, offs, code, n_docs, ranks)
     doc_ptr, doc_rows = K.doc_index(t_doc, n_docs)
     # start: each document's click rate among the rows surely read, shrunk toward 1/2
     alpha = np.clip((n_clicks + 0.5) / (known + 1.0), 0.01, 0.99)
@@ -226,8 +227,8 @@ def estimate_propensity_cascade(
     # a fixed number of chunks: sums (and so the iterates) do not depend on the thread count
     n_chunks = max(min(64, n_t), 1)
     chunks = np.linspace(0, n_t, n_chunks + 1).astype(np.int64)
-    done, converged, reads = K.dcm_em(t_offs, t_doc, t_last, t_none, fixed, n_clicks, known,
-                                      prior, doc_ptr, doc_rows, ranks, lam, alpha, chunks,
+    done, converged, reads = K.dcm_em(t_offs, t_doc, t_last, t_none, t_rank0, fixed, n_clicks,
+                                      known, prior, doc_ptr, doc_rows, ranks, lam, alpha, chunks,
                                       iters, eps, doc_reads)
     prop = np.empty(c.size)
     loglik = np.empty(offs.size - 1)

@@ -30,6 +30,9 @@ import numpy as np
 from numba import njit, prange
 
 _TINY = 1e-300
+# sweeps of _partial per call: documents still moving after these wait for the next full
+# update (100 was the fastest of 30, 100 and 1,000 on bench_propensity's 5 M logs)
+_SWEEPS = 100
 
 
 @njit(cache=True)
@@ -71,9 +74,12 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
 
     Consecutive lists showing the same documents in the same order form one
     *template* (the sessions of a query under a fixed logger).  Returns
-    ``(t_offsets, t_doc, t_last, t_none, fixed, clicks, known)``: template row
-    ranges and documents; per template row, the sessions whose last click is
-    there; per template, the sessions without a click; ``fixed[c, r, 0/1]``
+    ``(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known)``:
+    template row ranges and documents; per template row, the sessions whose
+    last click is there; per template, the sessions without a click and the
+    0-based position of its first row (a template keeps only its rows from the
+    first that may hide a latent read: the EM never reads the rows above, and
+    a template with nothing latent is dropped); ``fixed[c, r, 0/1]``
     the reads and continuations observed above each last click; per document
     its clicks and its rows surely read (at or above the list's last click).
     """
@@ -82,6 +88,7 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
     t_doc = np.empty(click.size, dtype=np.int64)
     t_last = np.zeros(click.size)
     t_none = np.zeros(n_lists)
+    t_rank0 = np.zeros(n_lists, dtype=np.int64)
     fixed = np.zeros((2, n_ranks, 2))
     clicks = np.zeros(n_docs)
     known = np.zeros(n_docs)
@@ -117,78 +124,118 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
                 r = min(j, n_ranks - 1)
                 fixed[click[a + j], r, 0] += 1.0
                 fixed[click[a + j], r, 1] += 1.0
-    m = t_offsets[n_t]
-    return (t_offsets[: n_t + 1].copy(), t_doc[:m].copy(), t_last[:m].copy(),
-            t_none[:n_t].copy(), fixed, clicks, known)
+    # keep of each template only its rows from the first that may be latent (the first
+    # last click, or the top where a session has no click); a template whose every session
+    # clicked its last row has nothing latent and goes
+    m = 0
+    k = 0
+    end = 0
+    for ti in range(n_t):
+        a = end  # t_offsets[ti] may be overwritten (in-place compaction)
+        end = t_offsets[ti + 1]
+        n = end - a
+        first = 0
+        if t_none[ti] == 0.0:
+            while t_last[a + first] == 0.0:
+                first += 1
+        if n - first < 2:
+            continue
+        for j in range(first, n):
+            t_doc[m + j - first] = t_doc[a + j]
+            t_last[m + j - first] = t_last[a + j]
+        t_none[k] = t_none[ti]
+        t_rank0[k] = first
+        m += n - first
+        k += 1
+        t_offsets[k] = m
+    return (t_offsets[: k + 1].copy(), t_doc[:m].copy(), t_last[:m].copy(),
+            t_none[:k].copy(), t_rank0[:k].copy(), fixed, clicks, known)
+
+
+@njit(cache=True)
+def _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho, rho_c, own,
+              t_read):
+    """E-step of one template: expected tail reads of its rows, continuations into ``own``."""
+    a = t_offsets[ti]
+    n = t_offsets[ti + 1] - a
+    r0 = t_rank0[ti]
+    rho[n - 1] = 1.0
+    rho_c[n - 1] = 1.0
+    for j in range(n - 2, -1, -1):
+        r = min(j + r0, n_ranks - 1)
+        keep = (1.0 - alpha[t_doc[a + j + 1]]) * rho[j + 1]
+        rho[j] = (1.0 - lam[0, r]) + lam[0, r] * keep
+        rho_c[j] = (1.0 - lam[1, r]) + lam[1, r] * keep
+    g = t_none[ti] / max(rho[0], _TINY)
+    t_read[a] = 0.0  # the first row: the top (always read) or a last click
+    for j in range(n - 1):
+        read = g * rho[j]
+        r = min(j + r0, n_ranks - 1)
+        keep = 1.0 - alpha[t_doc[a + j + 1]]
+        f_skip = lam[0, r] * keep
+        own[0, r, 0] += read
+        own[0, r, 1] += g * f_skip * rho[j + 1]
+        m = t_last[a + j]
+        g *= f_skip
+        if m > 0.0:
+            w = m * lam[1, r] * keep / max(rho_c[j], _TINY)
+            own[1, r, 0] += m
+            own[1, r, 1] += w * rho[j + 1]
+            g += w
+        t_read[a + j + 1] = g * rho[j + 1]
 
 
 @njit(cache=True, parallel=True)
-def _e_step(t_offsets, t_doc, t_last, t_none, n_ranks, lam, alpha, chunks, longest, acc,
+def _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chunks, longest, acc,
             t_read):
     """Accumulate expected tail reads per template row (``t_read``) and continuations (``acc``)."""
     for ch in prange(chunks.size - 1):
         rho = np.empty(longest)
         rho_c = np.empty(longest)
+        own = np.zeros((2, n_ranks, 2))  # this chunk's sums, written to acc once
         for ti in range(chunks[ch], chunks[ch + 1]):
-            a = t_offsets[ti]
-            n = t_offsets[ti + 1] - a
-            rho[n - 1] = 1.0
-            rho_c[n - 1] = 1.0
-            for j in range(n - 2, -1, -1):
-                r = min(j, n_ranks - 1)
-                keep = (1.0 - alpha[t_doc[a + j + 1]]) * rho[j + 1]
-                rho[j] = (1.0 - lam[0, r]) + lam[0, r] * keep
-                rho_c[j] = (1.0 - lam[1, r]) + lam[1, r] * keep
-            g = t_none[ti] / max(rho[0], _TINY)
-            for j in range(n):
-                read = g * rho[j]
-                t_read[a + j] = read if j > 0 else 0.0  # row 1 of a list is always read
-                if j == n - 1:
-                    break
-                r = min(j, n_ranks - 1)
-                keep = 1.0 - alpha[t_doc[a + j + 1]]
-                f_skip = lam[0, r] * keep
-                acc[ch, 0, r, 0] += read
-                acc[ch, 0, r, 1] += g * f_skip * rho[j + 1]
-                m = t_last[a + j]
-                g *= f_skip
-                if m > 0.0:
-                    w = m * lam[1, r] * keep / max(rho_c[j], _TINY)
-                    acc[ch, 1, r, 0] += m
-                    acc[ch, 1, r, 1] += w * rho[j + 1]
-                    g += w
-
-
-@njit(cache=True, parallel=True)
-def _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads):
-    """Attractiveness = (clicks + prior[0] * prior[1]) / (expected reads + prior[0]) per document.
-
-    ``prior``: pseudo-reads and their click rate (a Beta prior; 0 pseudo-reads
-    is maximum likelihood).  Expected reads per document go to ``doc_reads``.
-    Returns the largest change.
-    """
-    change = np.zeros(alpha.size)
-    for d in prange(alpha.size):
-        reads = known[d]
-        for t in range(doc_ptr[d], doc_ptr[d + 1]):
-            reads += t_read[doc_rows[t]]
-        doc_reads[d] = reads
-        reads += prior[0]
-        if reads > 0.0:
-            new = min((clicks[d] + prior[0] * prior[1]) / reads, 1.0)
-            change[d] = abs(new - alpha[d])
-            alpha[d] = new
-    return change.max() if alpha.size else 0.0
+            _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
+                      rho_c, own, t_read)
+        acc[ch] = own
 
 
 @njit(cache=True)
-def _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
-             n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads):
-    """One EM update of ``lam`` and ``alpha`` in place; returns the largest change."""
-    acc[:] = 0.0
-    _e_step(t_offsets, t_doc, t_last, t_none, n_ranks, lam, alpha, chunks, longest, acc,
+def _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads):
+    """Update ``alpha[d]`` (see :func:`_m_alpha`); returns how far it moved."""
+    reads = known[d]
+    for t in range(doc_ptr[d], doc_ptr[d + 1]):
+        reads += t_read[doc_rows[t]]
+    doc_reads[d] = reads
+    reads += prior[0]
+    if reads <= 0.0:
+        return 0.0
+    new = min((clicks[d] + prior[0] * prior[1]) / reads, 1.0)
+    change = abs(new - alpha[d])
+    alpha[d] = new
+    return change
+
+
+@njit(cache=True, parallel=True)
+def _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads, moved):
+    """Attractiveness = (clicks + prior[0] * prior[1]) / (expected reads + prior[0]) per document.
+
+    ``prior``: pseudo-reads and their click rate (a Beta prior; 0 pseudo-reads
+    is maximum likelihood).  Expected reads per document go to ``doc_reads``,
+    how far each attractiveness moved to ``moved``.  Returns the largest move.
+    """
+    for d in prange(alpha.size):
+        moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads)
+    return moved.max() if alpha.size else 0.0
+
+
+@njit(cache=True)
+def _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
+             doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads, moved):
+    """One EM update of ``lam`` and ``alpha`` in place; returns the largest change of each."""
+    _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chunks, longest, acc,
             t_read)
-    change = _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads)
+    change = _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads, moved)
+    lam_change = 0.0
     for c in range(2):
         for r in range(n_ranks):
             seen = fixed[c, r, 0]
@@ -199,9 +246,65 @@ def _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_
             reads[c, r] = seen
             if seen > 0.0:
                 new = min(went / seen, 1.0)
-                change = max(change, abs(new - lam[c, r]))
+                lam_change = max(lam_change, abs(new - lam[c, r]))
                 lam[c, r] = new
-    return change
+    return change, lam_change
+
+
+@njit(cache=True)
+def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, prior, doc_ptr,
+             doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol, sweeps):
+    """EM of the attractiveness alone, ``lam`` fixed, over the documents still moving.
+
+    A template's expected reads depend on ``lam`` and its documents'
+    attractiveness only, so with ``lam`` fixed a sweep recomputes the
+    templates of the documents that moved by more than ``tol`` and updates
+    the documents they show; the others' reads are current.  Stops when none
+    moves by more than ``tol`` or after ``sweeps`` sweeps; returns the sweeps run.
+    """
+    n_t = t_offsets.size - 1
+    in_t = np.zeros(n_t, dtype=np.bool_)
+    in_d = np.zeros(alpha.size, dtype=np.bool_)
+    active = np.flatnonzero(moved > tol)
+    temps = np.empty(n_t, dtype=np.int64)
+    docs = np.empty(alpha.size, dtype=np.int64)
+    rho = np.empty(longest)
+    rho_c = np.empty(longest)
+    own = np.zeros((2, n_ranks, 2))  # continuations: unused (lam is fixed)
+    done = 0
+    while active.size and done < sweeps:
+        n_temps = 0
+        for d in active:
+            for t in range(doc_ptr[d], doc_ptr[d + 1]):
+                ti = row_t[doc_rows[t]]
+                if not in_t[ti]:
+                    in_t[ti] = True
+                    temps[n_temps] = ti
+                    n_temps += 1
+        n_docs = 0
+        for k in range(n_temps):
+            ti = temps[k]
+            in_t[ti] = False
+            _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
+                      rho_c, own, t_read)
+            for i in range(t_offsets[ti], t_offsets[ti + 1]):
+                d = t_doc[i]
+                if not in_d[d]:
+                    in_d[d] = True
+                    docs[n_docs] = d
+                    n_docs += 1
+        n_moving = 0
+        for k in range(n_docs):
+            d = docs[k]
+            in_d[d] = False
+            moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha,
+                                  doc_reads)
+            if moved[d] > tol:
+                docs[n_moving] = d
+                n_moving += 1
+        active = docs[:n_moving].copy()
+        done += 1
+    return done
 
 
 @njit(cache=True)
@@ -223,8 +326,8 @@ def _extrapolate(x0, x1, x2, out):
 
 
 @njit(cache=True)
-def dcm_em(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
-           n_ranks, lam, alpha, chunks, n_iter, tol, doc_reads):
+def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
+           doc_rows, n_ranks, lam, alpha, chunks, n_iter, tol, doc_reads):
     """Run EM from ``lam`` (2, n_ranks) and ``alpha`` (n_docs,), updated in place.
 
     Takes the output of :func:`summarize` and a CSR index of the template rows
@@ -232,17 +335,27 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_pt
     is the fixed point of the EM update, clicks / expected reads, at the
     current posterior, with ``prior = (pseudo_reads, click_rate)`` (MAP).
     Iterations are accelerated by SQUAREM (two EM updates, then an
-    extrapolation; each update counts as an iteration).  Expected reads per
+    extrapolation; each update counts as an iteration).  Once an update moves
+    no continuation by more than ``tol``, the documents that moved by more than
+    ``tol`` converge alone (:func:`_partial`, ``lam`` fixed; its sweeps touch
+    only their templates and are not counted), and SQUAREM extrapolates the
+    continuations over two such rounds; the run
+    stops when one full update moves nothing by more than ``tol``, so the
+    fixed point and the test are those of plain EM.  Expected reads per
     document (at the last E-step) go to ``doc_reads``.  Returns ``(iterations, converged, reads)``:
     ``reads[c, r]`` is the expected number of reads in click state ``c`` at
     rank index ``r`` that had a next result (0: ``lam[c, r]`` has no data).
     """
+    n_t = t_offsets.size - 1
     longest = 1
-    for ti in range(t_offsets.size - 1):
+    row_t = np.empty(t_doc.size, dtype=np.int64)  # the template of each row
+    for ti in range(n_t):
         longest = max(longest, t_offsets[ti + 1] - t_offsets[ti])
+        row_t[t_offsets[ti]:t_offsets[ti + 1]] = ti
     acc = np.zeros((chunks.size - 1, 2, n_ranks, 2))
     t_read = np.zeros(t_doc.size)
     reads = np.zeros((2, n_ranks))
+    moved = np.zeros(alpha.size)
     n_lam = 2 * n_ranks
     size = n_lam + alpha.size
     x0 = np.empty(size)
@@ -250,21 +363,47 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_pt
     x2 = np.empty(size)
     flat = lam.reshape(n_lam)  # a view: lam is C-contiguous
     it = 0
+    settled = False
     while it < n_iter:
         x0[:n_lam] = flat
         x0[n_lam:] = alpha
-        change = _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr,
-                          doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads,
-                          doc_reads)
+        change, lam_change = _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks,
+                                      known, prior, doc_ptr, doc_rows, n_ranks, lam, alpha, chunks,
+                                      longest, acc, t_read, reads, doc_reads, moved)
         it += 1
-        if change < tol:
+        if max(change, lam_change) < tol:
             return it, True, reads
+        settled = settled or lam_change < tol
+        if settled:
+            # the continuations have settled: the documents still moving converge alone, and
+            # SQUAREM extrapolates the continuations over two such rounds
+            _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, prior,
+                     doc_ptr, doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol,
+                     _SWEEPS)
+            if it + 1 > n_iter:
+                continue
+            x1[:n_lam] = flat
+            change, lam_change = _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed,
+                                          clicks, known, prior, doc_ptr, doc_rows, n_ranks, lam,
+                                          alpha, chunks, longest, acc, t_read, reads, doc_reads,
+                                          moved)
+            it += 1
+            if max(change, lam_change) < tol:
+                return it, True, reads
+            _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, prior,
+                     doc_ptr, doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol,
+                     _SWEEPS)
+            x2[:n_lam] = flat
+            _extrapolate(x0[:n_lam], x1[:n_lam], x2[:n_lam], x0[:n_lam])
+            flat[:] = x0[:n_lam]
+            continue  # the next full update checks convergence
         if it + 2 > n_iter:
             continue
         x1[:n_lam] = flat
         x1[n_lam:] = alpha
-        _em_step(t_offsets, t_doc, t_last, t_none, fixed, clicks, known, prior, doc_ptr, doc_rows,
-                 n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads)
+        _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
+                 doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads,
+                 moved)
         x2[:n_lam] = flat
         x2[n_lam:] = alpha
         _extrapolate(x0, x1, x2, x0)
