@@ -7,6 +7,7 @@ simulated position-based clicks, resume identity, and the error paths.
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import lightgbm as lgb
@@ -423,3 +424,40 @@ def test_reset_to_zero_restarts_learned_biases_and_a_later_round_keeps_them():
     assert np.array_equal(obj.t_plus_, learned)
     obj.reset(0)
     assert np.array_equal(obj.t_plus_, np.ones(4)) and obj.bias_state()["rounds"] == 0
+
+
+def test_series_logarithm_of_the_pair_costs_matches_log1p():
+    # the vectorised pair-cost pass takes log(1 + z), 0 <= z <= 1, from a series, not libm
+    from numba import njit
+
+    from ltr.kernels._debiased import _log1p_unit
+
+    z = np.concatenate([[0.0, 5e-324, 1e-300, 1e-17, 1e-9, 0.414, 0.4142135623730951, 0.42,
+                         1.0, 1.0 + 2**-52],
+                        np.geomspace(1e-12, 1.0, 2000),
+                        np.random.default_rng(0).uniform(0.0, 1.0, 2000)])
+    got = njit(lambda v: np.array([_log1p_unit(x) for x in v]))(z)
+    np.testing.assert_allclose(got, np.log1p(z), rtol=2e-15, atol=1e-300)  # 5e-324 -> 0
+
+
+@pytest.mark.parametrize("bias_cost", ["reversed_pair_loss", "pair_loss"])
+def test_pair_costs_match_the_naive_reference_at_wide_score_ranges(bias_cost):
+    # sigma (s_max - s_min) up to ~590: the pair costs' logarithm is taken of exp(-|x|)
+    # formed from per-document exponentials, plus max(+-x, 0)
+    rng = np.random.default_rng(8)
+    scores, labels, offsets = random_queries(rng, 12, 16)
+    scores = scores * 80.0
+    span = [np.ptp(scores[a:b]) for a, b in itertools.pairwise(offsets)]
+    assert 100.0 < max(span) < 600.0
+    position = _positions(rng, offsets)
+    t_plus, t_minus = rng.uniform(0.3, 1.5, 6), rng.uniform(0.5, 2.0, 6)
+    obj = LambdaRankObjective(k=6, unbiased=True, max_position=6, bias_cost=bias_cost)
+    _state(obj, t_plus, t_minus)
+    grad, hess = obj.gradients(scores, labels, offsets, position=position, update_bias=True)
+    ref_g, ref_h, li, lj = naive_unbiased_lambdarank(scores, labels, offsets, position, t_plus,
+                                                     t_minus, k=6, bias_cost=bias_cost)
+    np.testing.assert_allclose(grad, ref_g, rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(hess, ref_h, rtol=1e-11, atol=1e-13)
+    exp_p, exp_m = naive_position_bias_update(li, lj, t_plus, t_minus, 1.0)
+    np.testing.assert_allclose(obj.t_plus_, exp_p, rtol=1e-11)
+    np.testing.assert_allclose(obj.t_minus_, exp_m, rtol=1e-11)

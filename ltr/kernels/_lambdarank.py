@@ -400,7 +400,7 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
                            state, f32, bias)
         elif bias is not None:
             if use_table or f32 or not _all_pairs_query_exact_debiased(
-                    scores, labels[o], gains[o], s, n, perm, acc_l, acc_h, rb, skey,
+                    scores, labels[o], gains[o], s, n, perm, acc_l, acc_h, rb, skey, tmp,
                     inv_idcg[o, q], k, sigma, norm, disc, top, head_weight, bias):
                 _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
                                  inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,

@@ -43,8 +43,9 @@ and are re-estimated every boosting round from that round's costs only.
   exact sigmoid in both ``sigmoid`` modes and ignore sample weights (as
   XGBoost, whose query weights scale gradients only); the per-round cost of
   the kernel is the same for both (one logarithm per pair; with the exact
-  sigmoid the pair's ``exp`` comes from one per document,
-  :mod:`ltr.kernels._debiased`).  Known propensities compute no costs.
+  sigmoid the pair's ``exp`` comes from one per document and the logarithms
+  from one vectorised series pass per rank, :mod:`ltr.kernels._debiased`).
+  Known propensities compute no costs.
 * **Positions beyond** ``max_position`` share the last tracked slot (Hu et
   al.'s ``position_bins``): every pair is debiased, and the tail's pairs
   pool into one estimate.  XGBoost instead leaves such pairs unweighted and
