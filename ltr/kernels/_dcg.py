@@ -43,6 +43,8 @@ from ltr.kernels._dcg_select import (  # noqa: F401 - re-exported: the selection
     _select_top_stable,
     _sort_rows,
     _tie,
+    ideal_order_key,
+    label_counts,
     select_top_partial,
 )
 from ltr.kernels._ranksort import (
@@ -190,70 +192,6 @@ def _query_both_counted(labels, scores, gains, gain_mode, key, discount, start, 
     for r in range(m):
         ideal += ideal_contrib[r]
     return total, ideal
-
-
-# Count labels by one vectorised comparison pass per label up to this many labels
-# (a scatter of increments stalls on repeated labels); scatter above.
-_COMPARE_COUNT_MAX = 8
-# Rows counted per block of those passes (16 KB of labels: the passes after the first read L1).
-_COUNT_BLOCK = 2048
-
-
-@njit(cache=True)
-def _count_labels(lq, counts, n_labels, add):
-    """Count (``add``: add the counts of) rows of ``lq`` equal to each label below ``n_labels``.
-
-    One vectorised comparison pass per label; returns whether every row was counted.
-    """
-    total = 0
-    for j in range(n_labels):
-        lab = float(j)
-        c = 0
-        for i in range(lq.shape[0]):
-            c += lq[i] == lab
-        counts[j] = counts[j] + c if add else c
-        total += c
-    return total == lq.shape[0]
-
-
-@njit(cache=True)
-def ideal_order_key(labels, gains, gain_mode, ideal_keys, ideal_mode):
-    """Return the sort key of the ideal list: ideal_keys (mode 1), table gains, else labels."""
-    if ideal_mode == 1:
-        return ideal_keys
-    return gains if gain_mode == GAIN_TABLE else labels
-
-
-@njit(cache=True)
-def label_counts(labels, start, end, counts, n_labels):
-    """Count the labels of rows ``start:end`` into ``counts[:n_labels]``.
-
-    Returns False (counts then partial) when a label is not an integer in
-    ``[0, n_labels)``, or when there are no label gains (``n_labels == 0``).
-    """
-    if n_labels == 0:
-        return False
-    lq = labels[start:end]  # a view: no index wraparound in the loop
-    if n_labels <= _COMPARE_COUNT_MAX:
-        # Every row equals at most one label: all are counted iff all are valid.
-        # Block by block, so that a long query is read from memory once.
-        if lq.shape[0] <= _COUNT_BLOCK:  # (a slice per block costs a short query ~3 %)
-            return _count_labels(lq, counts, n_labels, False)
-        for b0 in range(0, lq.shape[0], _COUNT_BLOCK):
-            _count_labels(lq[b0:b0 + _COUNT_BLOCK], counts, n_labels, b0 > 0)
-        total = 0
-        for j in range(n_labels):
-            total += counts[j]
-        return total == lq.shape[0]
-    for j in range(n_labels):
-        counts[j] = 0
-    for i in range(lq.shape[0]):
-        lab_f = lq[i]
-        li = int(lab_f)
-        if li < 0 or li >= n_labels or li != lab_f:
-            return False
-        counts[li] += 1
-    return True
 
 
 @njit(cache=True)
