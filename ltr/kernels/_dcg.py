@@ -28,6 +28,7 @@ from numba import njit, prange
 from ltr.kernels._dcg_select import (  # noqa: F401 - re-exported: the selection's old home
     _BUFFER_MAX,
     _CAND_MAX,
+    _COMPARE_COUNT_MAX,
     _PARTIAL_RATIO,
     _SMALL_MAX,
     GAIN_EXP2,
@@ -39,6 +40,7 @@ from ltr.kernels._dcg_select import (  # noqa: F401 - re-exported: the selection
     TIES_PESSIMISTIC,
     TIES_STABLE,
     _gain,
+    _rank_candidates,
     _select_top,
     _select_top_stable,
     _sort_rows,
