@@ -95,7 +95,7 @@ import os, sys, tempfile, time
 os.environ["NUMBA_CACHE_DIR"] = tempfile.mkdtemp()
 import numpy as np
 from numba import njit
-import ltr.kernels._dcg_select as D, ltr.kernels._dcg_multi as M, ltr.kernels._ranksort as R
+import ltr.kernels._dcg as D, ltr.kernels._dcg_multi as M, ltr.kernels._ranksort as R
 from ltr.metrics import ndcg
 
 stub = sys.argv[1].split(",")

@@ -3,7 +3,7 @@
 The gain and tie-value rules of a row (``GAIN_*``, ``TIES_*``) and the paths
 that find the best ``m = min(k, n)`` rows of one query, best first:
 
-* a threshold and rank counting of the candidates (``m <= 24``, ties in row order:
+* a threshold and rank counting of the candidates (``m <= 16``, ties in row order:
   :func:`_select_top_stable`);
 * a small sorted insertion buffer (other ``m <= 48``: one pass over the query,
   most documents rejected by a single comparison);
@@ -46,11 +46,8 @@ TIES_OPTIMISTIC = 4  # highest gain first
 # Selections of more rows than this (m = min(k, n)) use the merge sort, not the buffer.
 _BUFFER_MAX = 48
 # Selections of at most this many rows with ties in row order: threshold and rank counting
-# (_select_top_stable), unless more than _CAND_MAX rows reach the threshold.  Up to 24 the
-# candidates' buffer needs (2 m <= _CAND_MAX) stay those of 16; at m = 17-24 the insertion
-# buffer took twice as long (100-document queries at k=20, DCG only: 67 -> 33 ms CPU for
-# 5 x 10^6 rows).
-_SMALL_MAX = 24
+# (_select_top_stable), unless more than _CAND_MAX rows reach the threshold.
+_SMALL_MAX = 16
 _CAND_MAX = 48
 
 
