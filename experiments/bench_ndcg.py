@@ -412,8 +412,10 @@ def bench_shapes(repeats, out):
 
 KERNEL_CASES = [
     ("8-doc queries, k=10 (whole query, rank counting)", 8, 250_000, 10, 0),
+    ("10-doc queries, k=10 (whole query, rank counting)", 10, 200_000, 10, 0),
     ("30-doc queries, k=None (whole query, insertion buffer)", 30, 60_000, 0, 0),
     ("100-doc queries, k=10 (threshold + rank counting)", 100, 20_000, 10, 0),
+    ("100-doc queries, k=20 (threshold + rank counting: m <= 24)", 100, 20_000, 20, 0),
     ("100-doc queries, k=None, stable ties (full sort)", 100, 20_000, 0, 0),
     ("100-doc queries, k=None, averaged ties (full sort)", 100, 20_000, 0, 2),
     ("100-doc queries, k=None, doc-id ties (full sort)", 100, 20_000, 0, 1),

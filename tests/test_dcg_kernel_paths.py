@@ -215,3 +215,28 @@ def test_large_inputs_raise_the_same_errors_as_small_ones(n):
     y3[n - 1] = 40.0
     with pytest.raises(ValueError, match=r"below the gain table's length 31"):
         ndcg(y3, np.zeros(n), qid=qid, convention="lightgbm")
+
+
+@pytest.mark.parametrize("n_chunks", [1, 2, 3, 7])
+def test_chunked_scans_match_numpy_across_chunk_boundaries(n_chunks):
+    # Each thread scans one chunk: runs and stats must not depend on where chunks cut.
+    from ltr.kernels._scan import _run_starts, _stats
+
+    rng = np.random.default_rng(n_chunks)
+    for sizes in (rng.integers(1, 40, size=60), np.full(30, 7), np.array([1, 1, 300, 1])):
+        for direction in (1, -1):
+            qid = np.repeat(np.arange(sizes.size)[::direction], sizes).astype(np.int64)
+            starts, ok = _run_starts(qid, n_chunks)
+            assert ok
+            np.testing.assert_array_equal(starts, _numpy_runs(qid))
+    qid = np.repeat(rng.permutation(50), 9)
+    assert not _run_starts(qid, n_chunks)[1]
+    y = rng.integers(-2, 6, size=501).astype(np.float64)
+    s = rng.normal(size=501)
+    y[n_chunks * 37] = 2.5  # a fraction inside some chunk
+    lo, hi, frac, lab_bad, sc_bad = _stats(y, s, n_chunks)
+    assert (lo, hi, frac, lab_bad, sc_bad) == (y.min(), y.max(), True, False, False)
+    s[-1] = np.inf
+    assert _stats(y, s, n_chunks)[4]
+    y[0] = np.nan
+    assert _stats(y, s, n_chunks)[3]

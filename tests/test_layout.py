@@ -29,6 +29,7 @@ PACKAGE = Path(ltr.__file__).resolve().parent
 
 LAYERS: dict[str, int] = {
     "ltr.kernels": 0,
+    "ltr.kernels._dcg_select": 0,
     "ltr._validation": 1,
     "ltr._propensities": 1,
     "ltr._io": 1,
@@ -41,6 +42,7 @@ LAYERS: dict[str, int] = {
     "ltr.categorical": 1,
     "ltr.testing": 2,
     "ltr.metrics": 2,
+    "ltr.metrics._prepare": 2,
     "ltr.evaluation": 2,
     "ltr.clicks": 2,
     "ltr.clicks._cascade": 2,

@@ -1,15 +1,12 @@
 """DCG kernels over flat arrays and query offsets (numba, no validation).
 
-One query at a time, the top ``m = min(k, n)`` documents are found by one of:
-
-* rank counting (:mod:`ltr.kernels._ranksort`) for queries of at most ``RUN``
-  rows (``RUN_TIED`` with a tie key) ranked whole or with ``m > 48``: each
-  row's rank is counted with branch-free, vectorised comparisons;
-* a threshold and rank counting of the candidates (``m <= 16``, ties in row order);
-* a small sorted insertion buffer (other ``m <= 48``: one pass over the query,
-  most documents rejected by a single comparison);
-* a merge sort of the query's (score, row) pairs: rank-counted runs merged
-  without branches (``m`` large).
+One query at a time, the top ``m = min(k, n)`` documents are found by rank
+counting (:mod:`ltr.kernels._ranksort`) for queries of at most ``RUN`` rows
+(``RUN_TIED`` with a tie key) ranked whole or with ``m > 48`` (each row's rank
+counted with branch-free, vectorised comparisons), else by the selection paths
+of :mod:`ltr.kernels._dcg_select` (threshold and rank counting, insertion
+buffer, merge sort); the ideal DCG comes from a label histogram when labels
+are small integers.
 
 None allocates: the drivers allocate every buffer once per call, one set per
 block of queries (one block in the serial driver, one per thread in the
@@ -17,8 +14,9 @@ parallel one), sized for the longest query that needs it.  Several cut-offs in
 one pass: :mod:`ltr.kernels._dcg_multi`; a few very long queries split across
 threads: :mod:`ltr.kernels._dcg_split`.
 
-Conventions are passed as small integers (see the ``*_MODE`` constants) and
-plain arrays; the public wrapper in :mod:`ltr.metrics` maps names to them.
+Conventions are passed as small integers (the ``*_MODE`` constants of
+:mod:`ltr.kernels._dcg_select`, re-exported here) and plain arrays; the public
+wrapper in :mod:`ltr.metrics` maps names to them.
 """
 
 from __future__ import annotations
@@ -27,267 +25,48 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ltr.kernels._dcg_select import (  # noqa: F401 - re-exported: the selection's old home
+    _BUFFER_MAX,
+    _CAND_MAX,
+    _COMPARE_COUNT_MAX,
+    _PARTIAL_RATIO,
+    _SMALL_MAX,
+    GAIN_EXP2,
+    GAIN_LINEAR,
+    GAIN_TABLE,
+    TIES_AVERAGE,
+    TIES_KEY_DESC,
+    TIES_OPTIMISTIC,
+    TIES_PESSIMISTIC,
+    TIES_STABLE,
+    _gain,
+    _rank_candidates,
+    _select_top,
+    _select_top_stable,
+    _sort_rows,
+    _tie,
+    ideal_order_key,
+    label_counts,
+    select_top_partial,
+)
 from ltr.kernels._ranksort import (
     RUN,
     RUN_TIED,
-    merge_runs,
     rank_rows,
     rank_stable,
-    threshold_candidates,
 )
 
-# How a row's gain is obtained.
-GAIN_TABLE = 0  # gains[i] precomputed per row
-GAIN_EXP2 = 1  # 2**label - 1
-GAIN_LINEAR = 2  # label
-
-# How ties among equal predicted scores are ordered.
-TIES_STABLE = 0  # input order (LightGBM, XGBoost)
-TIES_KEY_DESC = 1  # by a per-row key, descending (trec_eval: doc id descending)
-TIES_AVERAGE = 2  # McSherry-Najork average over all orders of a tie group
-TIES_PESSIMISTIC = 3  # lowest gain first
-TIES_OPTIMISTIC = 4  # highest gain first
-
-# Selections of more rows than this (m = min(k, n)) use the merge sort, not the buffer.
-_BUFFER_MAX = 48
-# Selections of at most this many rows with ties in row order: threshold and rank counting
-# (_select_top_stable), unless more than _CAND_MAX rows reach the threshold.
-_SMALL_MAX = 16
-_CAND_MAX = 48
 # buf_p: the insertion buffer, or (queries of <= RUN rows) tie values and per-rank terms.
 _P_WIDTH = max(_BUFFER_MAX + 1, 2 * RUN + 1)
 _TMP_MIN = max(_CAND_MAX + 1, RUN)  # buf_tmp: candidates, or ranks (queries of <= RUN rows)
 # Ideal DCG of queries of at most this many rows by rank counting, not the label histogram.
 _COUNT_IDEAL_MAX = 16
 _CHUNK = 64  # queries per chunk; chunks are dealt round-robin to the blocks
-
-
-@njit(cache=True)
-def _gain(i, labels, gains, gain_mode):
-    if gain_mode == GAIN_EXP2:
-        lab = labels[i]
-        li = int(lab)
-        if li == lab and 0 <= li < 53:
-            return float((1 << li) - 1)  # exact, and far cheaper than pow
-        return 2.0**lab - 1.0
-    if gain_mode == GAIN_LINEAR:
-        return labels[i]
-    return gains[i]
-
-
-@njit(cache=True, inline="always")
-def _tie(i, labels, gains, gain_mode, tie_keys, tie_mode):
-    # Larger tie value ranks first among equal primary keys.
-    if tie_mode == TIES_KEY_DESC:
-        return tie_keys[i]
-    if tie_mode == TIES_PESSIMISTIC:
-        return -_gain(i, labels, gains, gain_mode)
-    if tie_mode == TIES_OPTIMISTIC:
-        return _gain(i, labels, gains, gain_mode)
-    return -float(i)  # stable (and average, where the order inside a tie is irrelevant)
-
-
-@njit(cache=True)
-def _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-               buf_idx, buf_tmp, sort_f):
-    """Fill ``buf_idx[:m]`` with rows ``start:end`` fully sorted (best first), in place.
-
-    A bottom-up merge sort of (key, row) pairs: runs of ``RUN`` rows ordered by
-    rank counting (:mod:`ltr.kernels._ranksort`), then branch-free merges back
-    and forth between ``buf_idx``/``sort_f[1]`` and ``buf_tmp``/``sort_f[2]``
-    (``sort_f[0]`` holds the tie values when the tie mode needs them).  A left
-    run always holds earlier rows than the right run it is merged with, so
-    comparing keys and tie values suffices.  The order (primary descending,
-    tie value descending, row ascending) is total: the result is the unique
-    order a stable sort by tie value and then by primary gives.  Needs
-    ``end - start`` entries in every buffer.
-    """
-    n = end - start
-    use_tie = not (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
-    tie_vals = sort_f[0]
-    key_a = sort_f[1]
-    key_b = sort_f[2]
-    if use_tie:
-        for j in range(n):
-            tie_vals[j] = _tie(start + j, labels, gains, gain_mode, tie_keys, tie_mode)
-    run = RUN_TIED if use_tie else RUN
-    for lo in range(0, n, run):
-        hi = min(lo + run, n)
-        rank = buf_tmp[lo:hi]  # free until the first merge
-        ps = primary[start + lo:start + hi]
-        rank_rows(ps, tie_vals[lo:hi], use_tie, rank)
-        for j in range(hi - lo):
-            r = lo + rank[j]
-            buf_idx[r] = start + lo + j
-            key_a[r] = ps[j]
-    in_tmp = False  # whether the sorted runs are in buf_tmp / key_b
-    width = run
-    while width < n:
-        src_i = buf_tmp if in_tmp else buf_idx
-        src_k = key_b if in_tmp else key_a
-        dst_i = buf_idx if in_tmp else buf_tmp
-        dst_k = key_a if in_tmp else key_b
-        for lo in range(0, n, 2 * width):
-            merge_runs(src_i, src_k, dst_i, dst_k, tie_vals, start, use_tie, lo,
-                       min(lo + width, n), min(lo + 2 * width, n))
-        in_tmp = not in_tmp
-        width *= 2
-    if in_tmp:
-        for j in range(m):
-            buf_idx[j] = buf_tmp[j]
-            key_a[j] = key_b[j]  # the sorted keys stay in sort_f[1] (read by _dcg_split)
-
-
-@njit(cache=True)
-def _rank_candidates(start, cand, cv, m, buf_idx):
-    """Write ``start + cand[j]`` at its rank among the ``c`` candidates, for ranks below ``m``.
-
-    Candidates are in row order with scores ``cv``; the rank of ``j`` is
-    the number of candidates with a higher score plus the earlier ones with an
-    equal score (stable ties).  Branch-free: a rank ``>= m`` lands in
-    ``buf_idx[m]``, a spare entry (needed only when ``c > m``).
-    """
-    c = cv.shape[0]
-    for j in range(c):
-        v = cv[j]
-        r = 0
-        for q in range(c):
-            r += (cv[q] > v) | ((cv[q] == v) & (q < j))
-        buf_idx[min(r, m)] = start + cand[j]
-
-
-@njit(cache=True)
-def _select_top_stable(primary, start, end, m, buf_idx, vals, cand):
-    """Fill ``buf_idx[:m]`` with the best ``m`` rows of ``start:end``, ties in row order.
-
-    The rows and order of the insertion buffer with stable ties, with few
-    data-dependent branches (``m <= _SMALL_MAX``; returns False, having done
-    nothing, when ties leave too many candidates):
-
-    1. a lower bound ``t0`` of the ``m``-th largest score: the rows are dealt
-       into ``2 m`` blocks and ``t0`` is the ``m``-th largest block maximum
-       (``m`` distinct rows score at least ``t0``);
-    2. one pass collects the rows scoring ``>= t0`` (every row of the top
-       ``m``; typically ``1.5 m`` rows) in row order;
-    3. each candidate's rank is counted against the others (score
-       descending, row ascending) and the top ``m`` written at their ranks.
-
-    A query of ``m`` rows skips steps 1-2.  ``vals`` needs
-    ``max(2 m, _CAND_MAX)`` entries, ``cand`` ``min(end - start, _CAND_MAX + 1)``
-    and ``buf_idx`` ``m + 1`` when ``m < end - start``.
-    """
-    n = end - start
-    ps = primary[start:end]  # a view: loops over it vectorise (no index wraparound)
-    if m >= n:
-        for j in range(n):
-            cand[j] = j
-            vals[j] = ps[j]
-        _rank_candidates(start, cand, vals[:n], n, buf_idx)
-        return True
-    nb = min(2 * m, n)
-    # Block b holds rows b, b + nb, b + 2 nb, ...: the maxima are a row-wise max.
-    rows = n // nb
-    for b in range(nb):
-        vals[b] = ps[b]
-    for r in range(1, rows):
-        row = ps[r * nb:(r + 1) * nb]
-        for b in range(nb):
-            vals[b] = max(vals[b], row[b])
-    rest = ps[rows * nb:]
-    for b in range(rest.shape[0]):
-        vals[b] = max(vals[b], rest[b])
-    t0 = np.inf
-    for b in range(nb):
-        v = vals[b]
-        above = 0
-        for q in range(nb):
-            above += vals[q] > v
-        t0 = min(t0, v if above < m else np.inf)
-    c = 0
-    for i in range(n):
-        cand[c] = i
-        c += ps[i] >= t0
-        if c > _CAND_MAX:
-            return False
-    for j in range(c):
-        vals[j] = ps[cand[j]]
-    _rank_candidates(start, cand, vals[:c], m, buf_idx)
-    return True
-
-
-# m > _BUFFER_MAX on queries this many times longer than m: sort the rows above a threshold.
-_PARTIAL_RATIO = 4
-
-
-@njit(cache=True)
-def _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                buf_idx, buf_p, buf_tmp, sort_f):
-    """Fill ``buf_idx[:m]`` with the best ``m`` rows of ``start:end`` (best first).
-
-    Allocates nothing: ``m <= _SMALL_MAX`` with ties in row order (stable or
-    averaged) goes through :func:`_select_top_stable` (see its buffer sizes;
-    ``buf_p`` has ``_BUFFER_MAX + 1`` entries), other ``m <= _BUFFER_MAX`` (a short
-    query, or a small cut-off) through a sorted insertion buffer
-    (``buf_idx``/``buf_p``), anything larger through :func:`_sort_rows` in
-    ``buf_idx``/``buf_tmp``/``sort_f``.
-    """
-    if (m <= _SMALL_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
-            and _select_top_stable(primary, start, end, m, buf_idx, buf_p, buf_tmp)):
-        return
-    if m > _BUFFER_MAX:
-        _sort_rows(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                   buf_idx, buf_tmp, sort_f)
-        return
-    filled = 0
-    for i in range(start, end):
-        p = primary[i]
-        if filled == m:
-            lp = buf_p[m - 1]
-            if p < lp:
-                continue
-            if p == lp:
-                if tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE:
-                    continue  # a later row never beats an earlier tied one
-                t = _tie(i, labels, gains, gain_mode, tie_keys, tie_mode)
-                if t <= _tie(buf_idx[m - 1], labels, gains, gain_mode, tie_keys, tie_mode):
-                    continue
-            j = m - 1
-        else:
-            j = filled
-            filled += 1
-        while j > 0:
-            pj = buf_p[j - 1]
-            if pj > p:
-                break
-            if pj == p:
-                if tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE:
-                    break
-                if _tie(buf_idx[j - 1], labels, gains, gain_mode, tie_keys, tie_mode) >= _tie(
-                    i, labels, gains, gain_mode, tie_keys, tie_mode
-                ):
-                    break
-            buf_p[j] = pj
-            buf_idx[j] = buf_idx[j - 1]
-            j -= 1
-        buf_p[j] = p
-        buf_idx[j] = i
-
-
-@njit(cache=True)
-def select_top_partial(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
-                       buf_idx, buf_p, buf_tmp, sort_f):
-    """:func:`_select_top`; ``k << n``: sort the rows above a threshold (large inputs)."""
-    if (m > _BUFFER_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
-            and end - start >= _PARTIAL_RATIO * m):
-        c = threshold_candidates(primary, start, end, m, buf_tmp, sort_f)
-        if c >= 0:
-            _sort_rows(sort_f[0], labels, gains, gain_mode, tie_keys, tie_mode, start - start,
-                       c, m, buf_idx, buf_tmp, sort_f)
-            for j in range(m):  # candidate positions are in buf_tmp[half:]
-                buf_idx[j] = start + buf_tmp[(end - start) // 2 + buf_idx[j]]
-            return
-    _select_top(primary, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m, buf_idx,
-                buf_p, buf_tmp, sort_f)
+# The one-cut-off driver selects up to this many rows with ties in row order by threshold and
+# rank counting (_select_top_stable; other callers stop at _SMALL_MAX = 16).  Up to 24 its
+# buffer needs (2 m <= _CAND_MAX) stay those of 16; at m = 17-24 the insertion buffer took
+# twice as long (100-document queries at k=20, DCG only: 67 -> 33 ms CPU for 5 x 10^6 rows).
+_SELECT_STABLE_MAX = 24
 
 
 @njit(cache=True)
@@ -356,7 +135,7 @@ def _query_dcg_counted(labels, scores, gains, gain_mode, tie_keys, tie_mode, dis
 @njit(cache=True)
 def _query_dcg(labels, scores, gains, gain_mode, tie_keys, tie_mode, discount, start, end, m,
                buf_idx, buf_p, buf_tmp, sort_f):
-    if not (m <= _SMALL_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
+    if not (m <= _SELECT_STABLE_MAX and (tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE)
             and _select_top_stable(scores, start, end, m, buf_idx, buf_p, buf_tmp)):
         select_top_partial(scores, labels, gains, gain_mode, tie_keys, tie_mode, start, end, m,
                            buf_idx, buf_p, buf_tmp, sort_f)
@@ -380,49 +159,46 @@ def _query_idcg_counted(labels, gains, gain_mode, key, discount, start, end, m, 
     return _ranked_sum(labels, gains, gain_mode, discount, start, rank[:n], m, contrib)
 
 
-# Count labels by one vectorised comparison pass per label up to this many labels
-# (a scatter of increments stalls on repeated labels); scatter above.
-_COMPARE_COUNT_MAX = 8
+@njit(cache=True, inline="always")
+def _query_both_counted(labels, scores, gains, gain_mode, key, discount, start, end, m,
+                        contrib, ideal_contrib):
+    """``(DCG, ideal DCG)`` of a short query with ties in row order, in one rank count.
 
-
-@njit(cache=True)
-def ideal_order_key(labels, gains, gain_mode, ideal_keys, ideal_mode):
-    """Return the sort key of the ideal list: ideal_keys (mode 1), table gains, else labels."""
-    if ideal_mode == 1:
-        return ideal_keys
-    return gains if gain_mode == GAIN_TABLE else labels
-
-
-@njit(cache=True)
-def label_counts(labels, start, end, counts, n_labels):
-    """Count the labels of rows ``start:end`` into ``counts[:n_labels]``.
-
-    Returns False (counts then partial) when a label is not an integer in
-    ``[0, n_labels)``, or when there are no label gains (``n_labels == 0``).
+    Each row's rank by score and by ideal ``key`` (both descending, ties by
+    row) are counted in the same loop, its gain found once; the terms and the
+    sums in rank order are those of :func:`_query_dcg_counted` and
+    :func:`_query_idcg_counted` (bit-identical), with half their loop overhead.
     """
-    if n_labels == 0:
-        return False
-    lq = labels[start:end]  # a view: no index wraparound in the loop
-    if n_labels <= _COMPARE_COUNT_MAX:
-        # Every row equals at most one label: all are counted iff all are valid.
-        total = 0
-        for j in range(n_labels):
-            lab = float(j)
-            c = 0
-            for i in range(lq.shape[0]):
-                c += lq[i] == lab
-            counts[j] = c
-            total += c
-        return total == lq.shape[0]
-    for j in range(n_labels):
-        counts[j] = 0
-    for i in range(lq.shape[0]):
-        lab_f = lq[i]
-        li = int(lab_f)
-        if li < 0 or li >= n_labels or li != lab_f:
-            return False
-        counts[li] += 1
-    return True
+    n = end - start
+    ps = scores[start:end]
+    ks = key[start:end]
+    for j in range(n):
+        v = ps[j]
+        w = ks[j]
+        r = 0
+        ri = 0
+        pb = ps[:j]  # views: the loops vectorise (no index wraparound checks)
+        kb = ks[:j]
+        for q in range(pb.shape[0]):  # an earlier tied row ranks first
+            r += pb[q] >= v
+            ri += kb[q] >= w
+        pa = ps[j + 1:]
+        ka = ks[j + 1:]
+        for q in range(pa.shape[0]):
+            r += pa[q] > v
+            ri += ka[q] > w
+        g = _gain(start + j, labels, gains, gain_mode)
+        r = min(r, m)
+        ri = min(ri, m)
+        contrib[r] = g * discount[min(r, m - 1)]
+        ideal_contrib[ri] = g * discount[min(ri, m - 1)]
+    total = 0.0
+    ideal = 0.0
+    for r in range(m):
+        total += contrib[r]
+    for r in range(m):
+        ideal += ideal_contrib[r]
+    return total, ideal
 
 
 @njit(cache=True)
@@ -464,12 +240,21 @@ def _dcg_idcg_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie
     """
     n_q = offsets.shape[0] - 1
     n_chunks = (n_q + _CHUNK - 1) // _CHUNK
+    key = ideal_order_key(labels, gains, gain_mode, ideal_keys, ideal_mode)
+    both = want_dcg and want_idcg and tie_mode == TIES_STABLE
+    contrib = buf_p[:RUN]
+    ideal_contrib = buf_p[RUN:]
     for c in range(b, n_chunks, n_blocks):
         for q in range(c * _CHUNK, min(n_q, (c + 1) * _CHUNK)):
             start = offsets[q]
             end = offsets[q + 1]
             n = end - start
             m = n if (k <= 0 or k > n) else k
+            if both and n <= _COUNT_IDEAL_MAX:  # short, ties in row order: one rank count
+                out_dcg[q], out_idcg[q] = _query_both_counted(
+                    labels, scores, gains, gain_mode, key, discount, start, end, m, contrib,
+                    ideal_contrib)
+                continue
             if want_dcg:
                 stable = tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE
                 if n <= (RUN if stable else RUN_TIED) and (m == n or m > _BUFFER_MAX):
@@ -491,7 +276,6 @@ def _dcg_idcg_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie
                                             tie_mode, discount, start, end, m, buf_idx, buf_p,
                                             buf_tmp, sort_f)
             if want_idcg and n <= _COUNT_IDEAL_MAX:
-                key = ideal_order_key(labels, gains, gain_mode, ideal_keys, ideal_mode)
                 out_idcg[q] = _query_idcg_counted(labels, gains, gain_mode, key, discount, start,
                                                   end, m, buf_tmp, buf_p[RUN:])
             elif want_idcg:
