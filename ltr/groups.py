@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ltr._validation import short_repr
+from ltr._validation import check_offsets, short_repr
 
 __all__ = [
     "SORT_HINT",
@@ -25,6 +25,7 @@ __all__ = [
     "offsets_from_qid",
     "qid_from_offsets",
     "resolve_groups",
+    "resolve_offsets",
     "take_rows",
 ]
 
@@ -313,3 +314,23 @@ def take_rows(a: Any, order: np.ndarray | None) -> Any:
     if hasattr(a, "iloc"):
         return a.iloc[order]
     return a[order]
+
+
+def resolve_offsets(n_rows: int, *, qid: Any = None, group: Any = None,
+                    offsets: Any = None) -> np.ndarray:
+    """Query offsets from exactly one of ``qid``, ``group`` or ``offsets`` (the one rule).
+
+    ``offsets`` (``int64``, starting at 0, ending at *n_rows*) is checked as
+    given; ``qid``/``group`` go through :func:`resolve_groups` (contiguous
+    queries).
+
+    Examples
+    --------
+    >>> resolve_offsets(5, group=[2, 3]).tolist()
+    [0, 2, 5]
+    """
+    if offsets is not None:
+        if qid is not None or group is not None:
+            raise ValueError("pass only one of qid, group or offsets")
+        return check_offsets(offsets, "offsets", n_rows)
+    return resolve_groups(n_rows, qid=qid, group=group).offsets

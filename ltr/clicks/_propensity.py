@@ -14,7 +14,8 @@ from ltr._validation import (
     check_positions,
     check_real,
 )
-from ltr.clicks._simulate import ClickLog, PropensityEstimate, _offsets
+from ltr.clicks._simulate import ClickLog, PropensityEstimate
+from ltr.groups import resolve_offsets
 from ltr.kernels import _clicks as K
 
 __all__ = ["estimate_propensity_em", "estimate_propensity_swap"]
@@ -40,7 +41,7 @@ def _log_arrays(
             "the displayed lists are missing: pass qid (a list id per impression, one list per "
             "query and session) or offsets, or pass a ClickLog"
         )
-    offs = _offsets(click.size, qid, None, offsets)
+    offs = resolve_offsets(click.size, qid=qid, offsets=offsets)
     click = check_clicks(click, "click", click.size)
     if position is None:
         raise TypeError("position is required with click arrays (display rank per row, 1 = top)")

@@ -56,12 +56,11 @@ from ltr._validation import (
     check_finite,
     check_int,
     check_labels,
-    check_offsets,
     check_positions,
     check_real,
     check_seed,
 )
-from ltr.groups import resolve_groups
+from ltr.groups import resolve_offsets
 from ltr.kernels import _clicks as K
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -202,14 +201,6 @@ class PropensityEstimate:
 # --------------------------------------------------------------------------- #
 
 
-def _offsets(n_rows: int, qid: Any, group: Any, offsets: Any) -> np.ndarray:
-    if offsets is not None:
-        if qid is not None or group is not None:
-            raise ValueError("pass only one of qid, group or offsets")
-        return check_offsets(offsets, "offsets", n_rows)
-    return resolve_groups(n_rows, qid=qid, group=group).offsets
-
-
 def _grades(labels: np.ndarray, name: str) -> np.ndarray:
     bad = labels != np.floor(labels)
     if bad.any():
@@ -315,7 +306,7 @@ def _simulate(
 ) -> ClickLog:
     y = check_labels(labels, "labels")
     grades = _grades(y, "labels")
-    offs = _offsets(y.size, qid, group, offsets)
+    offs = resolve_offsets(y.size, qid=qid, group=group, offsets=offsets)
     n_s = check_int(n_sessions, "n_sessions", minimum=1)
     depth = 0 if swap_depth is None else check_int(swap_depth, "swap_depth", minimum=2)
     seed = check_seed(random_state)

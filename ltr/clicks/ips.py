@@ -64,12 +64,11 @@ from ltr._validation import (
     check_clicks,
     check_cutoffs,
     check_finite,
-    check_offsets,
     check_positions,
     check_real,
     check_reduce,
 )
-from ltr.groups import resolve_groups
+from ltr.groups import resolve_offsets
 from ltr.kernels import _clicks as K
 
 __all__ = ["ips_dcg", "ips_ndcg"]
@@ -98,12 +97,7 @@ def _prepare(click: Any, y_score: Any, position: Any, propensity: Any, qid: Any,
             f"y_score has {score.size} rows but click has {c.size}; they must match"
         )
     check_finite(score, "y_score")
-    if offsets is not None:
-        if qid is not None or group is not None:
-            raise ValueError("pass only one of qid, group or offsets")
-        offs = check_offsets(offsets, "offsets", c.size)
-    else:
-        offs = resolve_groups(c.size, qid=qid, group=group).offsets
+    offs = resolve_offsets(c.size, qid=qid, group=group, offsets=offsets)
     c = check_clicks(c, "click", c.size)
     if position is None:
         raise TypeError(

@@ -21,11 +21,10 @@ import numpy as np
 from ltr._validation import (
     check_1d_float,
     check_finite,
-    check_offsets,
     check_real,
     short_repr,
 )
-from ltr.groups import resolve_groups
+from ltr.groups import resolve_offsets
 from ltr.kernels import _dcg as K
 from ltr.kernels._scan import PARALLEL_MIN_ROWS as _SCAN_MIN_ROWS
 from ltr.kernels._scan import label_score_stats
@@ -295,12 +294,7 @@ def prepare_rows(
     else:
         check_finite(scores, "y_score")  # labels: in _gain_rows
         stats = (float(labels.min()), float(labels.max()), None)  # NaN/inf: seen there
-    if offsets is not None:
-        if qid is not None or group is not None:
-            raise ValueError("pass only one of qid, group or offsets")
-        offs = check_offsets(offsets, "offsets", labels.size)
-    else:
-        offs = resolve_groups(labels.size, qid=qid, group=group).offsets
+    offs = resolve_offsets(labels.size, qid=qid, group=group, offsets=offsets)
     n_q = offs.size - 1
 
     if conv.score_float32 and getattr(y_score, "dtype", None) != np.float32:
