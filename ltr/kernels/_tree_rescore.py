@@ -187,7 +187,7 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     buf = np.empty((_BATCH, n_trees), dtype=leaves.dtype)
     rows = np.empty(_BATCH, dtype=np.int64)
     reps = np.empty(_BATCH, dtype=np.int64)
-    n_buf = 0
+    n_buf = 0 * row_lo  # not a literal 0: one compiled _flush_rows, not two
     for i in range(row_lo, row_hi):
         wo = wcol[i]
         rlo = lo_j[i]
