@@ -225,7 +225,7 @@ def _code_step(w, k, nodes):
 
 @njit(cache=True, inline="always")
 def _code_walk4(W, i, j, wj, b0, n0, b1, n1, b2, n2, b3, n3, nodes):
-    """The leaves reached by row ``i`` from four nodes, walked side by side.
+    """Walk row ``i`` from four nodes side by side; return the four leaves reached.
 
     ``b*``/``n*``: the tree's first node and the start node of each walk (a
     negative start node, ``~leaf``, stays as it is); column ``j`` reads ``wj``.
