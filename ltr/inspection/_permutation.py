@@ -455,13 +455,17 @@ def permutation_importance(
         else:
             from joblib import Parallel, delayed
 
+            order = list(range(len(feat_cols)))
+            if exact is not None:  # costliest first (trees splitting on it): no long tail
+                order.sort(key=lambda f: -exact.work_estimate(feat_cols[f]))
             gen = Parallel(n_jobs=n_workers, prefer="threads", return_as="generator")(
-                delayed(work)(f) for f in range(len(feat_cols))
+                delayed(work)(f) for f in order
             )
-            results = []
-            for item in gen:
-                results.append(item)
+            by_feature: dict[int, tuple[np.ndarray, int]] = {}
+            for f, item in zip(order, gen):
+                by_feature[f] = item
                 bar.update(1)
+            results = [by_feature[f] for f in range(len(feat_cols))]
     finally:
         bar.close()
 

@@ -340,6 +340,10 @@ class _ExactRescorer:
         tr = self.trees
         return np.float32(tr.init) if tr.strict else np.float64(tr.init)
 
+    def work_estimate(self, cols: Sequence[int]) -> int:
+        """Trees that split on *cols*: a rough cost of rescoring them (for scheduling)."""
+        return sum(int(self.trees.trees_of.get(int(j), np.zeros(0)).size) for j in cols)
+
     def thresholds(self, j: int) -> np.ndarray:
         """Sorted distinct thresholds of column *j* in the trees that count."""
         tr = self.trees
