@@ -2,11 +2,13 @@
 
 Private helper of :mod:`ltr.inspection`.  It takes an engine's trees once
 (parsed by :mod:`ltr.engines.trees`; the walks are the numba kernels of
-:mod:`ltr.kernels._tree_predict` and :mod:`ltr.kernels._trees`):
+:mod:`ltr.kernels._tree_predict`, :mod:`ltr.kernels._tree_rescore` and
+:mod:`ltr.kernels._trees`):
 
-* :class:`_ExactRescorer` caches every row's leaf in every tree and, for a
-  permuted column, walks only the trees splitting on it, only for the rows
-  whose threshold code changes, and re-sums a row's leaf values over all trees
+* :class:`_ExactRescorer` caches every row's leaf in every tree (with each
+  feature's range of threshold codes that keeps the row's paths) and, for a
+  permuted column, walks only the trees whose path the new code leaves, only
+  for the rows whose code leaves that range, and re-sums a row's leaf values over all trees
   in the engine's order when a leaf changed: bitwise the engine's predict
   (checked once on the baseline scores; otherwise it is not used);
 * :class:`_ChangeDetector` (the fallback: categorical or linear trees, or a
