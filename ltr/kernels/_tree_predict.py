@@ -274,11 +274,11 @@ def _code_rows(row_lo, row_hi, X, features, ts, ts_start, strict, out):
                 flags |= 2
                 v = 0.0  # LightGBM's predict reads it as 0
             lo = ts_start[f]
-            hi = ts_start[f + 1]
-            while lo < hi:  # first threshold above the value (strict: at or above)
-                mid = (lo + hi) >> 1
-                if ts[mid] < v or (strict and ts[mid] == v):
-                    lo = mid + 1
-                else:
-                    hi = mid
+            n = ts_start[f + 1] - lo
+            while n > 0:  # first threshold above the value (strict: at or above), no branch
+                half = n >> 1
+                t = ts[lo + half]
+                below = (t < v) | (strict & (t == v))
+                lo = lo + half + 1 if below else lo
+                n = n - half - 1 if below else half
             out[i, f] = ((lo - ts_start[f]) << 2) | flags
