@@ -22,14 +22,15 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 
 #: The kernels the quick start calls from Python: nDCG at several cut-offs, and the
-#: exact tree rescoring of permutation importance (codes, cached leaves, leaf sums,
-#: one column's rescoring).
+#: exact tree rescoring of permutation importance (codes, cached leaves and code ranges,
+#: leaf sums, one column's path tables and rescoring).
 QUICKSTART_KERNELS = {
     "ltr.kernels._dcg_multi._multi_block_ranked",
     "ltr.kernels._tree_predict._code_rows",
-    "ltr.kernels._tree_predict._code_leaves",
     "ltr.kernels._tree_predict._leaf_sums",
-    "ltr.kernels._tree_predict._column_scores",
+    "ltr.kernels._tree_rescore._code_leaves_ranges",
+    "ltr.kernels._tree_rescore._column_paths",
+    "ltr.kernels._tree_rescore._rescore_column",
 }
 
 _PROBE = r"""

@@ -258,42 +258,97 @@ def _at_thresholds(X: np.ndarray, trees, cols: list[int]) -> np.ndarray:
     return Z
 
 
-@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
-def test_code_walk_leaves_equal_the_engines_pred_leaf(engine):
-    """The branch-free walk on threshold codes reaches the engine's own leaf in every tree."""
-    from ltr.inspection._tree_changes import _coded
-    from ltr.kernels._tree_predict import _code_leaves
-
-    X, y, qid = _data(8)
+def _booster_and_trees(engine: str, seed: int, **extra):
+    X, y, qid = _data(seed)
     if engine == "xgboost":
         xgb = pytest.importorskip("xgboost")
         booster = xgb.train({"objective": "rank:ndcg", "max_depth": 5, "eta": 0.3,
                              "nthread": 1, "seed": 0},
                             xgb.DMatrix(X, label=y, qid=qid), num_boost_round=15)
-        trees = parse_xgboost_trees(booster)
-    else:
-        params = deterministic_params("lightgbm", objective="lambdarank", num_leaves=15,
-                                      min_data_in_leaf=10, zero_as_missing=True)
-        booster = lgb.train(params, lgb.Dataset(X, y, group=[DOCS] * N_QUERIES),
-                            num_boost_round=15)
-        trees = parse_lightgbm_trees(booster)
-    Z = _at_thresholds(X, trees, [0, 3, 5])
-    W, nodes, _ = _coded(Z, trees)
+        return X, booster, parse_xgboost_trees(booster)
+    params = deterministic_params("lightgbm", objective="lambdarank", num_leaves=15,
+                                  min_data_in_leaf=10, **extra)
+    booster = lgb.train(params, lgb.Dataset(X, y, group=[DOCS] * N_QUERIES),
+                        num_boost_round=15)
+    return X, booster, parse_lightgbm_trees(booster)
+
+
+def _engine_leaves(booster, Z: np.ndarray, trees) -> np.ndarray:
+    """The engine's own leaf of every row in every tree, numbered as ours (leaves in node order)."""
+    if not hasattr(booster, "num_boosted_rounds"):  # LightGBM numbers leaves as we do
+        return booster.predict(Z, pred_leaf=True)
+    import xgboost as xgb
+
+    node_ids = booster.predict(xgb.DMatrix(Z), pred_leaf=True).astype(np.int64)
+    expect = np.empty_like(node_ids)
+    for t in range(trees.n_trees):  # XGBoost numbers leaves by node id
+        seg = slice(trees.start[t], trees.start[t + 1])
+        leaf_rank = np.cumsum((trees.left[seg] == 0) & (trees.right[seg] == 0)) - 1
+        expect[:, t] = leaf_rank[node_ids[:, t]]
+    return expect
+
+
+def _leaves_and_ranges(Z: np.ndarray, trees):
+    from ltr.inspection._tree_changes import _coded
+    from ltr.kernels._tree_rescore import _code_leaves_ranges
+
+    W, nodes, thresholds = _coded(Z, trees)
+    used = np.asarray(sorted(thresholds))
+    slot = np.full(Z.shape[1], used.size, dtype=np.int64)
+    slot[used] = np.arange(used.size)
     leaves = np.zeros((len(Z), trees.n_trees), dtype=np.int32)
-    _code_leaves(0, len(Z), W, trees.start, nodes, leaves)
-    if engine == "xgboost":
-        # XGBoost numbers leaves by node id; ours count leaves in node order
-        node_ids = booster.predict(xgb.DMatrix(Z), pred_leaf=True).astype(np.int64)
-        expect = np.empty_like(node_ids)
-        for t in range(trees.n_trees):
-            is_leaf = np.zeros(trees.start[t + 1] - trees.start[t], dtype=bool)
-            is_leaf[node_ids[:, t]] = True  # every reached id is a leaf
-            seg = slice(trees.start[t], trees.start[t + 1])
-            leaf_rank = np.cumsum((trees.left[seg] == 0) & (trees.right[seg] == 0)) - 1
-            expect[:, t] = leaf_rank[node_ids[:, t]]
-        np.testing.assert_array_equal(leaves, expect)
-    else:
-        np.testing.assert_array_equal(leaves, booster.predict(Z, pred_leaf=True))
+    lo = np.empty((used.size, len(Z)), dtype=W.dtype)
+    hi = np.empty_like(lo)
+    _code_leaves_ranges(0, len(Z), W, trees.start, nodes, trees.n_trees, slot, leaves, lo, hi)
+    return leaves, lo, hi, slot, thresholds
+
+
+@pytest.mark.parametrize(("engine", "zero_as_missing"),
+                         [("lightgbm", True), ("lightgbm", False), ("xgboost", False)])
+def test_code_walk_leaves_equal_the_engines_pred_leaf(engine, zero_as_missing):
+    """The branch-free walk on threshold codes reaches the engine's own leaf in every tree.
+
+    LightGBM reads ``|value| <= 1e-35`` as 0 whatever the missing type, so a value
+    exactly on its threshold ``-1e-35`` goes right.
+    """
+    X, booster, trees = _booster_and_trees(engine, 8, zero_as_missing=zero_as_missing)
+    Z = _at_thresholds(X, trees, [0, 3, 5])
+    leaves = _leaves_and_ranges(Z, trees)[0]
+    np.testing.assert_array_equal(leaves, _engine_leaves(booster, Z, trees))
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_code_ranges_are_the_codes_that_keep_every_leaf(engine):
+    """A row's cached range of a feature's codes: exactly the codes that change no leaf.
+
+    Each code is set as a value the engine reads with that code (a threshold, or
+    beyond the last one), the engine predicts the leaves, and the codes whose
+    leaves all equal the row's own must be the range ``lo .. hi`` (every code when
+    ``lo`` is -1: no path of the row splits on the feature).
+    """
+    X, booster, trees = _booster_and_trees(engine, 12)
+    X = np.nan_to_num(X[:40], nan=0.5)  # plain values: NaN and zero flags are walked instead
+    X[X == 0] = 0.25
+    leaves, lo, hi, slot, thresholds = _leaves_and_ranges(X, trees)
+    strict = trees.strict
+    for j in (0, 3, 5):
+        ts = thresholds[j]
+        # a value read with code c: LightGBM counts thresholds < value, XGBoost <= value
+        codes = np.arange(ts.size + 1)
+        if strict:
+            values = np.where(codes == 0, ts[0] - 1.0, ts[np.maximum(codes - 1, 0)])
+        else:  # a threshold, or the middle of the code's interval when LightGBM reads it as 0
+            upper = np.append(ts, ts[-1] + 2.0)
+            lower = np.insert(ts, 0, ts[0] - 2.0)
+            values = np.where(np.abs(upper) > np.float32(1e-35), upper, (lower + upper) / 2)
+        Z = np.repeat(X, codes.size, axis=0)
+        Z[:, j] = np.tile(values, len(X))
+        same = (_engine_leaves(booster, Z, trees).reshape(len(X), codes.size, -1)
+                == leaves[:, None, :]).all(axis=2)
+        keep_lo = np.maximum(lo[slot[j]], 0)[:, None]
+        keep_hi = hi[slot[j]][:, None]
+        np.testing.assert_array_equal(same, (codes >= keep_lo) & (codes <= keep_hi))
+        assert np.any(~same)  # the feature matters to some rows
 
 
 @pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])

@@ -166,31 +166,6 @@ class FlatTrees:
         hi = np.where(on & went_left, m, big).min(axis=2, initial=big)
         return lo.astype(np.int32), hi.astype(np.int32)
 
-    def escape_nodes(self, j: int, tree_ids: np.ndarray, first: np.ndarray,
-                     memo_bit: int) -> np.ndarray:
-        """Return ``out[a, leaf]``: where a row leaves the path to ``leaf`` when column *j* does.
-
-        When exactly one node of the path splits on *j*, a value that leaves the
-        path's range of *j* goes the other way there: ``out`` is that other child
-        (``~leaf`` for a leaf), with *memo_bit* set when no node below it splits on
-        *j* (the leaf reached then depends on the row alone).  Otherwise it is
-        *first* (:meth:`first_nodes`), where a walk must start.
-        """
-        nodes, on, nxt = self._path_steps(j, tree_ids)
-        paths = self.paths[tree_ids]  # (T, L, D)
-        valid = paths >= 0
-        other = np.where(self.left[nodes] == nxt, self.right[nodes], self.left[nodes])
-        esc = np.take_along_axis(other, np.argmax(on, axis=2)[..., None], axis=2)[..., 0]
-        # below[a, node]: some node of the subtree under ``node`` splits on j
-        below = np.zeros((paths.shape[0], int(np.max(np.diff(self.start), initial=0)) + 1),
-                         dtype=bool)
-        under = np.flip(np.cumsum(np.flip(on, 2), 2), 2) > 0
-        tree_of = np.broadcast_to(np.arange(paths.shape[0])[:, None, None], paths.shape)
-        np.logical_or.at(below, (tree_of[valid], paths[valid]), under[valid])
-        rows = np.arange(paths.shape[0])[:, None]
-        memo = (esc >= 0) & ~below[rows, np.maximum(esc, 0)]
-        esc = np.where(memo, esc | memo_bit, esc)
-        return np.where(on.sum(axis=2) == 1, esc, first).astype(np.int32)
 
 LgbTrees = FlatTrees  # the former name
 

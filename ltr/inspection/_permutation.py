@@ -24,10 +24,11 @@ their scikit-learn wrappers, :class:`ltr.engines.RankingModel`,
 can change, which is bitwise what a full prediction would give:
 
 * numerical trees (LightGBM and XGBoost, missing values included): the leaf
-  of every row in every tree is cached once (compact integers).  For a
-  permuted column, only the rows whose value moves across a split threshold
-  of the column are looked at, and only the trees splitting on the column are
-  walked, from the first node on the column along the row's cached path.  The
+  of every row in every tree is cached once (compact integers), with the
+  range of each feature's values that keeps all of the row's paths.  For a
+  permuted column, only the rows whose new value leaves that range are looked
+  at, and only the trees whose path it leaves are walked, from the node on the
+  column along the row's cached path.  The
   walks read integer threshold codes of the values (each node's decision is
   branch-free and exact for the engine's comparison and missing rules).  A
   row that reaches another leaf is re-summed over all trees in the engine's
@@ -455,13 +456,17 @@ def permutation_importance(
         else:
             from joblib import Parallel, delayed
 
+            order = list(range(len(feat_cols)))
+            if exact is not None:  # costliest first (trees splitting on it): no long tail
+                order.sort(key=lambda f: -exact.work_estimate(feat_cols[f]))
             gen = Parallel(n_jobs=n_workers, prefer="threads", return_as="generator")(
-                delayed(work)(f) for f in range(len(feat_cols))
+                delayed(work)(f) for f in order
             )
-            results = []
-            for item in gen:
-                results.append(item)
+            by_feature: dict[int, tuple[np.ndarray, int]] = {}
+            for f, item in zip(order, gen):
+                by_feature[f] = item
                 bar.update(1)
+            results = [by_feature[f] for f in range(len(feat_cols))]
     finally:
         bar.close()
 

@@ -2,11 +2,13 @@
 
 Private helper of :mod:`ltr.inspection`.  It takes an engine's trees once
 (parsed by :mod:`ltr.engines.trees`; the walks are the numba kernels of
-:mod:`ltr.kernels._tree_predict` and :mod:`ltr.kernels._trees`):
+:mod:`ltr.kernels._tree_predict`, :mod:`ltr.kernels._tree_rescore` and
+:mod:`ltr.kernels._trees`):
 
-* :class:`_ExactRescorer` caches every row's leaf in every tree and, for a
-  permuted column, walks only the trees splitting on it, only for the rows
-  whose threshold code changes, and re-sums a row's leaf values over all trees
+* :class:`_ExactRescorer` caches every row's leaf in every tree (with each
+  feature's range of threshold codes that keeps the row's paths) and, for a
+  permuted column, walks only the trees whose path the new code leaves, only
+  for the rows whose code leaves that range, and re-sums a row's leaf values over all trees
   in the engine's order when a leaf changed: bitwise the engine's predict
   (checked once on the baseline scores; otherwise it is not used);
 * :class:`_ChangeDetector` (the fallback: categorical or linear trees, or a
@@ -38,14 +40,12 @@ from ltr.engines.trees import (
 )
 from ltr.kernels._tree_predict import (
     _FEATURE_BITS,
-    _MEMO,
-    _code_leaves,
     _code_rows,
-    _column_scores,
     _leaf_sums,
     _permuted_scores,
     _tree_leaves,
 )
+from ltr.kernels._tree_rescore import _code_leaves_ranges, _column_paths, _rescore_column
 from ltr.kernels._trees import _lgb_leaf_changed
 
 # Old private names, kept for callers (ltr.inspection, tests).
@@ -295,8 +295,9 @@ class _ExactRescorer:
         max_leaves = int(np.max(np.diff(trees.leaf_start))) if trees.n_trees else 1
         self.leaves = np.zeros((X.shape[0], trees.n_trees), dtype=_leaf_dtype(max_leaves))
         leaves = self.leaves
-        self.W, self.nodes, self.all_thresholds = W, nodes, _ = _coded(X, trees)
-        _over_rows(X.shape[0], lambda lo, hi: _code_leaves(lo, hi, W, trees.start, nodes, leaves))
+        self.W, self.nodes, self.all_thresholds = _coded(X, trees)
+        nodes = self.nodes
+        self._cache_leaves(trees.n_trees)
         init = self._init()
         sums = np.empty(X.shape[0])
         for count in counts:
@@ -306,14 +307,44 @@ class _ExactRescorer:
 
             _over_rows(X.shape[0], leaf_sums)
             if np.array_equal(sums, base_scores):
+                if count != trees.n_trees:  # the ranges cover only the trees that count
+                    self._cache_leaves(count)
                 self.n_trees = count
+                # jmask[f]: the missing flags that some node on f sends the default way
+                end = int(trees.start[count])
+                internal = (trees.left[:end] != 0) | (trees.right[:end] != 0)
+                self.jmask = np.zeros(X.shape[1], dtype=np.int64)
+                np.bitwise_or.at(self.jmask, nodes[:end, 0][internal] & _FEATURE_BITS,
+                                 (nodes[:end, 0][internal] >> 28) & 3)
                 self.ok = True
                 return
         self.reason = "the model's predictions are not the plain sum of its trees"
 
+    def _cache_leaves(self, n_ranged: int) -> None:
+        """Every row's leaf in every tree, and its code ranges over the first *n_ranged* trees.
+
+        ``self.ranges[0][self.slot[f]]`` and ``self.ranges[1][...]`` bound, per
+        row, the codes of feature ``f`` that keep all of the row's paths (see
+        :func:`ltr.kernels._tree_rescore._code_leaves_ranges`).
+        """
+        W, nodes, leaves, start = self.W, self.nodes, self.leaves, self.trees.start
+        used = np.asarray(sorted(self.all_thresholds), dtype=np.int64)
+        self.slot = np.full(W.shape[1], used.size, dtype=np.int64)
+        self.slot[used] = np.arange(used.size)
+        lo = np.empty((used.size, W.shape[0]), dtype=W.dtype)
+        hi = np.empty_like(lo)
+        self.ranges = lo, hi
+        slot = self.slot
+        _over_rows(W.shape[0], lambda a, b: _code_leaves_ranges(a, b, W, start, nodes, n_ranged,
+                                                                slot, leaves, lo, hi))
+
     def _init(self) -> Any:
         tr = self.trees
         return np.float32(tr.init) if tr.strict else np.float64(tr.init)
+
+    def work_estimate(self, cols: Sequence[int]) -> int:
+        """Trees that split on *cols*: a rough cost of rescoring them (for scheduling)."""
+        return sum(int(self.trees.trees_of.get(int(j), np.zeros(0)).size) for j in cols)
 
     def thresholds(self, j: int) -> np.ndarray:
         """Sorted distinct thresholds of column *j* in the trees that count."""
@@ -391,26 +422,22 @@ class _ExactRescorer:
         tree_ids = tree_ids[tree_ids < self.n_trees]
         if tree_ids.size == 0:
             return None
-        first = tr.first_nodes([j], tree_ids)
-        escape = tr.escape_nodes(j, tree_ids, first, _MEMO)
-        code_lo, code_hi = tr.code_bounds(j, tree_ids, self.all_thresholds[j])
-        off = first < 0  # paths off j keep their leaf for every code, flagged ones too (-1)
-        big = np.iinfo(np.int32).max
-        code_lo = np.where(off, -big, code_lo).astype(np.int32)
-        code_hi = np.where(off, big, code_hi).astype(np.int32)
-        on_j = (self.nodes[:, 0] & _FEATURE_BITS) == j
-        on_j &= np.repeat(np.isin(np.arange(tr.n_trees), tree_ids), np.diff(tr.start))
-        jmask = int(np.bitwise_or.reduce((self.nodes[on_j, 0] >> 28) & 3, initial=0))
+        shape = (tree_ids.size, tr.paths.shape[1])
+        first, escape = np.empty(shape, dtype=np.int32), np.empty(shape, dtype=np.int32)
+        code_lo, code_hi = np.empty(shape, dtype=np.int32), np.empty(shape, dtype=np.int32)
+        _column_paths(j, tree_ids, tr.paths, tr.start, self.nodes, first, escape, code_lo, code_hi)
+        jmask = int(self.jmask[j])
         wcol = np.ascontiguousarray(self.W[:, j])
         leaf_start = tr.leaf_start[: self.n_trees + 1]
         init = self._init()
         W, nodes, leaves = self.W, self.nodes, self.leaves
+        lo_j, hi_j = self.ranges[0][self.slot[j]], self.ranges[1][self.slot[j]]
 
         def rescore_rows(perms: np.ndarray, scores: np.ndarray, lo: int, hi: int) -> np.ndarray:
             counts = np.zeros(perms.shape[0], dtype=np.int64)
-            _column_scores(lo, hi, W, perms, j, wcol, jmask, tree_ids, first, escape, code_lo,
-                           code_hi, tr.start, nodes, leaves, leaf_start, tr.leaf_value, init,
-                           scores, counts)
+            _rescore_column(lo, hi, W, perms, j, wcol, jmask, lo_j, hi_j, tree_ids, first, escape,
+                            code_lo, code_hi, tr.start, nodes, leaves, leaf_start, tr.leaf_value,
+                            init, scores, counts)
             return counts
 
         def rescore(perms: np.ndarray, split_rows: bool = True) -> tuple[np.ndarray, np.ndarray]:

@@ -28,7 +28,8 @@ def _next_node(v, k, decision, threshold, left, right, strict):
     ``strict`` (XGBoost): the value is cast to float32, NaN goes the default way
     (``decision`` bit 1), ``value < threshold`` goes left.  Otherwise LightGBM's
     ``NumericalDecision``: NaN becomes 0 unless the missing type (bits 2-3) is
-    NaN; missing (zero or NaN by type) goes the default way; ``value <=
+    NaN; missing (zero or NaN by type) goes the default way; ``|value| <=
+    1e-35`` reads as 0 (LightGBM's predict drops it as a zero); ``value <=
     threshold`` goes left.
     """
     dt = decision[k]
@@ -43,6 +44,8 @@ def _next_node(v, k, decision, threshold, left, right, strict):
         v = 0.0
     if (missing == 1 and -_ZERO_F32 <= v <= _ZERO_F32) or (missing == 2 and np.isnan(v)):
         return left[k] if (dt & 2) != 0 else right[k]
+    if -_ZERO_F32 <= v <= _ZERO_F32:
+        v = 0.0  # LightGBM's predict reads |value| <= kZeroThreshold as 0
     if v <= threshold[k]:
         return left[k]
     return right[k]
@@ -221,58 +224,12 @@ def _code_step(w, k, nodes):
 
 
 @njit(cache=True, inline="always")
-def _code_walk(W, i, j, wj, base, node, nodes):
-    """Leaf reached by row ``i`` of the codes ``W`` from ``node``, column ``j`` coded ``wj``."""
-    while True:
-        k = base + node
-        f = nodes[k, 0] & _FEATURE_BITS
-        w = wj if f == j else W[i, f]
-        node = _code_step(w, k, nodes)
-        if node < 0:
-            return ~node
-
-
-@njit(cache=True, nogil=True)
-def _code_leaves(row_lo, row_hi, W, start, nodes, out):
-    """``out[i, t]``: leaf of row ``i`` in tree ``t``, from the codes ``W`` (see above).
-
-    Four trees are walked side by side so that their loads overlap.
-    """
-    n_trees = start.shape[0] - 1
-    for i in range(row_lo, row_hi):
-        t = 0
-        while t + 4 <= n_trees:
-            n0 = 0 if start[t + 1] > start[t] else -1
-            n1 = 0 if start[t + 2] > start[t + 1] else -1
-            n2 = 0 if start[t + 3] > start[t + 2] else -1
-            n3 = 0 if start[t + 4] > start[t + 3] else -1
-            while n0 >= 0 or n1 >= 0 or n2 >= 0 or n3 >= 0:
-                if n0 >= 0:
-                    k = start[t] + n0
-                    n0 = _code_step(W[i, nodes[k, 0] & _FEATURE_BITS], k, nodes)
-                if n1 >= 0:
-                    k = start[t + 1] + n1
-                    n1 = _code_step(W[i, nodes[k, 0] & _FEATURE_BITS], k, nodes)
-                if n2 >= 0:
-                    k = start[t + 2] + n2
-                    n2 = _code_step(W[i, nodes[k, 0] & _FEATURE_BITS], k, nodes)
-                if n3 >= 0:
-                    k = start[t + 3] + n3
-                    n3 = _code_step(W[i, nodes[k, 0] & _FEATURE_BITS], k, nodes)
-            out[i, t] = ~n0 if start[t + 1] > start[t] else 0
-            out[i, t + 1] = ~n1 if start[t + 2] > start[t + 1] else 0
-            out[i, t + 2] = ~n2 if start[t + 3] > start[t + 2] else 0
-            out[i, t + 3] = ~n3 if start[t + 4] > start[t + 3] else 0
-            t += 4
-        while t < n_trees:
-            out[i, t] = (_code_walk(W, i, -1, 0, start[t], 0, nodes)
-                         if start[t + 1] > start[t] else 0)
-            t += 1
-
-
-@njit(cache=True, inline="always")
 def _code_walk4(W, i, j, wj, b0, n0, b1, n1, b2, n2, b3, n3, nodes):
-    """Four :func:`_code_walk` side by side (a negative start node stays as it is)."""
+    """Walk row ``i`` from four nodes side by side; return the four leaves reached.
+
+    ``b*``/``n*``: the tree's first node and the start node of each walk (a
+    negative start node, ``~leaf``, stays as it is); column ``j`` reads ``wj``.
+    """
     while n0 >= 0 or n1 >= 0 or n2 >= 0 or n3 >= 0:
         if n0 >= 0:
             k = b0 + n0
@@ -293,141 +250,6 @@ def _code_walk4(W, i, j, wj, b0, n0, b1, n1, b2, n2, b3, n3, nodes):
     return ~n0, ~n1, ~n2, ~n3
 
 
-_ROWS = 512  # rows whose per-tree bounds are gathered once for every permutation
-_MEMO = 0x40000000  # bit of an ``escape`` entry: the walk's leaf depends only on the row
-
-
-@njit(cache=True, nogil=True)
-def _column_scores(row_lo, row_hi, W, perms, j, wcol, jmask, trees, first, escape, code_lo,
-                   code_hi, start, nodes, leaves, leaf_start, leaf_value, init, out, counts):
-    """Rescore the rows ``row_lo <= i < row_hi`` whose leaf changes when column ``j`` is permuted.
-
-    For every permutation ``r``, row ``i`` gets the coded value ``wcol[perms[r, i]]``
-    of column ``j`` (``wcol`` is ``W[:, j]``); its exact score goes to ``out[r, i]``
-    (a copy of the baseline scores) when a leaf changed, and ``counts[r]`` grows by
-    the number of rows rescored.  ``trees`` are the sorted ids of the trees
-    splitting on ``j``; per tree ``a`` and cached leaf: ``first[a, leaf]`` the first
-    node on ``j`` of the path (-1: none), ``code_lo[a, leaf] <= code <=
-    code_hi[a, leaf]`` the codes that keep the path (paths off ``j``: every code);
-    ``escape[a, leaf]`` where a code outside them continues: when ``j`` is on the
-    path once, its other child (``~leaf`` for a leaf; with the bit ``_MEMO`` when
-    no node below splits on ``j``, so the leaf reached is the row's own and is kept
-    for the next permutations), else ``first``.  A value whose flags meet ``jmask``
-    (the missing masks of the nodes on ``j``) is walked from ``first``.
-
-    Rows go in blocks of ``_ROWS``: each row's bounds in every tree are gathered
-    once per block, with their intersection; a new code inside it changes no
-    leaf.  Otherwise the trees whose bounds it leaves are walked four side by
-    side and the row is re-summed over all trees in order (:func:`_flush`).
-    """
-    n_rep = perms.shape[0]
-    n_aff = trees.shape[0]
-    n_trees = leaf_start.shape[0] - 1
-    blo = np.empty((_ROWS, n_aff), dtype=code_lo.dtype)
-    bhi = np.empty((_ROWS, n_aff), dtype=code_hi.dtype)
-    memo = np.empty((_ROWS, n_aff), dtype=np.int32)
-    lo_all = np.empty(_ROWS, dtype=code_lo.dtype)
-    hi_all = np.empty(_ROWS, dtype=code_hi.dtype)
-    buf = np.empty((_BUF, n_trees), dtype=leaves.dtype)
-    rows = np.empty(_BUF, dtype=np.int64)
-    viol = np.empty(n_aff + 1, dtype=np.int64)
-    pend_t = np.empty(n_aff + 4, dtype=np.int64)
-    pend_a = np.empty(n_aff + 4, dtype=np.int64)
-    pend_b = np.empty(n_aff + 4, dtype=np.int64)
-    pend_n = np.empty(n_aff + 4, dtype=np.int64)
-    for q in range(n_aff + 4):  # a loop, not np.zeros / np.full: less to compile
-        pend_b[q] = 0
-        pend_n[q] = -1
-    new_t = np.empty(n_aff, dtype=np.int64)
-    new_l = np.empty(n_aff, dtype=np.int64)
-    for r0 in range(row_lo, row_hi, _ROWS):
-        r1 = min(r0 + _ROWS, row_hi)
-        for i in range(r0, r1):
-            b = i - r0
-            lmax = code_lo[0, leaves[i, trees[0]]]
-            hmin = code_hi[0, leaves[i, trees[0]]]
-            for a in range(n_aff):
-                leaf0 = leaves[i, trees[a]]
-                x = code_lo[a, leaf0]
-                y = code_hi[a, leaf0]
-                blo[b, a] = x
-                bhi[b, a] = y
-                memo[b, a] = -1
-                lmax = max(lmax, x)
-                hmin = min(hmin, y)
-            lo_all[b] = lmax
-            hi_all[b] = hmin
-        for r in range(n_rep):
-            perm = perms[r]
-            o = out[r]
-            n_buf = 0 * r0  # not a literal 0: one compiled _flush, not two
-            for i in range(r0, r1):
-                b = i - r0
-                wo = wcol[i]
-                wn = wcol[perm[i]]
-                if wn == wo:
-                    continue
-                special = ((wn | wo) & jmask) != 0
-                ec = -1 if special else wn >> 2  # -1 leaves every path on j
-                if lo_all[b] <= ec <= hi_all[b]:
-                    continue
-                nv = 0
-                for a in range(n_aff):  # branch-free list of the trees whose bounds it leaves
-                    viol[nv] = a
-                    nv += (ec < blo[b, a]) | (ec > bhi[b, a])
-                n_pend = 0
-                n_new = 0
-                for v in range(nv):
-                    a = viol[v]
-                    t = trees[a]
-                    leaf0 = leaves[i, t]
-                    if special:
-                        node = first[a, leaf0]
-                    else:
-                        m = memo[b, a]
-                        node = escape[a, leaf0]
-                        if m >= 0 or node < 0:
-                            new_t[n_new] = t
-                            new_l[n_new] = m if m >= 0 else ~node
-                            n_new += 1
-                            continue
-                    pend_t[n_pend] = t
-                    pend_a[n_pend] = a if not special and (node & _MEMO) != 0 else -1
-                    pend_b[n_pend] = start[t]
-                    pend_n[n_pend] = node & ~_MEMO
-                    n_pend += 1
-                for q in range(n_pend, n_pend + 4):
-                    pend_n[q] = -1
-                for q in range(0, n_pend, 4):
-                    l0, l1, l2, l3 = _code_walk4(W, i, j, wn, pend_b[q], pend_n[q], pend_b[q + 1],
-                                                 pend_n[q + 1], pend_b[q + 2], pend_n[q + 2],
-                                                 pend_b[q + 3], pend_n[q + 3], nodes)
-                    for u in range(min(4, n_pend - q)):
-                        leaf = l0 if u == 0 else (l1 if u == 1 else (l2 if u == 2 else l3))
-                        if pend_a[q + u] >= 0:
-                            memo[b, pend_a[q + u]] = leaf
-                        new_t[n_new] = pend_t[q + u]
-                        new_l[n_new] = leaf
-                        n_new += 1
-                changed = False
-                for u in range(n_new):
-                    t = new_t[u]
-                    if new_l[u] != leaves[i, t]:
-                        if not changed:
-                            for u2 in range(n_trees):  # a loop: a slice copy compiles
-                                buf[n_buf, u2] = leaves[i, u2]  # numba's shape-error text
-                            rows[n_buf] = i
-                            changed = True
-                        buf[n_buf, t] = new_l[u]
-                if changed:
-                    n_buf += 1
-                    counts[r] += 1
-                    if n_buf == _BUF:
-                        _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, o)
-                        n_buf = 0
-            _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, o)
-
-
 @njit(cache=True, nogil=True)
 def _code_rows(row_lo, row_hi, X, features, ts, ts_start, strict, out):
     """``out[i, f]`` (``W``): the coded value of ``X[i, f]`` for each of ``features``.
@@ -435,27 +257,29 @@ def _code_rows(row_lo, row_hi, X, features, ts, ts_start, strict, out):
     ``ts[ts_start[f]:ts_start[f + 1]]`` are the sorted distinct thresholds of feature
     ``f``.  ``strict`` (XGBoost): the value is cast to float32 and counts the
     thresholds ``<=`` it, NaN is flag 1.  Otherwise (LightGBM): NaN is flag 1 and
-    reads as 0, the value counts the thresholds ``<`` it, ``|value| <= 1e-35`` adds
-    flag 2.
+    reads as 0, ``|value| <= 1e-35`` adds flag 2 and reads as 0 (as LightGBM's
+    predict reads it), the value counts the thresholds ``<`` it.
     """
-    for i in range(row_lo, row_hi):
+    for b0 in range(row_lo, row_hi, 256):  # a block of rows per feature: the same search steps
         for q in range(features.shape[0]):
             f = features[q]
-            v = np.float64(X[i, f])
-            flags = 0
-            if np.isnan(v):
-                flags = 1
-                v = 0.0
-            if strict:
-                v = np.float64(np.float32(v))
-            elif -_ZERO_F32 <= v <= _ZERO_F32:
-                flags |= 2
-            lo = ts_start[f]
-            hi = ts_start[f + 1]
-            while lo < hi:  # first threshold above the value (strict: at or above)
-                mid = (lo + hi) >> 1
-                if ts[mid] < v or (strict and ts[mid] == v):
-                    lo = mid + 1
-                else:
-                    hi = mid
-            out[i, f] = ((lo - ts_start[f]) << 2) | flags
+            for i in range(b0, min(b0 + 256, row_hi)):
+                v = np.float64(X[i, f])
+                flags = 0
+                if np.isnan(v):
+                    flags = 1
+                    v = 0.0
+                if strict:
+                    v = np.float64(np.float32(v))
+                elif -_ZERO_F32 <= v <= _ZERO_F32:
+                    flags |= 2
+                    v = 0.0  # LightGBM's predict reads it as 0
+                lo = ts_start[f]
+                n = ts_start[f + 1] - lo
+                while n > 0:  # first threshold above the value (strict: at or above), no branch
+                    half = n >> 1
+                    t = ts[lo + half]
+                    below = (t < v) | (strict & (t == v))
+                    lo = lo + half + 1 if below else lo
+                    n = n - half - 1 if below else half
+                out[i, f] = ((lo - ts_start[f]) << 2) | flags

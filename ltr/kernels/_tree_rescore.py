@@ -1,0 +1,245 @@
+"""Rescoring one permuted column from cached leaves and per-row code ranges (numba).
+
+Used by :mod:`ltr.inspection` through :mod:`ltr.inspection._tree_changes`; the
+walks are the branch-free walks on integer threshold codes of
+:mod:`ltr.kernels._tree_predict` (``W``, ``nodes``, ``_code_step``).
+
+:func:`_code_leaves_ranges` caches every row's leaf in every tree and, in the
+same walk, the range of codes of each feature that keeps every one of the row's
+paths: a permuted value whose code stays inside it changes no leaf, so it is
+skipped with one comparison, without looking at any tree.
+:func:`_rescore_column` rescores the other rows: only the trees whose path the
+new code leaves are walked, and a row that reaches another leaf is re-summed
+over all trees in the engine's order (bitwise the engine's prediction).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ltr.kernels._tree_predict import _FEATURE_BITS, _code_step, _code_walk4
+
+_BATCH = 32  # changed rows whose leaves are gathered before they are re-summed together
+
+
+@njit(cache=True, inline="always")
+def _ranged_step(W, i, k, nodes, slot, ranged, lo, hi):
+    """:func:`_code_step` of row ``i`` at node ``k``, narrowing the row's code range.
+
+    Going left at the node whose threshold rank is ``m`` keeps codes ``<= m``
+    (and marks the feature as on the path: ``lo >= 0``); going right keeps
+    codes ``> m``.  ``slot`` maps a feature to its entry of ``lo``/``hi``;
+    unless ``ranged``, the last (scratch) entry is narrowed instead.
+    """
+    f = nodes[k, 0] & _FEATURE_BITS
+    nxt = _code_step(W[i, f], k, nodes)
+    m = nodes[k, 1]
+    s = slot[f] if ranged else lo.shape[0] - 1
+    went_left = nxt == nodes[k, 2]
+    lo[s] = max(lo[s], 0 if went_left else m + 1)
+    hi[s] = min(hi[s], m if went_left else hi[s])
+    return nxt
+
+
+@njit(cache=True, nogil=True)
+def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo_out, hi_out):
+    """``out[i, t]``: leaf of row ``i`` in tree ``t``; ``lo_out/hi_out[s, i]``: its code ranges.
+
+    For the features of ``slot`` (``slot[f]``: the row of ``lo_out``/``hi_out``
+    of feature ``f``; features not ranged point at the last entry, a scratch
+    one), ``lo_out[s, i] <= code <= hi_out[s, i]`` are the codes that keep
+    every path of row ``i`` in the trees ``0 .. n_ranged - 1``;
+    ``lo_out[s, i] = -1`` when no such path splits on the feature (codes of
+    NaN and zero flags are below every range).  Four trees are walked side by
+    side so that their loads overlap.  Rows ``row_lo <= i < row_hi``.
+    """
+    n_trees = start.shape[0] - 1
+    n_slots = lo_out.shape[0]
+    big = hi_out.dtype.type(np.iinfo(hi_out.dtype).max)
+    lo = np.empty(n_slots + 1, dtype=np.int64)
+    hi = np.empty(n_slots + 1, dtype=np.int64)
+    for i in range(row_lo, row_hi):
+        for s in range(n_slots + 1):
+            lo[s] = -1
+            hi[s] = big
+        t = 0
+        while t < n_trees:
+            nn = min(4, n_trees - t)
+            n0 = 0 if start[t + 1] > start[t] else -1
+            n1 = 0 if nn > 1 and start[t + 2] > start[t + 1] else -1
+            n2 = 0 if nn > 2 and start[t + 3] > start[t + 2] else -1
+            n3 = 0 if nn > 3 and start[t + 4] > start[t + 3] else -1
+            # trees from n_ranged on are walked without narrowing (the scratch slot)
+            r0, r1, r2, r3 = t < n_ranged, t + 1 < n_ranged, t + 2 < n_ranged, t + 3 < n_ranged
+            while n0 >= 0 or n1 >= 0 or n2 >= 0 or n3 >= 0:
+                if n0 >= 0:
+                    n0 = _ranged_step(W, i, start[t] + n0, nodes, slot, r0, lo, hi)
+                if n1 >= 0:
+                    n1 = _ranged_step(W, i, start[t + 1] + n1, nodes, slot, r1, lo, hi)
+                if n2 >= 0:
+                    n2 = _ranged_step(W, i, start[t + 2] + n2, nodes, slot, r2, lo, hi)
+                if n3 >= 0:
+                    n3 = _ranged_step(W, i, start[t + 3] + n3, nodes, slot, r3, lo, hi)
+            out[i, t] = ~n0 if start[t + 1] > start[t] else 0
+            if nn > 1:
+                out[i, t + 1] = ~n1 if start[t + 2] > start[t + 1] else 0
+            if nn > 2:
+                out[i, t + 2] = ~n2 if start[t + 3] > start[t + 2] else 0
+            if nn > 3:
+                out[i, t + 3] = ~n3 if start[t + 4] > start[t + 3] else 0
+            t += nn
+        for s in range(n_slots):
+            lo_out[s, i] = lo[s]
+            hi_out[s, i] = hi[s]
+
+
+@njit(cache=True, nogil=True)
+def _column_paths(j, tree_ids, paths, start, nodes, first, escape, code_lo, code_hi):
+    """Per tree ``a`` of ``tree_ids`` and leaf: how the path to the leaf depends on column ``j``.
+
+    ``paths[t, leaf]`` are the root->leaf nodes of tree ``t`` (-1 padded), node
+    ``k`` of ``nodes`` as in :func:`_code_leaves_ranges`.  Writes
+    ``first[a, leaf]``: the first node on ``j`` of the path (-1: none);
+    ``code_lo[a, leaf] <= code <= code_hi[a, leaf]``: the codes that keep the
+    path; ``escape[a, leaf]``: where a code outside them continues -- when
+    ``j`` is on the path once, the other child of its node (``~leaf`` for a
+    leaf), else ``first``.
+    """
+    big = np.iinfo(code_hi.dtype).max
+    depth = paths.shape[2]
+    for a in range(tree_ids.shape[0]):
+        t = tree_ids[a]
+        for leaf in range(paths.shape[1]):
+            node0 = -1
+            other0 = -1
+            n_on = 0
+            lo = 0
+            hi = big
+            for d in range(depth):
+                p = paths[t, leaf, d]
+                if p < 0:
+                    break
+                k = start[t] + p
+                if (nodes[k, 0] & _FEATURE_BITS) != j:
+                    continue
+                nxt = paths[t, leaf, d + 1] if d + 1 < depth else -1
+                nxt = nxt if nxt >= 0 else ~leaf
+                m = nodes[k, 1]
+                went_left = nodes[k, 2] == nxt
+                lo = lo if went_left else max(lo, m + 1)
+                hi = min(hi, m) if went_left else hi
+                if n_on == 0:
+                    node0 = p
+                    other0 = nodes[k, 3] if went_left else nodes[k, 2]
+                n_on += 1
+            first[a, leaf] = node0
+            escape[a, leaf] = other0 if n_on == 1 else node0
+            code_lo[a, leaf] = lo
+            code_hi[a, leaf] = hi
+
+
+@njit(cache=True)
+def _flush_rows(reps, rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out):
+    """``out[reps[b], rows[b]]``: ``init`` plus the leaf values ``buf[b, t]`` over trees in order.
+
+    One row at a time, each sum sequential (the engine's order).
+    """
+    b = 0
+    while b < n_buf:
+        s = init
+        for t in range(n_trees):
+            s += leaf_value[leaf_start[t] + buf[b, t]]
+        out[reps[b], rows[b]] = s
+        b += 1
+
+
+@njit(cache=True, nogil=True)
+def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees, first, escape,
+                    code_lo, code_hi, start, nodes, leaves, leaf_start, leaf_value, init, out,
+                    counts):
+    """Rescore the rows ``row_lo <= i < row_hi`` whose leaf changes when column ``j`` is permuted.
+
+    For every permutation ``r``, row ``i`` gets the coded value ``wcol[perms[r, i]]``
+    of column ``j`` (``wcol`` is ``W[:, j]``); its exact score goes to ``out[r, i]``
+    (a copy of the baseline scores) when a leaf changed, and ``counts[r]`` grows by
+    the number of rows rescored.  A code inside the row's range ``lo_j[i] .. hi_j[i]``
+    (see :func:`_code_leaves_ranges`) changes no leaf.  Otherwise the trees of
+    ``trees`` (the sorted ids of the trees splitting on ``j``) whose path of the
+    row splits on ``j`` are listed once for all the row's permutations (tables of
+    :func:`_column_paths`); those whose code range the new code leaves are walked
+    four side by side from ``escape`` (from ``first`` for a value whose flags meet
+    ``jmask``, the missing masks of the nodes on ``j``), and the row is re-summed
+    over all trees in order (:func:`_flush_rows`).
+    """
+    n_rep = perms.shape[0]
+    n_aff = trees.shape[0]
+    n_trees = leaf_start.shape[0] - 1
+    on_a = np.empty(n_aff, dtype=np.int64)  # the trees whose path of row i splits on j
+    on_lo = np.empty(n_aff, dtype=code_lo.dtype)
+    on_hi = np.empty(n_aff, dtype=code_hi.dtype)
+    viol = np.empty(n_aff + 1, dtype=np.int64)
+    pend_t = np.empty(n_aff + 4, dtype=np.int64)
+    pend_b = np.empty(n_aff + 4, dtype=np.int64)
+    pend_n = np.empty(n_aff + 4, dtype=np.int64)
+    for q in range(n_aff + 4):  # a loop, not np.zeros / np.full: less to compile
+        pend_b[q] = 0
+    buf = np.empty((_BATCH, n_trees), dtype=leaves.dtype)
+    rows = np.empty(_BATCH, dtype=np.int64)
+    reps = np.empty(_BATCH, dtype=np.int64)
+    n_buf = 0 * row_lo  # not a literal 0: one compiled _flush_rows, not two
+    for i in range(row_lo, row_hi):
+        wo = wcol[i]
+        rlo = lo_j[i]
+        rhi = hi_j[i]
+        n_on = -1
+        for r in range(n_rep):
+            wn = wcol[perms[r, i]]
+            if wn == wo:
+                continue
+            special = ((wn | wo) & jmask) != 0
+            ec = -1 if special else wn >> 2  # -1 leaves every path on j
+            if rlo <= ec <= rhi:
+                continue
+            if n_on < 0:  # the row's trees on j, once for all its permutations
+                n_on = 0
+                for a in range(n_aff):
+                    leaf0 = leaves[i, trees[a]]
+                    on_a[n_on] = a
+                    on_lo[n_on] = code_lo[a, leaf0]
+                    on_hi[n_on] = code_hi[a, leaf0]
+                    n_on += first[a, leaf0] >= 0
+            nv = 0
+            for v in range(n_on):  # branch-free list of the trees whose path it leaves
+                viol[nv] = v
+                nv += (ec < on_lo[v]) | (ec > on_hi[v])
+            for u in range(n_trees):  # a loop: a slice copy compiles numba's shape-error text
+                buf[n_buf, u] = leaves[i, u]
+            for u in range(nv):
+                a = on_a[viol[u]]
+                t = trees[a]
+                pend_t[u] = t
+                pend_b[u] = start[t]
+                pend_n[u] = first[a, leaves[i, t]] if special else escape[a, leaves[i, t]]
+            for q in range(nv, nv + 4):
+                pend_n[q] = -1
+            changed = False
+            for q in range(0, nv, 4):
+                l0, l1, l2, l3 = _code_walk4(W, i, j, wn, pend_b[q], pend_n[q], pend_b[q + 1],
+                                             pend_n[q + 1], pend_b[q + 2], pend_n[q + 2],
+                                             pend_b[q + 3], pend_n[q + 3], nodes)
+                for u in range(min(4, nv - q)):
+                    leaf = l0 if u == 0 else (l1 if u == 1 else (l2 if u == 2 else l3))
+                    t = pend_t[q + u]
+                    changed |= leaf != leaves[i, t]  # always, unless a NaN or zero went back
+                    buf[n_buf, t] = leaf
+            if changed:
+                rows[n_buf] = i
+                reps[n_buf] = r
+                n_buf += 1
+                counts[r] += 1
+                if n_buf == _BATCH:
+                    _flush_rows(reps, rows, buf, n_buf, n_trees, leaf_start, leaf_value, init,
+                                out)
+                    n_buf = 0
+    _flush_rows(reps, rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
