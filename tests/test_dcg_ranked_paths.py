@@ -126,8 +126,10 @@ def test_a_list_of_k_with_non_integer_labels_equals_one_call_per_k():
 
 def _driver_args(y, s, ids, tie_mode, offsets, k):
     n_q = offsets.size - 1
+    # a discount for every rank of the longest query (the kernels do not check its length)
+    ranks = int(np.diff(offsets).max())
     return (y, s, np.empty(0), K.GAIN_EXP2, ids.astype(float), tie_mode, y, 1,
-            2.0 ** np.arange(32) - 1.0, 1.0 / np.log2(np.arange(2, 3_000)), offsets, k,
+            2.0 ** np.arange(32) - 1.0, 1.0 / np.log2(np.arange(2, ranks + 2)), offsets, k,
             np.zeros(n_q), np.zeros(n_q), True, True)
 
 
