@@ -418,9 +418,10 @@ def _train_model(
         if not uses_position(vars(settings)):
             position = None
     # data.propensity: known per-row propensities instead of learned biases
-    # (only for ltr's unbiased objective: with evaluation.ips.propensity: data they may serve
-    # the IPS metrics alone)
-    weighs = settings.unbiased is True and settings.objective == "lambdarank"
+    # (only when the config asks for ltr's unbiased objective itself: with
+    # evaluation.ips.propensity: data they may serve the IPS metrics alone, and a method
+    # that unbiased: auto chose learns its own biases)
+    weighs = cfg.settings.unbiased is True and cfg.settings.objective == "lambdarank"
     propensity = logged_column(tr, "propensity") if "propensity" in cfg.logged and weighs else None
     return train(
         tr.X,

@@ -159,13 +159,13 @@ def position_bias_metrics(
             click, pos = logged_column(ds, "click", name), logged_column(ds, "position", name)
             if table is None:  # per row, in the form ips_ndcg reads per row
                 prop = rows_as_read(logged_column(ds, "propensity", name), pos, ds.offsets)
-            else:
-                prop = table
-            if table is not None and int(pos.max()) > len(table):
+            elif int(pos.max()) > len(table):
                 raise RunError(
-                    f"evaluation.ips.propensity: has {len(prop)} positions but data.position "
+                    f"evaluation.ips.propensity: has {len(table)} positions but data.position "
                     f"({name}) goes to {int(pos.max())}; give a propensity for every position"
                 )
+            else:
+                prop = table
             common: dict[str, Any] = {
                 "position": pos, "propensity": prop, "offsets": ds.offsets, "k": ks,
                 "clip": ips.clip,
