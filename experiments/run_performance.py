@@ -131,6 +131,14 @@ BENCHES: tuple[Bench, ...] = (
         Figure("dask_shuffle_2workers_us_per_row",
                "Dask query shuffle, 1.2 M rows in random order (us/row)", "-"),
     ), timeout=1500, before=False, extra=True),
+    # The README's test command, cold (empty numba cache) and warm; ~10 min on 2 cores.
+    Bench("bench_test_suite.py", (), (
+        Figure("test_suite_warm_min", "default test run, warm numba cache (min)", "<= 4",
+               best=4.0),
+        Figure("test_suite_cold_min", "default test run, empty numba cache (min)", "-"),
+        Figure("test_suite_default_tests", "tests in the default run", "-"),
+        Figure("test_suite_slow_tests", "tests marked slow (CI runs them with -m slow)", "-"),
+    ), timeout=2400, before=False),
     Bench("bench_cold_start.py", ("--skip-commands", "--repeats", "2"), (
         _ratio("cold_over_warm", "quick start: empty numba cache vs warm", 2.0),
         Figure("cold_start_s", "quick start, empty numba cache (s)", "-"),

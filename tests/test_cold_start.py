@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,6 +76,8 @@ def _small_quickstart(tmp_path: Path) -> Path:
     return path
 
 
+# slow: among the costliest default tests (issue 25: default run <= 4 min); CI runs it (-m slow)
+@pytest.mark.slow
 def test_quickstart_compiles_one_signature_per_kernel(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(REPO), os.environ.get("PYTHONPATH", "")]))

@@ -40,6 +40,8 @@ def _frame(n_queries: int, seed: int) -> pd.DataFrame:
                          "qid": np.repeat(np.arange(n_queries), 12)})
 
 
+# slow: among the costliest default tests (issue 25: default run <= 4 min); CI runs it (-m slow)
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
 def test_dask_training_codes_and_trains_like_single_machine(client, engine):
     # lightgbm.dask sets up its network per fit: ~15 s whatever the data size

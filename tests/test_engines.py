@@ -768,6 +768,8 @@ def test_xgboost_max_depth_zero_with_lossguide_passes_through(data, monkeypatch)
     assert model.params["max_depth"] == 0 and model.params["grow_policy"] == "lossguide"
 
 
+# slow: among the costliest default tests (issue 25: default run <= 4 min); CI runs it (-m slow)
+@pytest.mark.slow
 def test_engine_modules_import_without_cycles():
     import subprocess
 

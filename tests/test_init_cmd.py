@@ -105,6 +105,8 @@ def test_init_into_a_file_is_an_error_naming_out(tmp_path, capsys):
     assert target.read_text() == "x"
 
 
+# slow: among the costliest default tests (issue 25: default run <= 4 min); CI runs it (-m slow)
+@pytest.mark.slow
 def test_the_wheel_carries_the_configs_and_project_urls(tmp_path):
     """Build the wheel as a user would (pip, isolated build) and read its contents."""
     src = tmp_path / "src"  # a copy: the build leaves build/ and *.egg-info beside the sources
