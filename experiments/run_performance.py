@@ -133,9 +133,10 @@ BENCHES: tuple[Bench, ...] = (
     ), timeout=1500, before=False, extra=True),
     # The README's test command, cold (empty numba cache) and warm; ~10 min on 2 cores.
     Bench("bench_test_suite.py", (), (
+        Figure("test_suite_cold_min", "default test run, empty numba cache (min)", "<= 4",
+               best=4.0),
         Figure("test_suite_warm_min", "default test run, warm numba cache (min)", "<= 4",
                best=4.0),
-        Figure("test_suite_cold_min", "default test run, empty numba cache (min)", "-"),
         Figure("test_suite_default_tests", "tests in the default run", "-"),
         Figure("test_suite_slow_tests", "tests marked slow (CI runs them with -m slow)", "-"),
     ), timeout=2400, before=False),
