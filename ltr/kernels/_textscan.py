@@ -4,11 +4,16 @@
 fields into Arrow's string layout (int64 offsets and bytes, one piece per
 chunk of the buffer, so no Python string is made) and one numeric field as
 float64, in one pass over the bytes on numba's threads.  Whitespace is ASCII
-space, tab, CR, VT and FF; lines end at LF.  Numbers are parsed by
-:func:`ltr.kernels._decimal.parse_decimal` (correctly rounded, bit-identical to
-``float()``); a token it leaves (``inf``, an exact halfway case with more than
-19 digits, not a number) is flagged for the caller's exact parser.  Nothing
-here validates input or imports from outside ``ltr.kernels``.
+space, tab, CR, VT and FF; lines end at LF.  A line that ends within 64 bytes
+is split from bit masks of its whitespace and LF bytes made by one vector load
+and compare (LLVM vector types, so SSE2, AVX2 or AVX-512 as the CPU has them):
+its field count is a popcount and its fields are found with trailing-zero
+counts; longer lines are split byte by byte, 8 bytes at a time inside a token.
+Numbers are parsed by :func:`ltr.kernels._decimal.parse_decimal` (correctly
+rounded, bit-identical to ``float()``); a token it leaves (``inf``, an exact
+halfway case with more than 19 digits, not a number) is flagged for the
+caller's exact parser.  Nothing here validates input or imports from outside
+``ltr.kernels``.
 """
 
 from __future__ import annotations
