@@ -136,3 +136,47 @@ def test_invalid_utf8_is_named(tmp_path):
     path.write_bytes(b"q1 0 d\xff 1\n")
     with pytest.raises(ValueError, match=r"qrels file '.*' is not in TREC qrels format"):
         read_qrels(path)
+
+
+def _random_run_lines(rng, n):
+    """Run lines of 6 fields: any ASCII whitespace between them, control and non-ASCII bytes
+    inside ids, lengths on both sides of the scanner's 64-byte line masks, blank lines."""
+    alphabet = list("abcXYZ019-_.:/\x01\x1f\x7fé✓")
+    seps = [" ", "\t", "\x0b", "\x0c", "\r", "  ", " \t "]
+    lines = []
+    for i in range(n):
+        if i % 37 == 0:
+            lines.append(rng.choice(["", " ", "\t\r", "\x0c \x0b"]))
+        fields = ["".join(rng.choice(alphabet, size=int(rng.integers(1, 12)))) for _ in range(6)]
+        fields[4] = repr(float(rng.normal() * 10.0 ** rng.integers(-5, 5)))
+        gaps = [str(rng.choice(seps)) for _ in range(7)]
+        gaps[0] = gaps[0] if i % 3 == 0 else ""
+        gaps[6] = gaps[6] if i % 4 == 0 else ""
+        lines.append("".join(g + f for g, f in zip(gaps, fields + [""])))
+    return lines
+
+
+def test_lines_split_at_any_whitespace_as_bytes_split_does(tmp_path):
+    # short lines go through the scanner's 64-byte masks, long ones byte by byte
+    lines = _random_run_lines(np.random.default_rng(3), 6000)
+    data = "\n".join(lines).encode()  # the last line without LF
+    path = tmp_path / "run.txt"
+    path.write_bytes(data)
+    split = [line.split() for line in data.split(b"\n") if line.split()]
+    assert 0.2 < np.mean([len(line) < 64 for line in data.split(b"\n")]) < 0.8
+    frame = read_run(path)
+    assert frame["qid"].tolist() == [s[0].decode() for s in split]
+    assert frame["doc_id"].tolist() == [s[2].decode() for s in split]
+    assert (_bits(frame["score"].to_numpy()) == _bits([float(s[4]) for s in split])).all()
+
+
+@pytest.mark.parametrize("fields", [5, 7])
+def test_a_line_with_a_wrong_field_count_is_named_among_short_and_long_lines(tmp_path, fields):
+    lines = _random_run_lines(np.random.default_rng(4), 3000)
+    at = 2345
+    bad = lines[at].split()[:fields] + (["x"] if fields == 7 else [])
+    lines[at] = " ".join(bad)
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=rf"run file '.*', line {at + 1}: expected 6 "):
+        read_run(path)

@@ -4,11 +4,16 @@
 fields into Arrow's string layout (int64 offsets and bytes, one piece per
 chunk of the buffer, so no Python string is made) and one numeric field as
 float64, in one pass over the bytes on numba's threads.  Whitespace is ASCII
-space, tab, CR, VT and FF; lines end at LF.  Numbers are parsed by
-:func:`ltr.kernels._decimal.parse_decimal` (correctly rounded, bit-identical to
-``float()``); a token it leaves (``inf``, an exact halfway case with more than
-19 digits, not a number) is flagged for the caller's exact parser.  Nothing
-here validates input or imports from outside ``ltr.kernels``.
+space, tab, CR, VT and FF; lines end at LF.  A line that ends within 64 bytes
+is split from bit masks of its whitespace and LF bytes made by one vector load
+and compare (LLVM vector types, so SSE2, AVX2 or AVX-512 as the CPU has them):
+its field count is a popcount and its fields are found with trailing-zero
+counts; longer lines are split byte by byte, 8 bytes at a time inside a token.
+Numbers are parsed by :func:`ltr.kernels._decimal.parse_decimal` (correctly
+rounded, bit-identical to ``float()``); a token it leaves (``inf``, an exact
+halfway case with more than 19 digits, not a number) is flagged for the
+caller's exact parser.  Nothing here validates input or imports from outside
+``ltr.kernels``.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
 from ltr.kernels._decimal import bit_count, load8, parse_decimal, store8, trailing_zeros
 
@@ -105,20 +112,42 @@ def _pages(n, dtype):
     return np.frombuffer(mmap.mmap(-1, size), dtype=dtype)
 
 
+@intrinsic
+def _byte_masks(typingctx, arr, at):  # type: ignore[no-untyped-def]
+    """``(whitespace, LF, high)`` bit masks of bytes ``arr[at:at + 64]``: bit j is byte j.
+
+    One vector load and compares (LLVM's vector types: SSE2/AVX2/AVX-512 byte
+    compares and mask moves); whitespace is space, tab, LF, VT, FF and CR,
+    high a byte of 128 or more.
+    """
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        vec = ir.VectorType(ir.IntType(8), 64)
+        v = builder.load(builder.bitcast(builder.gep(data, [args[1]]), vec.as_pointer()), align=1)
+
+        def splat(x):  # type: ignore[no-untyped-def]
+            return ir.Constant(vec, [ir.Constant(ir.IntType(8), x)] * 64)
+
+        ws = builder.or_(builder.icmp_unsigned("==", v, splat(32)),
+                         builder.icmp_unsigned("<", builder.sub(v, splat(9)), splat(5)))
+        lf = builder.icmp_unsigned("==", v, splat(10))
+        high = builder.icmp_signed("<", v, splat(0))
+        masks = [builder.bitcast(m, ir.IntType(64)) for m in (ws, lf, high)]
+        return context.make_tuple(builder, sig.return_type, masks)
+
+    return types.UniTuple(types.uint64, 3)(arr, types.int64), codegen
+
+
 @njit(cache=True, parallel=True)
 def _chunk_newlines(buf, bounds):
-    seven = np.uint64(0x7F7F7F7F7F7F7F7F)
-    lf = np.uint64(0x0A0A0A0A0A0A0A0A)
-    high = np.uint64(0x8080808080808080)
     out = np.empty(bounds.shape[0] - 1, dtype=np.int64)
     for c in prange(bounds.shape[0] - 1):
         count = 0
         i = bounds[c]
         end = bounds[c + 1]
-        while i + 8 <= end:  # LF bytes of a word: the bytes that are zero after XOR
-            x = load8(buf, i) ^ lf
-            count += np.int64(bit_count(~(((x & seven) + seven) | x) & high))
-            i += 8
+        while i + 64 <= end:
+            count += np.int64(bit_count(_byte_masks(buf, i)[1]))
+            i += 64
         while i < end:
             count += buf[i] == 10
             i += 1
@@ -181,10 +210,30 @@ def _copy(buf, s, e, end, data, p):
     return p
 
 
+@njit(cache=True, inline="always")
+def _field(buf, s, e, end, k, id_a, id_b, number, data_a, data_b, pa, pb, values, row):
+    """Take field *k* (``buf[s:e]``) of a line: ``(pa, pb, slow)`` after copying or parsing it."""
+    slow = False
+    if k == id_a:
+        pa = _copy(buf, s, e, end, data_a, pa)
+    elif k == id_b:
+        pb = _copy(buf, s, e, end, data_b, pb)
+    elif k == number:
+        exact, v = parse_decimal(buf, s, e)
+        values[row] = v if exact else np.float64(s)  # SLOW: where the token is
+        slow = not exact
+    return pa, pb, slow
+
+
 @njit(cache=True, parallel=True)
 def _split(buf, bounds, first, n_fields, id_a, id_b, number, values, status, offsets, data_a,
            data_b):
+    # A line ending within 64 bytes of its start (and of the chunk's end) is split from the bit
+    # masks of one vector load: its fields are the runs of non-whitespace bits, counted at once
+    # and walked start by start; any other line byte by byte (8 at a time inside a token).
     cls = _CLASS
+    one = np.uint64(1)
+    zero = np.uint64(0)
     n_chunks = bounds.shape[0] - 1
     used = np.zeros(n_chunks, dtype=np.int64)
     high = np.zeros(n_chunks, dtype=np.bool_)
@@ -196,31 +245,51 @@ def _split(buf, bounds, first, n_fields, id_a, id_b, number, values, status, off
         pb = base
         offsets[0, o] = 0
         offsets[1, o] = 0
-        acc = np.uint64(0)
+        acc = np.uint64(0)  # the bytes of the fields split byte by byte, OR-ed
+        wide = np.uint64(0)  # the high-byte masks of the lines split at once, OR-ed
         i = base
         end = bounds[c + 1]
         while i < end:
             line_start = i
             field = 0
             parsed = OK
-            while True:
-                while i < end and cls[buf[i]] == 1:
-                    i += 1
-                if i >= end or buf[i] == 10:
-                    break
-                s = i
-                i, acc = _token_end(buf, i, end, acc)
-                if field == id_a:
-                    pa = _copy(buf, s, i, end, data_a, pa)
-                elif field == id_b:
-                    pb = _copy(buf, s, i, end, data_b, pb)
-                elif field == number:
-                    exact, v = parse_decimal(buf, s, i)
-                    values[row] = v if exact else np.float64(s)  # SLOW: where the token is
-                    if not exact:
+            if i + 64 <= end:
+                ws, lf, hi = _byte_masks(buf, i)
+            else:
+                ws, lf, hi = zero, zero, zero
+            if lf != zero:
+                n = trailing_zeros(lf)  # the line's length
+                keep = (one << n) - one
+                wide |= hi & keep
+                starts = ~ws & keep & ((ws << one) | one)  # the first byte of each field
+                field = np.int64(bit_count(starts))
+                i += np.int64(n) + 1
+                if field == n_fields:
+                    k = 0
+                    while starts != zero:
+                        j = trailing_zeros(starts)
+                        s = line_start + np.int64(j)
+                        e = s + np.int64(trailing_zeros(ws >> j))  # the LF's bit is set
+                        pa, pb, slow = _field(buf, s, e, end, k, id_a, id_b, number, data_a,
+                                              data_b, pa, pb, values, row)
+                        if slow:
+                            parsed = SLOW
+                        starts &= starts - one
+                        k += 1
+            else:
+                while True:
+                    while i < end and cls[buf[i]] == 1:
+                        i += 1
+                    if i >= end or buf[i] == 10:
+                        break
+                    s = i
+                    i, acc = _token_end(buf, i, end, acc)
+                    pa, pb, slow = _field(buf, s, i, end, field, id_a, id_b, number, data_a,
+                                          data_b, pa, pb, values, row)
+                    if slow:
                         parsed = SLOW
-                field += 1
-            i += 1  # past the LF
+                    field += 1
+                i += 1  # past the LF
             if field == 0:
                 continue  # a blank line
             if field == n_fields:
@@ -233,7 +302,7 @@ def _split(buf, bounds, first, n_fields, id_a, id_b, number, values, status, off
             offsets[0, o] = pa - base
             offsets[1, o] = pb - base
         used[c] = row - first[c]
-        high[c] = (acc & _HIGH) != 0
+        high[c] = (acc & _HIGH) != 0 or wide != zero
     return used, high.any()
 
 
