@@ -27,6 +27,7 @@ from ltr.kernels._dcg import (
     _gain,
     _tie,
     ideal_order_key,
+    label_counts,
     select_top_partial,
 )
 from ltr.kernels._dcg_multi import _order_top
@@ -166,6 +167,69 @@ def _slice_keys(primary, buf_idx, sort_f, mt, n_slice, stable, out):
             out[j] = primary[buf_idx[j]]
 
 
+# Whole slices with ties in row order are ordered by an LSD radix sort on the scores' bits:
+# _RADIX_PASSES passes of _RADIX_BITS bits (a stable sort: tied scores keep row order).
+_RADIX_BITS = 11
+_RADIX_PASSES = 6
+_SIGN = np.uint64(1) << np.uint64(63)
+
+
+@njit(cache=True)
+def _radix_order(primary, lo, hi, rows, keys, tmp_k, tmp_i, hist):
+    """``rows[:n]``: rows ``lo:hi`` by ``primary`` descending, ties by row; ``keys[:n]`` their keys.
+
+    The same order as the merge sort of :func:`_order_top` with ties in row
+    order.  Each key is mapped to a ``uint64`` whose ascending order is the
+    scores' descending order (``-0.0`` as ``0.0``, which compare equal); a
+    stable LSD radix sort on it then keeps tied rows in row order.  ``rows``,
+    ``keys`` (float64), ``tmp_k`` (uint64) and ``tmp_i`` need ``n = hi - lo``
+    entries, ``hist`` ``(_RADIX_PASSES, 2**_RADIX_BITS)``.
+    """
+    n = hi - lo
+    ps = primary[lo:hi]
+    kf = keys[:n]
+    for j in range(n):
+        kf[j] = ps[j] + 0.0  # -0.0 -> 0.0
+    ku = kf.view(np.uint64)
+    mask = np.uint64((1 << _RADIX_BITS) - 1)
+    hist[:, :] = 0
+    for j in range(n):
+        u = ku[j]
+        asc = ~u if u & _SIGN else u | _SIGN
+        d = ~asc
+        ku[j] = d
+        rows[j] = lo + j
+        for p in range(_RADIX_PASSES):
+            hist[p, (d >> np.uint64(p * _RADIX_BITS)) & mask] += 1
+    src_k, src_i, dst_k, dst_i = ku, rows, tmp_k, tmp_i
+    swapped = False
+    for p in range(_RADIX_PASSES):
+        shift = np.uint64(p * _RADIX_BITS)
+        h = hist[p]
+        if h[(src_k[0] >> shift) & mask] == n:  # one digit for every key: nothing to move
+            continue
+        total = 0
+        for b in range(h.shape[0]):
+            c = h[b]
+            h[b] = total
+            total += c
+        for j in range(n):
+            d = src_k[j]
+            b = (d >> shift) & mask
+            pos = h[b]
+            h[b] = pos + 1
+            dst_k[pos] = d
+            dst_i[pos] = src_i[j]
+        src_k, src_i, dst_k, dst_i = dst_k, dst_i, src_k, src_i
+        swapped = not swapped
+    if swapped:  # an odd number of passes moved the keys: they are in the buffers
+        rows[:n] = tmp_i[:n]
+        ku[:] = tmp_k[:n]
+    for j in range(n):
+        asc = ~ku[j]
+        ku[j] = asc ^ _SIGN if asc & _SIGN else ~asc
+
+
 @njit(cache=True, parallel=True)
 def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,
                  label_gain, discount, start, end, m, want_dcg, want_idcg, n_t):
@@ -183,6 +247,10 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
     lengths = np.empty(n_t, dtype=np.int64)
     usable = np.ones(n_t, dtype=np.bool_)
     ideal_key = ideal_order_key(labels, gains, gain_mode, ideal_keys, ideal_mode)
+    stable = tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE
+    hist = np.empty((n_t, _RADIX_PASSES, 1 << _RADIX_BITS), dtype=np.int64)
+    sw = sort_f.shape[2]
+    tmp_f = np.empty(n_t * sw)  # the radix sort's keys, slice t at t * sw
     for t in prange(n_t):
         lo = bounds[t]
         hi = bounds[t + 1]
@@ -192,24 +260,18 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
             if mt > _BUFFER_MAX and hi - lo >= _PARTIAL_RATIO * mt:  # k << n: a partial sort
                 select_top_partial(scores, labels, gains, gain_mode, tie_keys, tie_mode, lo,
                                    hi, mt, buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
+                cand[t, :mt] = buf_idx[t, :mt]
+                _slice_keys(scores, buf_idx[t], sort_f[t], mt, hi - lo, stable, cand_k[t])
+            elif mt > _BUFFER_MAX and stable:  # the whole slice, ties in row order
+                _radix_order(scores, lo, hi, cand[t], cand_k[t],
+                             tmp_f[t * sw:(t + 1) * sw].view(np.uint64), buf_tmp[t], hist[t])
             else:
                 _order_top(scores, labels, gains, gain_mode, tie_keys, tie_mode, lo, hi, mt,
                            buf_idx[t], buf_p[t], buf_tmp[t], sort_f[t])
-            cand[t, :mt] = buf_idx[t, :mt]
-            _slice_keys(scores, buf_idx[t], sort_f[t], mt, hi - lo,
-                        tie_mode == TIES_STABLE or tie_mode == TIES_AVERAGE, cand_k[t])
+                cand[t, :mt] = buf_idx[t, :mt]
+                _slice_keys(scores, buf_idx[t], sort_f[t], mt, hi - lo, stable, cand_k[t])
         if want_idcg:
-            ok = n_labels > 0
-            ct = counts[t]
-            ct[:] = 0
-            lq = labels[lo:hi]
-            for i in range(lq.shape[0]):
-                lab_f = lq[i]
-                li = int(lab_f)
-                if li < 0 or li >= n_labels or li != lab_f:
-                    ok = False
-                    break
-                ct[li] += 1
+            ok = label_counts(labels, lo, hi, counts[t], n_labels)
             usable[t] = ok
             if not ok:
                 _order_top(ideal_key, labels, gains, gain_mode, ideal_keys, TIES_STABLE, lo, hi,
@@ -217,8 +279,11 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
                 ideal[t, :mt] = buf_idx[t, :mt]
                 _slice_keys(ideal_key, buf_idx[t], sort_f[t], mt, hi - lo, True, ideal_k[t])
     heads = np.empty(n_t, dtype=np.int64)
-    top = buf_idx[0]
-    terms = np.empty(m)
+    # The merged order and its terms reuse the sort buffers (pages the sorts touched): a
+    # fresh 10^6-row array costs its page faults on every call.
+    flat_i = buf_tmp.reshape(-1)
+    top = flat_i[:m] if flat_i.shape[0] >= m else buf_idx.reshape(-1)[:m]
+    terms = tmp_f[:m] if tmp_f.shape[0] >= m else np.empty(m)
     dcg = 0.0
     if want_dcg:
         average = tie_mode == TIES_AVERAGE

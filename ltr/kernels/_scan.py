@@ -24,10 +24,12 @@ from numba import njit, prange
 # compile (the same threshold as the dcg kernel's threaded driver).
 PARALLEL_MIN_ROWS = 200_000
 # Rows per thread below which a scan takes fewer threads: 10^6 rows scan in about 1 ms on one
-# core, less than what waking a thread team can cost on a busy machine (10-doc queries, 10^6
-# rows, load 5: 84 ms serial against 124 ms in two chunks, best of 9), while 10^7 rows gain
-# even there (262 -> 212 ms).
-_CHUNK_MIN = 1_000_000
+# core.  On a busy machine waking the team can cost more (10-doc queries, 10^6 rows, load 5:
+# 84 ms serial against 124 ms in two chunks, best of 9; 10^7 rows gain even there: 262 -> 212
+# ms); on an idle one the team is still awake from the previous region and 10^6 rows, the
+# nDCG shapes' size, scan in two chunks (one 10^6-row query at k=10: the two scans took about
+# 45 % of its one-thread time, in a profile under load, while its kernel runs on both cores).
+_CHUNK_MIN = 500_000
 
 
 @njit(cache=True)

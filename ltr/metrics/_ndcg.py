@@ -136,17 +136,20 @@ def reduce_values(per_query: np.ndarray, weights: np.ndarray | None, n_skipped: 
     if reduce is None:
         return per_query
     valid = ~np.isnan(per_query)
-    n_used = int(valid.sum())
+    n_used = int(np.count_nonzero(valid))
     if n_used == 0:
         return MetricValue(np.nan, 0, n_skipped)
+    if n_used < per_query.size:  # (else every row: no copies, the same values in order)
+        per_query = per_query[valid]
+        weights = None if weights is None else weights[valid]
+        unweighted = None if unweighted is None else unweighted[valid]
     if weights is None:
-        value = float(per_query[valid].mean())
+        value = float(per_query.mean())
     else:
-        wv = weights[valid]
-        total = wv.sum()
-        terms = per_query[valid] * wv
+        total = weights.sum()
+        terms = per_query * weights
         if unweighted is not None:
-            terms = np.where(unweighted[valid], per_query[valid], terms)
+            terms = np.where(unweighted, per_query, terms)
         value = float(terms.sum() / total) if total > 0 else np.nan
     return MetricValue(value, n_used, n_skipped)
 
@@ -249,10 +252,12 @@ def ndcg(
     def compute(kk: int | None) -> Any:
         d, i = outputs(kk)
         positive = i > 0
+        n_empty = positive.size - int(np.count_nonzero(positive))
+        skip = isinstance(conv.empty, str)
+        if n_empty == 0:  # no empty query: no masked division or fill (the same values)
+            return reduce_values(d / i, prep.weights, 0, reduce, None)
         per_query = np.empty_like(d)
         np.divide(d, i, out=per_query, where=positive)
-        n_empty = int((~positive).sum())
-        skip = isinstance(conv.empty, str)
         per_query[~positive] = np.nan if skip else float(conv.empty)
         unweighted = None if skip or not conv.empty_unweighted else ~positive
         return reduce_values(per_query, prep.weights, n_empty if skip else 0, reduce, unweighted)

@@ -207,15 +207,21 @@ def _no_discount(positions: np.ndarray) -> np.ndarray:
 
 
 def _discount_table(discount: Any, length: int) -> np.ndarray:
-    positions = np.arange(1, length + 1, dtype=np.float64)
     if isinstance(discount, str):
+        # in place: a whole-list table of 10^6 positions, one array (no temporaries' page faults)
         if discount == "log2":
-            return 1.0 / np.log2(positions + 1.0)
+            table = np.arange(2, length + 2, dtype=np.float64)  # position + 1 (exact)
+            np.log2(table, out=table)
+            return np.divide(1.0, table, out=table)
         if discount == "log2_plus_one":
-            return 1.0 / (np.log2(positions) + 1.0)
+            table = np.arange(1, length + 1, dtype=np.float64)
+            np.log2(table, out=table)
+            table += 1.0
+            return np.divide(1.0, table, out=table)
         raise ValueError(
             f"discount must be one of {_DISCOUNTS}, an array or a callable, got {discount!r}"
         )
+    positions = np.arange(1, length + 1, dtype=np.float64)
     if callable(discount):
         try:
             table = np.asarray(discount(positions), dtype=np.float64)
