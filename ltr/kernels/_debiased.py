@@ -1,31 +1,39 @@
 """Exact-sigmoid all-pairs LambdaRank of one query with position debiasing (numba).
 
-The rank-order fast path of :func:`ltr.kernels._lambdarank._all_pairs_query_exact`
+The fast path of :func:`ltr.kernels._lambdarank._all_pairs_query_exact`
 extended by the debiasing of :func:`ltr.kernels._pair_math._debiased_terms`
 (Unbiased LambdaMART and IPS pairs; the rule is in
 :mod:`ltr.objectives._unbiased`): the same pairs, lambdas, hessians and pair
 costs, computed with
 
+* the query's documents laid out grade by grade (by rank inside a grade):
+  a document's partners of one grade are a contiguous run whose pair
+  orientation is known, so equal-label pairs (about half of them) are never
+  visited and the inner loops have no label test;
 * one ``exp`` per document instead of one per pair (``exp(sigma (s_a -
   s_b)) = E_a / E_b``, ``E_x = exp(sigma (s_x - s_max))``), and the pair's
   cost from the same ratios: ``log(1 + exp(+-x)) = max(+-x, 0) + log(1 +
-  exp(-|x|))``, the second term for all partners of a rank in one vectorised
-  pass (:func:`_log1p_min_ratio`: a series instead of libm, whose call stops
-  LLVM's vectoriser; the pass also covers equal-label partners, about half
-  of them, and still costs less than a libm logarithm per pair);
+  exp(-|x|))``, for all partners of a run in one vectorised pass
+  (:func:`_pair_losses`: a series instead of libm, whose call stops LLVM's
+  vectoriser);
+* the cost sums in units of the pair's ``|lambda|``: the cost a pair adds
+  to ``li[high]`` is ``L (1 + e) |lambda| t+[high] / sigma`` (and ``L (1 +
+  e) |lambda| t-[low] / sigma`` to ``lj[low]``), so the loop adds one
+  product ``V = L (1 + e) |lambda|`` to both rows and the bias factors are
+  applied once per document;
 * no pair cost at all when the cost rows are empty (known propensities);
 * the bias tables read once per document (the reciprocals of ``t+`` and
-  ``t-`` of its slot, in rank order) instead of twice per pair, so the
-  division by ``t+ t-`` and the cost's division by ``t-`` / ``t+`` become
-  products;
-* scores, labels, gains and the per-row cost sums in rank order (contiguous
-  reads, the better-ranked document's sums kept in registers), written back
-  to document order once per query.
+  ``t-`` of its slot) instead of twice per pair, so the division by ``t+ t-``
+  becomes a product;
+* scores, gains, discounts and the per-row sums in the grouped order
+  (contiguous reads, the current document's sums kept in registers),
+  written back to document order once per query.
 
 Results differ from the one-``exp``-per-pair general path only by rounding
-(about 1e-15 relative; pair costs about 1e-15 plus the ``E_a / E_b``
-product's rounding, at most ``600 * 2**-52`` relative at the widest score
-range).  No validation, no ``ltr`` imports.
+(about 1e-15 relative; the order of a document's sums is grade by grade;
+pair costs about 1e-15 plus the ``E_a / E_b`` product's rounding, at most
+``600 * 2**-52`` relative at the widest score range).  No validation, no
+``ltr`` imports.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ltr.kernels._pair_math import _F32_001
 
@@ -69,165 +77,261 @@ def _log1p_unit(z):
 
 
 @njit(cache=True, error_model="numpy")
-def _log1p_min_ratio(rb, o_e, o_i, i, n, ei, ii, out):
-    """``out[j] = log(1 + min(e_ij, 1 / e_ij))`` for ranks ``i < j < n``, one vector pass.
+def _pair_losses(rb, o_s, o_e, o_i, o_k, a, b, gi, si, ei, ii, sigma, sx, out, o_out):
+    """``out[o_out + p] = L (1 + e)`` of a document's pairs with grouped positions ``[a, b)``.
 
-    ``e_ij = exp(sigma (s_i - s_j))`` is ``E_i / E_j`` and its reciprocal
-    ``E_j / E_i`` (``rb[o_e + r]`` holds ``E_r``, ``rb[o_i + r]`` ``1 / E_r``;
-    ``ei``, ``ii`` those of rank ``i``), so the minimum is ``exp(-sigma
-    |s_i - s_j|) <= 1``.  Every pair cost is that logarithm plus
-    ``max(+-sigma ds, 0)``: ``log(1 + e) = max(log e, 0) + log(1 + min(e, 1 / e))``.
-    Unsigned indices (no negative-index wraparound code) and
-    :func:`_log1p_unit` let LLVM vectorise the loop (about 0.9 ns per
-    partner against about 2.5 ns for a libm logarithm per pair, measured).
+    One vector pass over a whole range (entries that are no partner of the
+    document are computed too, and never read).  ``L = log(1 + exp(sx sigma
+    ds))`` is the pair's loss (``sx = -1``) or the reversed pair's (``sx =
+    +1``), ``ds = s_high - s_low`` and ``e = exp(sigma ds)``; the document
+    (score ``si``, grade ``gi``) is the more relevant one where the
+    partner's grade ``rb[o_k + p]`` is lower.  ``exp(sigma (s_i - s_p))`` is
+    ``E_i / E_p`` and its reciprocal ``E_p / E_i`` (``rb[o_e + p]`` holds
+    ``E_p``, ``rb[o_i + p]`` ``1 / E_p``; ``ei``, ``ii`` those of the
+    document), and ``L = max(sx sigma ds, 0) + log(1 + min(e, 1 / e))``, the
+    logarithm from :func:`_log1p_unit`.  Unsigned indices (no negative-index
+    wraparound code), selects and no libm call let LLVM vectorise the loop
+    (about 0.9 ns per partner against about 2.5 ns for a libm logarithm per
+    pair, measured).
     """
+    us = np.uint64(o_s)
     ue = np.uint64(o_e)
     ui = np.uint64(o_i)
-    for j in range(np.uint64(i + 1), np.uint64(n)):
-        out[j] = _log1p_unit(min(ei * rb[ui + j], rb[ue + j] * ii))
+    uk = np.uint64(o_k)
+    uo = np.uint64(o_out)
+    for p in range(np.uint64(a), np.uint64(b)):
+        up = ei * rb[ui + p]  # exp(sigma (s_i - s_p))
+        dn = rb[ue + p] * ii  # exp(sigma (s_p - s_i))
+        hi = rb[uk + p] < gi
+        e = up if hi else dn
+        y = sx * (sigma * (si - rb[us + p]))
+        x = y if hi else -y  # sx sigma ds
+        out[uo + p] = (max(x, 0.0) + _log1p_unit(min(up, dn))) * (1.0 + e)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _segment(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, regularize, with_cost, acc_l,
+             acc_h, hi_row, lo_row):
+    """Pairs of one document with the partners at grouped positions ``[a, b)`` (one grade).
+
+    ``hi``: the document is the more relevant one of every pair here (a
+    constant per segment: no label test, no data-dependent branch).  ``o``
+    holds the block offsets of the query; returns the document's sums
+    ``(gl, gh, -2 sum lambda, cost sum)``.  A pair's cost part is ``V = L
+    (1 + e) |lambda|`` (:func:`_pair_losses`), added to the partner's row
+    (``lo_row`` when the document is the more relevant one, else ``hi_row``)
+    and to the document's sum.
+    """
+    o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_z = o
+    sg = 1.0 if hi else -1.0
+    row = lo_row if hi else hi_row
+    gl = 0.0
+    gh = 0.0
+    sl = 0.0
+    cs = 0.0
+    for j in range(a, b):
+        sj = rb[o_s + j]
+        gj = rb[o_g + j]
+        if hi:
+            ds = si - sj
+            gap = gi - gj
+            e = ei * rb[o_i + j]
+            f_j = rb[o_m + j]
+        else:
+            ds = sj - si
+            gap = gj - gi
+            e = rb[o_e + j] * ii
+            f_j = rb[o_p + j]
+        base = gap * abs(di - rb[o_d + j])  # |delta NDCG| * maxDCG
+        c = _F32_001 + abs(ds) if regularize else 1.0
+        t = 1.0 / ((1.0 + e) * c)
+        dd = base * cf * f_j  # sigma |delta| w / (t+ t-)
+        mag = dd * t  # |lambda|
+        hes = sigma * dd * ((e * t) * c) * t
+        gh += hes
+        acc_h[j] += hes
+        sl += 2.0 * mag
+        gl -= sg * mag
+        acc_l[j] += sg * mag
+        if with_cost:
+            v = rb[o_z + j] * mag
+            cs += v
+            row[j] += v
+    return gl, gh, sl, cs
 
 
 @njit(cache=True)
-def _all_pairs_query_exact_debiased(scores, labels, gains, s, n, perm, acc_l, acc_h, rb, skey,
-                                    tmp, inv_idcg, k, sigma, norm, disc, top, head_weight, bias):
-    """Debiased exact-sigmoid all pairs of one query in rank order; ``False`` if it does not apply.
+def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, perm, acc_l,
+                                    acc_h, rb, skey, inv_idcg, k, sigma, norm, disc, top,
+                                    head_weight, bias):
+    """Debiased exact-sigmoid all pairs of one query by grade; ``False`` if it does not apply.
 
     Same contract as :func:`ltr.kernels._lambdarank._all_pairs_query` with
     ``bias = (slot, tp, tm, reverse, li_row, lj_row)`` and the exact sigmoid:
     ``acc_l`` / ``acc_h`` receive the (normalised) sums of the query in
     document order, ``li_row`` / ``lj_row`` (zero on entry) the pair costs;
     empty cost rows (known propensities: nothing is learned) skip the costs.
-    ``rb`` (five blocks of ``n_rows``), ``skey`` (two halves of
-    ``n_rows``) and ``tmp`` (int64, ``n_rows``: the sort's, free once it is
-    done; viewed as float64 for the pair costs' logarithms) are scratch; the
-    sort must be done.  Queries with a ``-inf``
-    score or a score range beyond ``600 / sigma`` return ``False`` untouched
-    (the general path then takes them).
+    ``gid`` holds the dense grade ids (:func:`ltr.kernels._lambdarank.grade_ids`),
+    ``n_grades`` the query's number of grades.  The documents are laid out
+    grade by grade, by rank inside a grade, so the partners of a document
+    in one grade are a contiguous run whose pair orientation is known: no
+    equal-label pair is visited and the inner loops have no label test.
+    ``rb`` (ten blocks of ``n_rows``) and ``skey`` (two halves of
+    ``n_rows``: the grades' next and end positions) are scratch; the sort
+    must be done.  Queries with a ``-inf`` score or a score range beyond
+    ``600 / sigma`` return ``False`` untouched (the general path then takes them).
     """
     slot, tp, tm, reverse, li_row, lj_row = bias
     smax = scores[s + perm[s]]
     smin = scores[s + perm[s + n - 1]]
     if smin == -np.inf or sigma * (smax - smin) > 600.0:
         return False
-    big = rb.shape[0] // 5
-    half = skey.shape[0] // 2
+    big = rb.shape[0] // 10
     o_s = s
-    o_l = big + s
-    o_g = 2 * big + s
-    o_e = 3 * big + s
-    o_i = 4 * big + s
-    o_p = s  # 1 / t+ of the rank's slot
-    o_m = half + s  # 1 / t- of the rank's slot
+    o_g = big + s
+    o_e = 2 * big + s
+    o_i = 3 * big + s
+    o_p = 4 * big + s  # 1 / t+ of the document's slot
+    o_m = 5 * big + s  # 1 / t- of the document's slot
+    o_d = 6 * big + s  # discount of the document's rank
+    o_r = 7 * big + s  # document index (as a float)
+    o_k = 9 * big + s  # grade of the document (as a float)
+    o_z = 8 * big + s  # log(1 + exp(-sigma |s_i - s_j|)) of the current document's pairs
+    half = skey.shape[0] // 2
+    nxt = skey.view(np.int64)[s:s + n]  # per grade: next grouped position (first rank > i)
+    end = skey.view(np.int64)[half + s:half + s + n]  # per grade: end of its run
+    n_g = n_grades
+    for g in range(n_g):
+        end[g] = 0
     for r in range(n):
+        end[gid[s + perm[s + r]]] += 1
+    acc_pos = 0
+    for g in range(n_g):
+        nxt[g] = acc_pos
+        acc_pos += end[g]
+        end[g] = acc_pos
+    for r in range(n):  # rank order -> grouped order (grade, then rank)
         d = perm[s + r]
+        g = gid[s + d]
+        p = nxt[g]
+        nxt[g] = p + 1
         sc = scores[s + d]
-        rb[o_s + r] = sc
-        rb[o_l + r] = labels[s + d]
-        rb[o_g + r] = gains[s + d]
+        rb[o_s + p] = sc
+        rb[o_g + p] = gains[s + d]
         x = sigma * (sc - smax)
-        rb[o_e + r] = math.exp(x)
-        rb[o_i + r] = math.exp(-x)
+        rb[o_e + p] = math.exp(x)
+        rb[o_i + p] = math.exp(-x)
         sl = slot[s + d]
-        skey[o_p + r] = 1.0 / tp[sl]
-        skey[o_m + r] = 1.0 / tm[sl]
-        acc_l[s + r] = 0.0
-        acc_h[s + r] = 0.0
+        rb[o_p + p] = 1.0 / tp[sl]
+        rb[o_m + p] = 1.0 / tm[sl]
+        rb[o_d + p] = disc[r]
+        rb[o_r + p] = d
+        rb[o_k + p] = g
+        acc_l[s + p] = 0.0
+        acc_h[s + p] = 0.0
+    for g in range(n_g):  # back to each run's start
+        nxt[g] = (end[g - 1] if g > 0 else 0)
     regularize = norm and smax != smin
     with_cost = li_row.shape[0] > 0
-    lz = tmp.view(np.float64)[s:s + n]  # log(1 + exp(-sigma |s_i - s_j|)) of the row's pairs
+    o = (o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_z)
+    sx = 1.0 if reverse else -1.0
+    al = acc_l[s:s + n]
+    ah = acc_h[s:s + n]
+    lir = li_row[s:s + n] if with_cost else li_row
+    ljr = lj_row[s:s + n] if with_cost else lj_row
     sum_lambdas = 0.0
     for i in range(min(n - 1, k)):
-        si = rb[o_s + i]
-        li = rb[o_l + i]
-        gi = rb[o_g + i]
-        ei = rb[o_e + i]
-        ii = rb[o_i + i]
-        di = disc[i]
+        gi_ = gid[s + perm[s + i]]
+        pi = nxt[gi_]
+        nxt[gi_] = pi + 1
+        si = rb[o_s + pi]
+        gn = rb[o_g + pi]
+        ei = rb[o_e + pi]
+        ii = rb[o_i + pi]
+        di = rb[o_d + pi]
         w = head_weight if i < top else 1.0
         wc = w * inv_idcg  # pair weight and 1 / maxDCG, common to the pairs of i
         # sigma |delta| w / (t+ t-) = |gap d| * c_i * (1 / t of j): i high (c_hi) or low (c_lo)
-        c_hi = sigma * wc * skey[o_p + i]
-        c_lo = sigma * wc * skey[o_m + i]
-        p_i = wc * skey[o_p + i]  # the cost's / t+ when i is the more relevant document
-        m_i = wc * skey[o_m + i]
+        c_hi = sigma * wc * rb[o_p + pi]
+        c_lo = sigma * wc * rb[o_m + pi]
         gl = 0.0
         gh = 0.0
-        ci_sum = 0.0  # cost sums of document i (before wc): more relevant (li), less (lj)
+        ci_sum = 0.0  # cost parts V of document i: more relevant (li), less relevant (lj)
         cj_sum = 0.0
-        if with_cost:
-            _log1p_min_ratio(rb, o_e, o_i, i, n, ei, ii, lz)
-        for j in range(i + 1, n):
-            lj = rb[o_l + j]
-            if lj == li:
+        if with_cost:  # the partners lie in [nxt[0], n), less the own grade's run at either end
+            a = end[0] if gi_ == 0 else nxt[0]
+            b = end[n_g - 2] if gi_ == n_g - 1 else n
+            _pair_losses(rb, o_s, o_e, o_i, o_k, a, b, float(gi_), si, ei, ii, sigma, sx, rb,
+                         o_z)
+        for g in range(n_g):
+            if g == gi_:
                 continue
-            # selects, not branches: which document is the better one is data-dependent
-            hi = li > lj
-            sj = rb[o_s + j]
-            gj = rb[o_g + j]
-            ds = si - sj if hi else sj - si
-            gap = gi - gj if hi else gj - gi
-            e = ei * rb[o_i + j] if hi else rb[o_e + j] * ii
-            f_j = skey[o_m + j] if hi else skey[o_p + j]
-            cf = c_hi if hi else c_lo
-            sg = 1.0 if hi else -1.0
-            base = gap * abs(di - disc[j])  # |delta NDCG| * maxDCG
-            c = _F32_001 + abs(ds) if regularize else 1.0
-            t = 1.0 / ((1.0 + e) * c)
-            dd = base * cf * f_j  # sigma |delta| w / (t+ t-)
-            lam = -dd * t
-            hes = sigma * dd * ((e * t) * c) * t
-            gh += hes
-            acc_h[s + j] += hes
-            sum_lambdas -= 2.0 * lam
-            gl += sg * lam
-            acc_l[s + j] -= sg * lam
-            if with_cost:  # log(1 + exp(+-sigma ds)) = max(+-sigma ds, 0) + lz[j]
-                x = sigma * ds if reverse else -sigma * ds
-                u = (max(x, 0.0) + lz[j]) * base * ((1.0 + e) * t)  # loss |dNDCG| maxDCG / c
-                if hi:  # i high, j low: li[i] += cost / t-[j], lj[j] += cost / t+[i]
-                    ci_sum += u * f_j
-                    lj_row[s + j] += u * p_i
-                else:  # j high, i low
-                    li_row[s + j] += u * m_i
-                    cj_sum += u * f_j
-        acc_l[s + i] += gl
-        acc_h[s + i] += gh
+            a = nxt[g]
+            b = end[g]
+            if a >= b:
+                continue
+            if g < gi_:
+                dl, dh, ds_, dc = _segment(rb, o, a, b, True, si, gn, ei, ii, di, c_hi, sigma,
+                                           regularize, with_cost, al, ah, lir, ljr)
+                ci_sum += dc
+            else:
+                dl, dh, ds_, dc = _segment(rb, o, a, b, False, si, gn, ei, ii, di, c_lo, sigma,
+                                           regularize, with_cost, al, ah, lir, ljr)
+                cj_sum += dc
+            gl += dl
+            gh += dh
+            sum_lambdas += ds_
+        al[pi] += gl
+        ah[pi] += gh
         if with_cost:
-            li_row[s + i] += ci_sum * wc
-            lj_row[s + i] += cj_sum * wc
+            lir[pi] += ci_sum
+            ljr[pi] += cj_sum
     factor = 1.0
     if norm and sum_lambdas > 0.0:
         factor = math.log2(1.0 + sum_lambdas) / sum_lambdas
-    # back to document order (through the rank-order blocks, no longer needed)
-    for r in range(n):
-        d = perm[s + r]
-        rb[o_s + d] = acc_l[s + r] * factor
-        rb[o_l + d] = acc_h[s + r] * factor
-        if with_cost:
-            rb[o_g + d] = li_row[s + r]
-            rb[o_e + d] = lj_row[s + r]
+    # back to document order (through the score / gain / exp blocks, no longer needed)
+    for p in range(n):
+        d = int(rb[o_r + p])
+        rb[o_s + d] = al[p] * factor
+        rb[o_g + d] = ah[p] * factor
+        if with_cost:  # V sums to costs: li[d] = t+[d] / sigma sum V, lj[d] = t-[d] / sigma sum V
+            sl = slot[s + d]
+            rb[o_e + d] = lir[p] * (tp[sl] / sigma)
+            rb[o_i + d] = ljr[p] * (tm[sl] / sigma)
     for d in range(n):
-        acc_l[s + d] = rb[o_s + d]
-        acc_h[s + d] = rb[o_l + d]
+        al[d] = rb[o_s + d]
+        ah[d] = rb[o_g + d]
     if with_cost:
         for d in range(n):
-            li_row[s + d] = rb[o_g + d]
-            lj_row[s + d] = rb[o_e + d]
+            lir[d] = rb[o_e + d]
+            ljr[d] = rb[o_i + d]
     return True
 
 
-@njit(cache=True)
+_COST_BLOCK = 32768  # rows per partial sum of slot_cost_sums (fixed: thread-count independent)
+
+
+@njit(parallel=True, cache=True)
 def slot_cost_sums(slot, li_row, lj_row, n_slots):
     """Per-slot sums of the per-row pair costs: ``(li, lj)``, each ``n_slots`` long.
 
-    Rows are added in row order, as ``np.bincount(slot, weights=row)`` does
-    (the same sums, bit for bit), in one pass over both rows instead of two
-    ``bincount`` calls (each converts its input and allocates).
+    Rows are summed in row order within fixed blocks of ``_COST_BLOCK`` rows
+    (in parallel), and the blocks' sums in block order: the result does not
+    depend on the number of threads.  One pass over both rows instead of two
+    ``np.bincount`` calls (each converts its input and allocates).
     """
-    li = np.zeros(n_slots)
-    lj = np.zeros(n_slots)
-    for r in range(slot.shape[0]):
-        g = slot[r]
-        li[g] += li_row[r]
-        lj[g] += lj_row[r]
+    n = slot.shape[0]
+    nb = max((n + _COST_BLOCK - 1) // _COST_BLOCK, 1)
+    part = np.zeros((nb, 2, n_slots))
+    for b in prange(nb):
+        for r in range(b * _COST_BLOCK, min(n, (b + 1) * _COST_BLOCK)):
+            g = slot[r]
+            part[b, 0, g] += li_row[r]
+            part[b, 1, g] += lj_row[r]
+    li = part[0, 0].copy()
+    lj = part[0, 1].copy()
+    for b in range(1, nb):
+        for g in range(n_slots):
+            li[g] += part[b, 0, g]
+            lj[g] += part[b, 1, g]
     return li, lj

@@ -400,8 +400,9 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
                            state, f32, bias)
         elif bias is not None:
             if use_table or f32 or not _all_pairs_query_exact_debiased(
-                    scores, labels[o], gains[o], s, n, perm, acc_l, acc_h, rb, skey, tmp,
-                    inv_idcg[o, q], k, sigma, norm, disc, top, head_weight, bias):
+                    scores, labels[o], gains[o], gids[o], n_grades[o, q], s, n, perm, acc_l,
+                    acc_h, rb, skey, inv_idcg[o, q], k, sigma, norm, disc, top, head_weight,
+                    bias):
                 _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
                                  inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
                                  tfactor, disc, top, head_weight, f32, bias)
@@ -437,7 +438,8 @@ def lambdarank_gradients(scores, labels, gains, gids, n_grades, offsets, inv_idc
     as the starting point of the sort; otherwise ``perm`` is rebuilt.
     Work buffers (int64: ``perm, tmp``; float64: ``skey, rb, acc_l, acc_h``;
     int32: ``ibuf``) have ``n_rows`` entries each, except ``skey``
-    (``2 * n_rows``), ``rb`` (``5 * n_rows``) and ``ibuf`` (``13 * n_rows``).
+    (``2 * n_rows``), ``rb`` (``5 * n_rows``; ``10 * n_rows`` when debiasing with the exact
+    sigmoid and all pairs) and ``ibuf`` (``13 * n_rows``).
     ``ibuf`` may have length 1 when ``pairs_per_doc == 0`` and ``rb`` length 5
     when neither sampling nor the exact sigmoid is used.  Queries run in
     parallel (``prange``); each touches only its own slice of every buffer.

@@ -205,13 +205,14 @@ class _LambdaRankBase:
 
     # -- kernel dispatch -----------------------------------------------------
 
-    def _buffers(self, n: int, sampled: bool, exact: bool) -> dict[str, np.ndarray]:
+    def _buffers(self, n: int, sampled: bool, exact: bool, debias: bool) -> dict[str, np.ndarray]:
         w = self._work
         need = n if sampled else 1
         rows = n if (exact or sampled) else 1
+        blocks = 10 if debias and exact and not sampled else 5  # the debiased kernel's ten
         if (
             w.get("perm") is None or w["perm"].shape[0] != n or w["ibuf"].shape[0] != 13 * need
-            or w["rb"].shape[0] != 5 * rows
+            or w["rb"].shape[0] != blocks * rows or w["cost"].shape[1] != (n if debias else 0)
         ):
             perm = w.get("perm")
             w = {
@@ -220,9 +221,10 @@ class _LambdaRankBase:
                 "tmp": np.empty(n, dtype=np.int64),
                 "skey": np.empty(2 * n, dtype=np.float64),
                 "ibuf": np.empty(13 * need, dtype=np.int32),
-                "rb": np.empty(5 * rows, dtype=np.float64),
+                "rb": np.empty(blocks * rows, dtype=np.float64),
                 "acc_l": np.empty(n, dtype=np.float64),
                 "acc_h": np.empty(n, dtype=np.float64),
+                "cost": np.empty((2, n if debias else 0)),  # pair-cost rows (zeroed by the kernel)
             }
             if perm is None or perm.shape[0] != n:
                 self._sorted_for = None
@@ -287,7 +289,7 @@ class _LambdaRankBase:
         else:
             table, tmin, tmax, factor = _DUMMY_F, 0.0, 0.0, 1.0
         seed = round_seed(self._seed, iteration) if ppd > 0 else np.uint64(0)
-        buf = self._buffers(n, ppd > 0, not lgb)
+        buf = self._buffers(n, ppd > 0, not lgb, debias is not None)
         # the previous call's per-query order (same offsets) seeds this call's sort
         warm = self._sorted_for is not None and np.array_equal(self._sorted_for, offsets)
         grad = np.empty(n, dtype=np.float64)
@@ -302,8 +304,8 @@ class _LambdaRankBase:
         bias: tuple[tuple[Any, ...], ...] = ()  # none: the plain kernels
         if debias is not None:
             slot, tp, tm, reverse, learned = debias(offsets)
-            m = n if learned else 0  # empty cost rows: no pair costs computed
-            rows = (np.empty(m, dtype=np.float64), np.empty(m, dtype=np.float64))
+            # empty cost rows: no pair costs computed
+            rows = (buf["cost"][0], buf["cost"][1]) if learned else (_DUMMY_F[:0], _DUMMY_F[:0])
             costs = rows if learned else None
             bias = ((slot, tp, tm, reverse, *rows),)
         self._sorted_for = None  # perm is rewritten below; valid again once the call returns
