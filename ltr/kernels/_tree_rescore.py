@@ -2,7 +2,7 @@
 
 Used by :mod:`ltr.inspection` through :mod:`ltr.inspection._tree_changes`; the
 walks are the branch-free walks on integer threshold codes of
-:mod:`ltr.kernels._tree_predict` (``W``, ``nodes``, ``_code_step``).
+:mod:`ltr.kernels._tree_predict` (``W``, ``nodes``, ``_code_child``).
 
 :func:`_code_leaves_ranges` caches every row's leaf in every tree and, in the
 same walk, the range of codes of each feature that keeps every one of the row's
@@ -18,28 +18,22 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ltr.kernels._tree_predict import _FEATURE_BITS, _code_step, _code_walk4
+from ltr.kernels._tree_predict import _FEATURE_BITS, _code_child, _code_walk4
 
 _BATCH = 32  # changed rows whose leaves are gathered before they are re-summed together
 
 
-@njit(cache=True, inline="always")
-def _ranged_step(W, i, k, nodes, slot, ranged, lo, hi):
-    """:func:`_code_step` of row ``i`` at node ``k``, narrowing the row's code range.
+@njit(cache=True)
+def _ranged_child(w, fm, m, left, right, lo, hi):
+    """``(child, lo, hi)``: :func:`_code_child`, and the code range ``lo .. hi`` it keeps.
 
     Going left at the node whose threshold rank is ``m`` keeps codes ``<= m``
     (and marks the feature as on the path: ``lo >= 0``); going right keeps
-    codes ``> m``.  ``slot`` maps a feature to its entry of ``lo``/``hi``;
-    unless ``ranged``, the last (scratch) entry is narrowed instead.
+    codes ``> m``.  Scalars only, inlined by LLVM.
     """
-    f = nodes[k, 0] & _FEATURE_BITS
-    nxt = _code_step(W[i, f], k, nodes)
-    m = nodes[k, 1]
-    s = slot[f] if ranged else lo.shape[0] - 1
-    went_left = nxt == nodes[k, 2]
-    lo[s] = max(lo[s], 0 if went_left else m + 1)
-    hi[s] = min(hi[s], m if went_left else hi[s])
-    return nxt
+    nxt = _code_child(w, fm, m, left, right)
+    went_left = nxt == left
+    return nxt, max(lo, 0 if went_left else m + 1), min(hi, m) if went_left else hi
 
 
 @njit(cache=True, nogil=True)
@@ -74,13 +68,29 @@ def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo
             r0, r1, r2, r3 = t < n_ranged, t + 1 < n_ranged, t + 2 < n_ranged, t + 3 < n_ranged
             while n0 >= 0 or n1 >= 0 or n2 >= 0 or n3 >= 0:
                 if n0 >= 0:
-                    n0 = _ranged_step(W, i, start[t] + n0, nodes, slot, r0, lo, hi)
+                    k = start[t] + n0
+                    f = nodes[k, 0] & _FEATURE_BITS
+                    s = slot[f] if r0 else n_slots
+                    n0, lo[s], hi[s] = _ranged_child(W[i, f], nodes[k, 0], nodes[k, 1],
+                                                      nodes[k, 2], nodes[k, 3], lo[s], hi[s])
                 if n1 >= 0:
-                    n1 = _ranged_step(W, i, start[t + 1] + n1, nodes, slot, r1, lo, hi)
+                    k = start[t + 1] + n1
+                    f = nodes[k, 0] & _FEATURE_BITS
+                    s = slot[f] if r1 else n_slots
+                    n1, lo[s], hi[s] = _ranged_child(W[i, f], nodes[k, 0], nodes[k, 1],
+                                                      nodes[k, 2], nodes[k, 3], lo[s], hi[s])
                 if n2 >= 0:
-                    n2 = _ranged_step(W, i, start[t + 2] + n2, nodes, slot, r2, lo, hi)
+                    k = start[t + 2] + n2
+                    f = nodes[k, 0] & _FEATURE_BITS
+                    s = slot[f] if r2 else n_slots
+                    n2, lo[s], hi[s] = _ranged_child(W[i, f], nodes[k, 0], nodes[k, 1],
+                                                      nodes[k, 2], nodes[k, 3], lo[s], hi[s])
                 if n3 >= 0:
-                    n3 = _ranged_step(W, i, start[t + 3] + n3, nodes, slot, r3, lo, hi)
+                    k = start[t + 3] + n3
+                    f = nodes[k, 0] & _FEATURE_BITS
+                    s = slot[f] if r3 else n_slots
+                    n3, lo[s], hi[s] = _ranged_child(W[i, f], nodes[k, 0], nodes[k, 1],
+                                                      nodes[k, 2], nodes[k, 3], lo[s], hi[s])
             out[i, t] = ~n0 if start[t + 1] > start[t] else 0
             if nn > 1:
                 out[i, t + 1] = ~n1 if start[t + 2] > start[t + 1] else 0
