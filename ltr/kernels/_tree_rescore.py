@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ltr.kernels._tree_predict import _FEATURE_BITS, _code_child, _code_walk4
+from ltr.kernels._tree_predict import _FEATURE_BITS, _code_child, _code_walk4, _leaf_sums
 
 _BATCH = 32  # changed rows whose leaves are gathered before they are re-summed together
 
@@ -149,21 +149,6 @@ def _column_paths(j, tree_ids, paths, start, nodes, first, escape, code_lo, code
             code_hi[a, leaf] = hi
 
 
-@njit(cache=True)
-def _flush_rows(reps, rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out):
-    """``out[reps[b], rows[b]]``: ``init`` plus the leaf values ``buf[b, t]`` over trees in order.
-
-    One row at a time, each sum sequential (the engine's order).
-    """
-    b = 0
-    while b < n_buf:
-        s = init
-        for t in range(n_trees):
-            s += leaf_value[leaf_start[t] + buf[b, t]]
-        out[reps[b], rows[b]] = s
-        b += 1
-
-
 @njit(cache=True, nogil=True)
 def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees, first, escape,
                     code_lo, code_hi, start, nodes, leaves, leaf_start, leaf_value, init, out,
@@ -180,7 +165,8 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     :func:`_column_paths`); those whose code range the new code leaves are walked
     four side by side from ``escape`` (from ``first`` for a value whose flags meet
     ``jmask``, the missing masks of the nodes on ``j``), and the row is re-summed
-    over all trees in order (:func:`_flush_rows`).
+    over all trees in order (:func:`ltr.kernels._tree_predict._leaf_sums`, by
+    batches of changed rows).
     """
     n_rep = perms.shape[0]
     n_aff = trees.shape[0]
@@ -194,10 +180,12 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     pend_n = np.empty(n_aff + 4, dtype=np.int64)
     for q in range(n_aff + 4):  # a loop, not np.zeros / np.full: less to compile
         pend_b[q] = 0
-    buf = np.empty((_BATCH, n_trees), dtype=leaves.dtype)
-    rows = np.empty(_BATCH, dtype=np.int64)
-    reps = np.empty(_BATCH, dtype=np.int64)
-    n_buf = 0 * row_lo  # not a literal 0: one compiled _flush_rows, not two
+    buf = np.empty((_BATCH + n_rep, n_trees), dtype=leaves.dtype)  # a batch and one more row
+    rows = np.empty(_BATCH + n_rep, dtype=np.int64)
+    reps = np.empty(_BATCH + n_rep, dtype=np.int64)
+    sums = np.empty(_BATCH + n_rep)
+    zero = 0 * row_lo  # not a literal 0: the signature _leaf_sums has from Python (no second one)
+    n_buf = zero
     for i in range(row_lo, row_hi):
         wo = wcol[i]
         rlo = lo_j[i]
@@ -248,8 +236,8 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
                 reps[n_buf] = r
                 n_buf += 1
                 counts[r] += 1
-                if n_buf == _BATCH:
-                    _flush_rows(reps, rows, buf, n_buf, n_trees, leaf_start, leaf_value, init,
-                                out)
-                    n_buf = 0
-    _flush_rows(reps, rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
+        if n_buf >= _BATCH or (i == row_hi - 1 and n_buf > 0):  # one call site: less to compile
+            _leaf_sums(zero, n_buf, buf, n_trees, leaf_start, leaf_value, init, sums)
+            for b in range(n_buf):
+                out[reps[b], rows[b]] = sums[b]
+            n_buf = zero
