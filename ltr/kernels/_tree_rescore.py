@@ -50,7 +50,7 @@ def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo
     """
     n_trees = start.shape[0] - 1
     n_slots = lo_out.shape[0]
-    big = hi_out.dtype.type(np.iinfo(hi_out.dtype).max)
+    big = (1 << (8 * hi_out.itemsize - 1)) - 1  # the dtype's maximum (np.iinfo compiles more)
     lo = np.empty(n_slots + 1, dtype=np.int64)
     hi = np.empty(n_slots + 1, dtype=np.int64)
     for i in range(row_lo, row_hi):
@@ -116,7 +116,7 @@ def _column_paths(j, tree_ids, paths, start, nodes, first, escape, code_lo, code
     ``j`` is on the path once, the other child of its node (``~leaf`` for a
     leaf), else ``first``.
     """
-    big = np.iinfo(code_hi.dtype).max
+    big = (1 << (8 * code_hi.itemsize - 1)) - 1  # the dtype's maximum
     depth = paths.shape[2]
     for a in range(tree_ids.shape[0]):
         t = tree_ids[a]
