@@ -205,16 +205,17 @@ _FEATURE_BITS = 0x0FFFFFFF
 
 
 @njit(cache=True)
-def _code_child(w, fm, m, left, right):
-    """Child (negative: ``~leaf``) of the node ``[fm, m, left, right]`` for the coded value ``w``.
+def _code_side(w, fm, m):
+    """1 when the coded value ``w`` goes right at the node ``[fm, m, left, right]``, else 0.
 
-    Scalars only, not inlined by numba: LLVM inlines it into its callers
-    (each caller compiles faster than with four inlined copies of the body).
+    Integer arithmetic, no branch (``nodes[k, 2 + side]`` is the child).  Scalars
+    only, not inlined by numba: LLVM inlines it into its callers (each caller
+    compiles faster than with four inlined copies of a step on ``nodes``).
     """
-    miss = (w & ((fm >> 28) & 3)) != 0
-    go_right = (w >> 2) > m
-    default_right = ((fm >> 30) & 1) == 0
-    return right if (miss & default_right) | (~miss & go_right) else left
+    miss = np.int32((w & ((fm >> 28) & 3)) != 0)
+    right = np.int32((w >> 2) > m)
+    dright = ((fm >> 30) & 1) ^ 1
+    return (miss & dright) | ((miss ^ 1) & right)
 
 
 @njit(cache=True, inline="always")
@@ -228,23 +229,19 @@ def _code_walk4(W, i, j, wj, b0, n0, b1, n1, b2, n2, b3, n3, nodes):
         if n0 >= 0:
             k = b0 + n0
             f = nodes[k, 0] & _FEATURE_BITS
-            n0 = _code_child(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1], nodes[k, 2],
-                             nodes[k, 3])
+            n0 = nodes[k, 2 + _code_side(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1])]
         if n1 >= 0:
             k = b1 + n1
             f = nodes[k, 0] & _FEATURE_BITS
-            n1 = _code_child(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1], nodes[k, 2],
-                             nodes[k, 3])
+            n1 = nodes[k, 2 + _code_side(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1])]
         if n2 >= 0:
             k = b2 + n2
             f = nodes[k, 0] & _FEATURE_BITS
-            n2 = _code_child(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1], nodes[k, 2],
-                             nodes[k, 3])
+            n2 = nodes[k, 2 + _code_side(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1])]
         if n3 >= 0:
             k = b3 + n3
             f = nodes[k, 0] & _FEATURE_BITS
-            n3 = _code_child(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1], nodes[k, 2],
-                             nodes[k, 3])
+            n3 = nodes[k, 2 + _code_side(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1])]
     return ~n0, ~n1, ~n2, ~n3
 
 

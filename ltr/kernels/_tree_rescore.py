@@ -2,7 +2,7 @@
 
 Used by :mod:`ltr.inspection` through :mod:`ltr.inspection._tree_changes`; the
 walks are the branch-free walks on integer threshold codes of
-:mod:`ltr.kernels._tree_predict` (``W``, ``nodes``, ``_code_child``).
+:mod:`ltr.kernels._tree_predict` (``W``, ``nodes``, ``_code_side``).
 
 :func:`_code_leaves_ranges` caches every row's leaf in every tree and, in the
 same walk, the range of codes of each feature that keeps every one of the row's
@@ -18,22 +18,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ltr.kernels._tree_predict import _FEATURE_BITS, _code_child, _code_walk4, _leaf_sums
+from ltr.kernels._tree_predict import _FEATURE_BITS, _code_side, _code_walk4, _leaf_sums
 
 _BATCH = 32  # changed rows whose leaves are gathered before they are re-summed together
 
 
 @njit(cache=True)
-def _ranged_child(w, fm, m, left, right, lo, hi):
-    """``(child, lo, hi)``: :func:`_code_child`, and the code range ``lo .. hi`` it keeps.
+def _narrowed(side, m, lo, hi):
+    """Narrow the code range ``lo .. hi`` by going left (``side`` 0) or right (1) at rank ``m``.
 
-    Going left at the node whose threshold rank is ``m`` keeps codes ``<= m``
-    (and marks the feature as on the path: ``lo >= 0``); going right keeps
-    codes ``> m``.  Scalars only, inlined by LLVM.
+    Left keeps codes ``<= m`` (and marks the feature as on the path: ``lo >=
+    0``); right keeps codes ``> m``.  Branch-free; scalars only, inlined by LLVM.
     """
-    nxt = _code_child(w, fm, m, left, right)
-    went_left = nxt == left
-    return nxt, max(lo, 0 if went_left else m + 1), min(hi, m) if went_left else hi
+    return max(lo, side * (m + 1)), min(hi, m + side * (hi - m))
 
 
 @njit(cache=True, nogil=True)
@@ -70,27 +67,31 @@ def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo
                 if n0 >= 0:
                     k = start[t] + n0
                     f = nodes[k, 0] & _FEATURE_BITS
+                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
+                    n0 = nodes[k, 2 + side]
                     s = slot[f] if r0 else n_slots
-                    n0, lo[s], hi[s] = _ranged_child(W[i, f], nodes[k, 0], nodes[k, 1],
-                                                      nodes[k, 2], nodes[k, 3], lo[s], hi[s])
+                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
                 if n1 >= 0:
                     k = start[t + 1] + n1
                     f = nodes[k, 0] & _FEATURE_BITS
+                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
+                    n1 = nodes[k, 2 + side]
                     s = slot[f] if r1 else n_slots
-                    n1, lo[s], hi[s] = _ranged_child(W[i, f], nodes[k, 0], nodes[k, 1],
-                                                      nodes[k, 2], nodes[k, 3], lo[s], hi[s])
+                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
                 if n2 >= 0:
                     k = start[t + 2] + n2
                     f = nodes[k, 0] & _FEATURE_BITS
+                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
+                    n2 = nodes[k, 2 + side]
                     s = slot[f] if r2 else n_slots
-                    n2, lo[s], hi[s] = _ranged_child(W[i, f], nodes[k, 0], nodes[k, 1],
-                                                      nodes[k, 2], nodes[k, 3], lo[s], hi[s])
+                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
                 if n3 >= 0:
                     k = start[t + 3] + n3
                     f = nodes[k, 0] & _FEATURE_BITS
+                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
+                    n3 = nodes[k, 2 + side]
                     s = slot[f] if r3 else n_slots
-                    n3, lo[s], hi[s] = _ranged_child(W[i, f], nodes[k, 0], nodes[k, 1],
-                                                      nodes[k, 2], nodes[k, 3], lo[s], hi[s])
+                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
             out[i, t] = ~n0 if start[t + 1] > start[t] else 0
             if nn > 1:
                 out[i, t + 1] = ~n1 if start[t + 2] > start[t + 1] else 0
