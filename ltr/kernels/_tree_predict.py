@@ -108,21 +108,11 @@ def _leaf_sums(row_lo, row_hi, leaves, n_trees, leaf_start, leaf_value, init, ou
 
 
 @njit(cache=True)
-def _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out):
-    """``out[rows[b]]``: ``init`` plus the leaf values ``buf[b, t]`` over trees in order.
-
-    One row at a time, each sum sequential (the engine's order).  A four-row
-    unrolled version hid the addition latency but cost about 0.3 s of
-    compilation in every cold start, for a step that is about 5% of the
-    rescoring time.
-    """
-    b = 0
-    while b < n_buf:
-        s = init
-        for t in range(n_trees):
-            s += leaf_value[leaf_start[t] + buf[b, t]]
-        out[rows[b]] = s
-        b += 1
+def _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, sums, out):
+    """``out[rows[b]]``: the sum of row ``b < n_buf`` of ``buf`` (:func:`_leaf_sums`)."""
+    _leaf_sums(0 * n_buf, n_buf, buf, n_trees, leaf_start, leaf_value, init, sums)
+    for b in range(n_buf):
+        out[rows[b]] = sums[b]
 
 
 @njit(cache=True, nogil=True)
@@ -158,6 +148,7 @@ def _permuted_scores(row_lo, row_hi, X, perm, cols, col_values, codes, trees, fi
     vals = np.empty(n_cols)
     buf = np.empty((_BUF, n_trees), dtype=leaves.dtype)
     rows = np.empty(_BUF, dtype=np.int64)
+    sums = np.empty(_BUF)
     n_buf = 0
     count = 0
     for i in range(row_lo, row_hi):
@@ -195,9 +186,9 @@ def _permuted_scores(row_lo, row_hi, X, perm, cols, col_values, codes, trees, fi
             n_buf += 1
             count += 1
             if n_buf == _BUF:
-                _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
+                _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, sums, out)
                 n_buf = 0
-    _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
+    _flush(rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, sums, out)
     return count
 
 
@@ -213,14 +204,18 @@ def _permuted_scores(row_lo, row_hi, X, perm, cols, col_values, codes, trees, fi
 _FEATURE_BITS = 0x0FFFFFFF
 
 
-@njit(cache=True, inline="always")
-def _code_step(w, k, nodes):
-    """Child of node ``k`` (negative: ``~leaf``) for the coded value ``w``."""
-    fm = nodes[k, 0]
+@njit(cache=True)
+def _code_side(w, fm, m):
+    """1 when the coded value ``w`` goes right at the node ``[fm, m, left, right]``, else 0.
+
+    Integer arithmetic, no branch (``nodes[k, 2 + side]`` is the child).  Scalars
+    only, not inlined by numba: LLVM inlines it into its callers (each caller
+    compiles faster than with four inlined copies of a step on ``nodes``).
+    """
     miss = np.int32((w & ((fm >> 28) & 3)) != 0)
-    right = np.int32((w >> 2) > nodes[k, 1])
+    right = np.int32((w >> 2) > m)
     dright = ((fm >> 30) & 1) ^ 1
-    return nodes[k, 2 + ((miss & dright) | ((miss ^ 1) & right))]
+    return (miss & dright) | ((miss ^ 1) & right)
 
 
 @njit(cache=True, inline="always")
@@ -234,19 +229,19 @@ def _code_walk4(W, i, j, wj, b0, n0, b1, n1, b2, n2, b3, n3, nodes):
         if n0 >= 0:
             k = b0 + n0
             f = nodes[k, 0] & _FEATURE_BITS
-            n0 = _code_step(wj if f == j else W[i, f], k, nodes)
+            n0 = nodes[k, 2 + _code_side(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1])]
         if n1 >= 0:
             k = b1 + n1
             f = nodes[k, 0] & _FEATURE_BITS
-            n1 = _code_step(wj if f == j else W[i, f], k, nodes)
+            n1 = nodes[k, 2 + _code_side(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1])]
         if n2 >= 0:
             k = b2 + n2
             f = nodes[k, 0] & _FEATURE_BITS
-            n2 = _code_step(wj if f == j else W[i, f], k, nodes)
+            n2 = nodes[k, 2 + _code_side(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1])]
         if n3 >= 0:
             k = b3 + n3
             f = nodes[k, 0] & _FEATURE_BITS
-            n3 = _code_step(wj if f == j else W[i, f], k, nodes)
+            n3 = nodes[k, 2 + _code_side(wj if f == j else W[i, f], nodes[k, 0], nodes[k, 1])]
     return ~n0, ~n1, ~n2, ~n3
 
 

@@ -2,7 +2,7 @@
 
 Used by :mod:`ltr.inspection` through :mod:`ltr.inspection._tree_changes`; the
 walks are the branch-free walks on integer threshold codes of
-:mod:`ltr.kernels._tree_predict` (``W``, ``nodes``, ``_code_step``).
+:mod:`ltr.kernels._tree_predict` (``W``, ``nodes``, ``_code_side``).
 
 :func:`_code_leaves_ranges` caches every row's leaf in every tree and, in the
 same walk, the range of codes of each feature that keeps every one of the row's
@@ -18,28 +18,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ltr.kernels._tree_predict import _FEATURE_BITS, _code_step, _code_walk4
+from ltr.kernels._tree_predict import _FEATURE_BITS, _code_side, _code_walk4, _leaf_sums
 
 _BATCH = 32  # changed rows whose leaves are gathered before they are re-summed together
 
 
-@njit(cache=True, inline="always")
-def _ranged_step(W, i, k, nodes, slot, ranged, lo, hi):
-    """:func:`_code_step` of row ``i`` at node ``k``, narrowing the row's code range.
+@njit(cache=True)
+def _narrowed(side, m, lo, hi):
+    """Narrow the code range ``lo .. hi`` by going left (``side`` 0) or right (1) at rank ``m``.
 
-    Going left at the node whose threshold rank is ``m`` keeps codes ``<= m``
-    (and marks the feature as on the path: ``lo >= 0``); going right keeps
-    codes ``> m``.  ``slot`` maps a feature to its entry of ``lo``/``hi``;
-    unless ``ranged``, the last (scratch) entry is narrowed instead.
+    Left keeps codes ``<= m`` (and marks the feature as on the path: ``lo >=
+    0``); right keeps codes ``> m``.  Branch-free; scalars only, inlined by LLVM.
     """
-    f = nodes[k, 0] & _FEATURE_BITS
-    nxt = _code_step(W[i, f], k, nodes)
-    m = nodes[k, 1]
-    s = slot[f] if ranged else lo.shape[0] - 1
-    went_left = nxt == nodes[k, 2]
-    lo[s] = max(lo[s], 0 if went_left else m + 1)
-    hi[s] = min(hi[s], m if went_left else hi[s])
-    return nxt
+    return max(lo, side * (m + 1)), min(hi, m + side * (hi - m))
 
 
 @njit(cache=True, nogil=True)
@@ -56,7 +47,7 @@ def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo
     """
     n_trees = start.shape[0] - 1
     n_slots = lo_out.shape[0]
-    big = hi_out.dtype.type(np.iinfo(hi_out.dtype).max)
+    big = (1 << (8 * hi_out.itemsize - 1)) - 1  # the dtype's maximum (np.iinfo compiles more)
     lo = np.empty(n_slots + 1, dtype=np.int64)
     hi = np.empty(n_slots + 1, dtype=np.int64)
     for i in range(row_lo, row_hi):
@@ -74,13 +65,33 @@ def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo
             r0, r1, r2, r3 = t < n_ranged, t + 1 < n_ranged, t + 2 < n_ranged, t + 3 < n_ranged
             while n0 >= 0 or n1 >= 0 or n2 >= 0 or n3 >= 0:
                 if n0 >= 0:
-                    n0 = _ranged_step(W, i, start[t] + n0, nodes, slot, r0, lo, hi)
+                    k = start[t] + n0
+                    f = nodes[k, 0] & _FEATURE_BITS
+                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
+                    n0 = nodes[k, 2 + side]
+                    s = slot[f] if r0 else n_slots
+                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
                 if n1 >= 0:
-                    n1 = _ranged_step(W, i, start[t + 1] + n1, nodes, slot, r1, lo, hi)
+                    k = start[t + 1] + n1
+                    f = nodes[k, 0] & _FEATURE_BITS
+                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
+                    n1 = nodes[k, 2 + side]
+                    s = slot[f] if r1 else n_slots
+                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
                 if n2 >= 0:
-                    n2 = _ranged_step(W, i, start[t + 2] + n2, nodes, slot, r2, lo, hi)
+                    k = start[t + 2] + n2
+                    f = nodes[k, 0] & _FEATURE_BITS
+                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
+                    n2 = nodes[k, 2 + side]
+                    s = slot[f] if r2 else n_slots
+                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
                 if n3 >= 0:
-                    n3 = _ranged_step(W, i, start[t + 3] + n3, nodes, slot, r3, lo, hi)
+                    k = start[t + 3] + n3
+                    f = nodes[k, 0] & _FEATURE_BITS
+                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
+                    n3 = nodes[k, 2 + side]
+                    s = slot[f] if r3 else n_slots
+                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
             out[i, t] = ~n0 if start[t + 1] > start[t] else 0
             if nn > 1:
                 out[i, t + 1] = ~n1 if start[t + 2] > start[t + 1] else 0
@@ -106,7 +117,7 @@ def _column_paths(j, tree_ids, paths, start, nodes, first, escape, code_lo, code
     ``j`` is on the path once, the other child of its node (``~leaf`` for a
     leaf), else ``first``.
     """
-    big = np.iinfo(code_hi.dtype).max
+    big = (1 << (8 * code_hi.itemsize - 1)) - 1  # the dtype's maximum
     depth = paths.shape[2]
     for a in range(tree_ids.shape[0]):
         t = tree_ids[a]
@@ -139,21 +150,6 @@ def _column_paths(j, tree_ids, paths, start, nodes, first, escape, code_lo, code
             code_hi[a, leaf] = hi
 
 
-@njit(cache=True)
-def _flush_rows(reps, rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out):
-    """``out[reps[b], rows[b]]``: ``init`` plus the leaf values ``buf[b, t]`` over trees in order.
-
-    One row at a time, each sum sequential (the engine's order).
-    """
-    b = 0
-    while b < n_buf:
-        s = init
-        for t in range(n_trees):
-            s += leaf_value[leaf_start[t] + buf[b, t]]
-        out[reps[b], rows[b]] = s
-        b += 1
-
-
 @njit(cache=True, nogil=True)
 def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees, first, escape,
                     code_lo, code_hi, start, nodes, leaves, leaf_start, leaf_value, init, out,
@@ -170,7 +166,8 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     :func:`_column_paths`); those whose code range the new code leaves are walked
     four side by side from ``escape`` (from ``first`` for a value whose flags meet
     ``jmask``, the missing masks of the nodes on ``j``), and the row is re-summed
-    over all trees in order (:func:`_flush_rows`).
+    over all trees in order (:func:`ltr.kernels._tree_predict._leaf_sums`, by
+    batches of changed rows).
     """
     n_rep = perms.shape[0]
     n_aff = trees.shape[0]
@@ -184,10 +181,12 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     pend_n = np.empty(n_aff + 4, dtype=np.int64)
     for q in range(n_aff + 4):  # a loop, not np.zeros / np.full: less to compile
         pend_b[q] = 0
-    buf = np.empty((_BATCH, n_trees), dtype=leaves.dtype)
-    rows = np.empty(_BATCH, dtype=np.int64)
-    reps = np.empty(_BATCH, dtype=np.int64)
-    n_buf = 0 * row_lo  # not a literal 0: one compiled _flush_rows, not two
+    buf = np.empty((_BATCH + n_rep, n_trees), dtype=leaves.dtype)  # a batch and one more row
+    rows = np.empty(_BATCH + n_rep, dtype=np.int64)
+    reps = np.empty(_BATCH + n_rep, dtype=np.int64)
+    sums = np.empty(_BATCH + n_rep)
+    zero = 0 * row_lo  # not a literal 0: the signature _leaf_sums has from Python (no second one)
+    n_buf = zero
     for i in range(row_lo, row_hi):
         wo = wcol[i]
         rlo = lo_j[i]
@@ -238,8 +237,8 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
                 reps[n_buf] = r
                 n_buf += 1
                 counts[r] += 1
-                if n_buf == _BATCH:
-                    _flush_rows(reps, rows, buf, n_buf, n_trees, leaf_start, leaf_value, init,
-                                out)
-                    n_buf = 0
-    _flush_rows(reps, rows, buf, n_buf, n_trees, leaf_start, leaf_value, init, out)
+        if n_buf >= _BATCH or (i == row_hi - 1 and n_buf > 0):  # one call site: less to compile
+            _leaf_sums(zero, n_buf, buf, n_trees, leaf_start, leaf_value, init, sums)
+            for b in range(n_buf):
+                out[reps[b], rows[b]] = sums[b]
+            n_buf = zero
