@@ -39,7 +39,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 
 from ltr._validation import check_int, check_real
@@ -230,7 +229,7 @@ def estimate_propensity_cascade(
     chunks = np.linspace(0, n_t, n_chunks + 1).astype(np.int64)
     done, converged, reads = K.dcm_em(t_offs, t_doc, t_last, t_none, t_rank0, fixed, n_clicks,
                                       known, prior, doc_ptr, doc_rows, ranks, lam, alpha, chunks,
-                                      iters, eps, doc_reads, numba.get_num_threads())
+                                      iters, eps, doc_reads)
     prop = np.empty(c.size)
     loglik = np.empty(offs.size - 1)
     K.dcm_propensity(c, offs, code, ranks, lam, alpha, prop, loglik)

@@ -33,8 +33,6 @@ _TINY = 1e-300
 # sweeps of _partial per call: documents still moving after these wait for the next full
 # update (100 was the fastest of 30, 100 and 1,000 on bench_propensity's 5 M logs)
 _SWEEPS = 100
-# templates (documents) a sweep of _partial recomputes below which it stays on one thread
-_PARALLEL_MIN = 16384
 
 
 @njit(cache=True)
@@ -155,50 +153,55 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
 
 
 @njit(cache=True)
-def _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho, rho_c, keep,
-              own, t_read):
-    """E-step of one template: expected tail reads of its rows, continuations into ``own``.
-
-    ``rho``, ``rho_c`` and ``keep`` are scratch of the template's length (``keep[j]``: 1 minus
-    the attractiveness of its row ``j + 1``); the recursion carries ``rho[j + 1]`` in a local.
-    """
+def _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho, rho_c, own,
+              t_read):
+    """E-step of one template: expected tail reads of its rows, continuations into ``own``."""
     a = t_offsets[ti]
     n = t_offsets[ti + 1] - a
     r0 = t_rank0[ti]
     rho[n - 1] = 1.0
     rho_c[n - 1] = 1.0
-    nxt = 1.0
     for j in range(n - 2, -1, -1):
         r = min(j + r0, n_ranks - 1)
-        k = 1.0 - alpha[t_doc[a + j + 1]]
-        keep[j] = k
-        k *= nxt
-        l0 = lam[0, r]
-        l1 = lam[1, r]
-        nxt = (1.0 - l0) + l0 * k
-        rho[j] = nxt
-        rho_c[j] = (1.0 - l1) + l1 * k
-    g = t_none[ti] / max(nxt, _TINY)
+        keep = (1.0 - alpha[t_doc[a + j + 1]]) * rho[j + 1]
+        rho[j] = (1.0 - lam[0, r]) + lam[0, r] * keep
+        rho_c[j] = (1.0 - lam[1, r]) + lam[1, r] * keep
+    g = t_none[ti] / max(rho[0], _TINY)
     t_read[a] = 0.0  # the first row: the top (always read) or a last click
     for j in range(n - 1):
+        read = g * rho[j]
         r = min(j + r0, n_ranks - 1)
-        below = rho[j + 1]
-        f_skip = lam[0, r] * keep[j]
-        own[0, r, 0] += g * rho[j]
-        g *= f_skip
-        own[0, r, 1] += g * below
+        keep = 1.0 - alpha[t_doc[a + j + 1]]
+        f_skip = lam[0, r] * keep
+        own[0, r, 0] += read
+        own[0, r, 1] += g * f_skip * rho[j + 1]
         m = t_last[a + j]
+        g *= f_skip
         if m > 0.0:
-            w = m * lam[1, r] * keep[j] / max(rho_c[j], _TINY)
+            w = m * lam[1, r] * keep / max(rho_c[j], _TINY)
             own[1, r, 0] += m
-            own[1, r, 1] += w * below
+            own[1, r, 1] += w * rho[j + 1]
             g += w
-        t_read[a + j + 1] = g * below
+        t_read[a + j + 1] = g * rho[j + 1]
+
+
+@njit(cache=True, parallel=True)
+def _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chunks, longest, acc,
+            t_read):
+    """Accumulate expected tail reads per template row (``t_read``) and continuations (``acc``)."""
+    for ch in prange(chunks.size - 1):
+        rho = np.empty(longest)
+        rho_c = np.empty(longest)
+        own = np.zeros((2, n_ranks, 2))  # this chunk's sums, written to acc once
+        for ti in range(chunks[ch], chunks[ch + 1]):
+            _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
+                      rho_c, own, t_read)
+        acc[ch] = own
 
 
 @njit(cache=True)
 def _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads):
-    """Update ``alpha[d]`` (see :func:`_em_step`); returns how far it moved."""
+    """Update ``alpha[d]`` (see :func:`_m_alpha`); returns how far it moved."""
     reads = known[d]
     for t in range(doc_ptr[d], doc_ptr[d + 1]):
         reads += t_read[doc_rows[t]]
@@ -212,87 +215,26 @@ def _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_re
     return change
 
 
-@njit(cache=True)
-def _doc_owners(t_offsets, chunks, doc_ptr, doc_rows, row_t):
-    """Return ``(own_ptr, own_docs)``: the documents each chunk of templates updates alone.
-
-    ``own_docs[own_ptr[ch]:own_ptr[ch + 1]]`` are the documents whose rows all lie in
-    the templates of chunk ``ch`` (those without rows spread evenly); the rest,
-    ``own_docs[own_ptr[-1]:]``, span chunks.  All lists are in increasing order.
-    """
-    n_chunks = chunks.size - 1
-    n_docs = doc_ptr.size - 1
-    t_chunk = np.empty(t_offsets.size - 1, dtype=np.int64)
-    for ch in range(n_chunks):
-        t_chunk[chunks[ch]:chunks[ch + 1]] = ch
-    owner = np.empty(n_docs, dtype=np.int64)
-    own_ptr = np.zeros(n_chunks + 2, dtype=np.int64)
-    for d in range(n_docs):
-        if doc_ptr[d] == doc_ptr[d + 1]:
-            owner[d] = d * n_chunks // n_docs
-        else:
-            first = t_chunk[row_t[doc_rows[doc_ptr[d]]]]  # rows are in increasing order
-            owner[d] = first if t_chunk[row_t[doc_rows[doc_ptr[d + 1] - 1]]] == first else n_chunks
-        own_ptr[owner[d] + 1] += 1
-    for ch in range(n_chunks + 1):
-        own_ptr[ch + 1] += own_ptr[ch]
-    fill = own_ptr[:-1].copy()
-    own_docs = np.empty(n_docs, dtype=np.int64)
-    for d in range(n_docs):
-        own_docs[fill[owner[d]]] = d
-        fill[owner[d]] += 1
-    return own_ptr[:-1].copy(), own_docs
-
-
 @njit(cache=True, parallel=True)
-def _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chunks, longest, acc,
-            t_read, own_ptr, own_docs, doc_ptr, doc_rows, clicks, known, prior, doc_reads, moved,
-            ch_moved):
-    """Accumulate expected tail reads per template row (``t_read``) and continuations (``acc``).
+def _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads, moved):
+    """Attractiveness = (clicks + prior[0] * prior[1]) / (expected reads + prior[0]) per document.
 
-    Each chunk then updates the attractiveness of the documents it owns
-    (:func:`_doc_owners`: no other chunk reads them), their largest move to
-    ``ch_moved``; the documents spanning chunks are left to the caller.
+    ``prior``: pseudo-reads and their click rate (a Beta prior; 0 pseudo-reads
+    is maximum likelihood).  Expected reads per document go to ``doc_reads``,
+    how far each attractiveness moved to ``moved``.  Returns the largest move.
     """
-    for ch in prange(chunks.size - 1):
-        rho = np.empty(longest)
-        rho_c = np.empty(longest)
-        keep = np.empty(longest)
-        own = np.zeros((2, n_ranks, 2))  # this chunk's sums, written to acc once
-        for ti in range(chunks[ch], chunks[ch + 1]):
-            _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
-                      rho_c, keep, own, t_read)
-        acc[ch] = own
-        top = 0.0
-        for k in range(own_ptr[ch], own_ptr[ch + 1]):
-            d = own_docs[k]
-            moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha,
-                                  doc_reads)
-            top = max(top, moved[d])
-        ch_moved[ch] = top
+    for d in prange(alpha.size):
+        moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads)
+    return moved.max() if alpha.size else 0.0
 
 
 @njit(cache=True)
 def _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
-             doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads, moved,
-             own_ptr, own_docs, ch_moved):
-    """One EM update of ``lam`` and ``alpha`` in place; returns the largest change of each.
-
-    Attractiveness = (clicks + prior[0] * prior[1]) / (expected reads + prior[0])
-    per document (``prior``: pseudo-reads and their click rate, a Beta prior; 0
-    pseudo-reads is maximum likelihood); expected reads per document go to
-    ``doc_reads``, how far each attractiveness moved to ``moved``.
-    """
+             doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads, moved):
+    """One EM update of ``lam`` and ``alpha`` in place; returns the largest change of each."""
     _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chunks, longest, acc,
-            t_read, own_ptr, own_docs, doc_ptr, doc_rows, clicks, known, prior, doc_reads, moved,
-            ch_moved)
-    change = 0.0
-    for ch in range(ch_moved.size):
-        change = max(change, ch_moved[ch])
-    for k in range(own_ptr[-1], own_docs.size):  # the documents spanning chunks
-        d = own_docs[k]
-        moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads)
-        change = max(change, moved[d])
+            t_read)
+    change = _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads, moved)
     lam_change = 0.0
     for c in range(2):
         for r in range(n_ranks):
@@ -310,43 +252,8 @@ def _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, pr
 
 
 @njit(cache=True)
-def _template_range(lo, hi, temps, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha,
-                    longest, t_read):
-    """E-step of the templates ``temps[lo:hi]``: their rows' ``t_read`` (continuations dropped)."""
-    rho = np.empty(longest)
-    rho_c = np.empty(longest)
-    keep = np.empty(longest)
-    own = np.zeros((2, n_ranks, 2))  # continuations: unused (lam is fixed)
-    for k in range(lo, hi):
-        _template(temps[k], t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
-                  rho_c, keep, own, t_read)
-
-
-@njit(cache=True, parallel=True)
-def _templates(temps, n_temps, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha,
-               longest, t_read, n_chunks):
-    """:func:`_template_range` of ``temps[:n_temps]`` in ``n_chunks`` parallel chunks.
-
-    Each template writes only its own rows, so the split changes nothing.
-    """
-    for ch in prange(n_chunks):
-        _template_range(ch * n_temps // n_chunks, (ch + 1) * n_temps // n_chunks, temps, t_offsets,
-                        t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, longest, t_read)
-
-
-@njit(cache=True, parallel=True)
-def _alphas(docs, n_docs, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads,
-            moved):
-    """:func:`_new_alpha` of the documents ``docs[:n_docs]``; how far each moved to ``moved``."""
-    for k in prange(n_docs):
-        d = docs[k]
-        moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads)
-
-
-@njit(cache=True)
 def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, prior, doc_ptr,
-             doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol, sweeps,
-             threads):
+             doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol, sweeps):
     """EM of the attractiveness alone, ``lam`` fixed, over the documents still moving.
 
     A template's expected reads depend on ``lam`` and its documents'
@@ -354,9 +261,6 @@ def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, pr
     templates of the documents that moved by more than ``tol`` and updates
     the documents they show; the others' reads are current.  Stops when none
     moves by more than ``tol`` or after ``sweeps`` sweeps; returns the sweeps run.
-    Within a sweep the templates, then the documents, are independent: a sweep
-    of at least ``_PARALLEL_MIN`` of them splits them among ``threads`` threads
-    (the result does not depend on it).
     """
     n_t = t_offsets.size - 1
     in_t = np.zeros(n_t, dtype=np.bool_)
@@ -364,6 +268,9 @@ def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, pr
     active = np.flatnonzero(moved > tol)
     temps = np.empty(n_t, dtype=np.int64)
     docs = np.empty(alpha.size, dtype=np.int64)
+    rho = np.empty(longest)
+    rho_c = np.empty(longest)
+    own = np.zeros((2, n_ranks, 2))  # continuations: unused (lam is fixed)
     done = 0
     while active.size and done < sweeps:
         n_temps = 0
@@ -374,34 +281,24 @@ def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, pr
                     in_t[ti] = True
                     temps[n_temps] = ti
                     n_temps += 1
-        if threads > 1 and n_temps >= _PARALLEL_MIN:
-            _templates(temps, n_temps, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam,
-                       alpha, longest, t_read, 4 * threads)
-        else:
-            _template_range(0, n_temps, temps, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks,
-                            lam, alpha, longest, t_read)
         n_docs = 0
         for k in range(n_temps):
             ti = temps[k]
             in_t[ti] = False
+            _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
+                      rho_c, own, t_read)
             for i in range(t_offsets[ti], t_offsets[ti + 1]):
                 d = t_doc[i]
                 if not in_d[d]:
                     in_d[d] = True
                     docs[n_docs] = d
                     n_docs += 1
-        if threads > 1 and n_docs >= _PARALLEL_MIN:
-            _alphas(docs, n_docs, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha,
-                    doc_reads, moved)
-        else:
-            for k in range(n_docs):
-                d = docs[k]
-                moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha,
-                                      doc_reads)
         n_moving = 0
         for k in range(n_docs):
             d = docs[k]
             in_d[d] = False
+            moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha,
+                                  doc_reads)
             if moved[d] > tol:
                 docs[n_moving] = d
                 n_moving += 1
@@ -430,7 +327,7 @@ def _extrapolate(x0, x1, x2, out):
 
 @njit(cache=True)
 def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
-           doc_rows, n_ranks, lam, alpha, chunks, n_iter, tol, doc_reads, threads):
+           doc_rows, n_ranks, lam, alpha, chunks, n_iter, tol, doc_reads):
     """Run EM from ``lam`` (2, n_ranks) and ``alpha`` (n_docs,), updated in place.
 
     Takes the output of :func:`summarize` and a CSR index of the template rows
@@ -445,11 +342,9 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prio
     continuations over two such rounds; the run
     stops when one full update moves nothing by more than ``tol``, so the
     fixed point and the test are those of plain EM.  Expected reads per
-    document (at the last E-step) go to ``doc_reads``; ``threads`` (the caller's
-    numba thread count) splits the sweeps' work (the iterates do not depend on
-    it).  Returns ``(iterations, converged, reads)``: ``reads[c, r]`` is the
-    expected number of reads in click state ``c`` at rank index ``r`` that had a
-    next result (0: ``lam[c, r]`` has no data).
+    document (at the last E-step) go to ``doc_reads``.  Returns ``(iterations, converged, reads)``:
+    ``reads[c, r]`` is the expected number of reads in click state ``c`` at
+    rank index ``r`` that had a next result (0: ``lam[c, r]`` has no data).
     """
     n_t = t_offsets.size - 1
     longest = 1
@@ -458,8 +353,6 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prio
         longest = max(longest, t_offsets[ti + 1] - t_offsets[ti])
         row_t[t_offsets[ti]:t_offsets[ti + 1]] = ti
     acc = np.zeros((chunks.size - 1, 2, n_ranks, 2))
-    own_ptr, own_docs = _doc_owners(t_offsets, chunks, doc_ptr, doc_rows, row_t)
-    ch_moved = np.zeros(chunks.size - 1)
     t_read = np.zeros(t_doc.size)
     reads = np.zeros((2, n_ranks))
     moved = np.zeros(alpha.size)
@@ -476,8 +369,7 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prio
         x0[n_lam:] = alpha
         change, lam_change = _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks,
                                       known, prior, doc_ptr, doc_rows, n_ranks, lam, alpha, chunks,
-                                      longest, acc, t_read, reads, doc_reads, moved, own_ptr,
-                                      own_docs, ch_moved)
+                                      longest, acc, t_read, reads, doc_reads, moved)
         it += 1
         if max(change, lam_change) < tol:
             return it, True, reads
@@ -487,20 +379,20 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prio
             # SQUAREM extrapolates the continuations over two such rounds
             _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, prior,
                      doc_ptr, doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol,
-                     _SWEEPS, threads)
+                     _SWEEPS)
             if it + 1 > n_iter:
                 continue
             x1[:n_lam] = flat
             change, lam_change = _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed,
                                           clicks, known, prior, doc_ptr, doc_rows, n_ranks, lam,
                                           alpha, chunks, longest, acc, t_read, reads, doc_reads,
-                                          moved, own_ptr, own_docs, ch_moved)
+                                          moved)
             it += 1
             if max(change, lam_change) < tol:
                 return it, True, reads
             _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, prior,
                      doc_ptr, doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol,
-                     _SWEEPS, threads)
+                     _SWEEPS)
             x2[:n_lam] = flat
             _extrapolate(x0[:n_lam], x1[:n_lam], x2[:n_lam], x0[:n_lam])
             flat[:] = x0[:n_lam]
@@ -511,7 +403,7 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prio
         x1[n_lam:] = alpha
         _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
                  doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads,
-                 moved, own_ptr, own_docs, ch_moved)
+                 moved)
         x2[:n_lam] = flat
         x2[n_lam:] = alpha
         _extrapolate(x0, x1, x2, x0)
