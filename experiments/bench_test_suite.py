@@ -53,7 +53,6 @@ def _summary(text: str) -> str:
 def _collected(tree: Path, env: dict, *marker: str) -> int:
     _, text, _ = _pytest(tree, env, "--collect-only", *marker)
     found = re.search(r"(\d+)(?:/\d+)? tests? (?:collected|selected)", text)
-    found = found or re.search(r"(\d+) tests? collected", text)
     return int(found.group(1)) if found else -1
 
 
