@@ -213,7 +213,8 @@ def estimate_propensity_cascade(
         order[slot] = np.arange(slot.size)
     c = np.ascontiguousarray(click[order], dtype=np.int8)
     ids, code = _doc_codes(pair)
-    code = np.ascontiguousarray(code[order])
+    # 32-bit document codes (and template row numbers) where they fit: less memory traffic
+    code = np.ascontiguousarray(code[order], dtype=np.int32 if c.size < 2**31 else np.int64)
     n_docs = ids.size
     t_offs, t_doc, t_last, t_none, t_rank0, fixed, n_clicks, known = K.summarize(
         c, offs, code, n_docs, ranks)

@@ -37,14 +37,17 @@ _SWEEPS = 100
 
 @njit(cache=True)
 def doc_index(doc, n_docs):
-    """Return ``(doc_ptr, doc_rows)``, a CSR index of the rows of each document."""
+    """Return ``(doc_ptr, doc_rows)``, a CSR index of the rows of each document.
+
+    ``doc_rows`` has the type of ``doc``: the caller picks one that holds ``doc.size``.
+    """
     ptr = np.zeros(n_docs + 1, dtype=np.int64)
     for i in range(doc.size):
         ptr[doc[i] + 1] += 1
     for d in range(n_docs):
         ptr[d + 1] += ptr[d]
     fill = ptr[:-1].copy()
-    rows = np.empty(doc.size, dtype=np.int64)
+    rows = np.empty(doc.size, dtype=doc.dtype)  # row numbers fit the ids' type (the caller's)
     for i in range(doc.size):
         rows[fill[doc[i]]] = i
         fill[doc[i]] += 1
@@ -85,7 +88,7 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
     """
     n_lists = offsets.size - 1
     t_offsets = np.zeros(n_lists + 1, dtype=np.int64)
-    t_doc = np.empty(click.size, dtype=np.int64)
+    t_doc = np.empty(click.size, dtype=doc.dtype)
     t_last = np.zeros(click.size)
     t_none = np.zeros(n_lists)
     t_rank0 = np.zeros(n_lists, dtype=np.int64)
@@ -153,36 +156,47 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
 
 
 @njit(cache=True)
-def _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho, rho_c, own,
-              t_read):
-    """E-step of one template: expected tail reads of its rows, continuations into ``own``."""
+def _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho, rho_c, kp,
+              own, t_read):
+    """E-step of one template: expected tail reads of its rows, continuations into ``own``.
+
+    ``rho``, ``rho_c`` and ``kp`` are scratch of the longest template's length
+    (``kp[j]``: 1 - the attractiveness of row ``j + 1``, gathered once).
+    """
     a = t_offsets[ti]
     n = t_offsets[ti + 1] - a
     r0 = t_rank0[ti]
+    nxt = 1.0  # rho[j + 1]
     rho[n - 1] = 1.0
     rho_c[n - 1] = 1.0
     for j in range(n - 2, -1, -1):
         r = min(j + r0, n_ranks - 1)
-        keep = (1.0 - alpha[t_doc[a + j + 1]]) * rho[j + 1]
-        rho[j] = (1.0 - lam[0, r]) + lam[0, r] * keep
+        k1 = 1.0 - alpha[t_doc[a + j + 1]]
+        kp[j] = k1
+        keep = k1 * nxt
+        nxt = (1.0 - lam[0, r]) + lam[0, r] * keep
+        rho[j] = nxt
         rho_c[j] = (1.0 - lam[1, r]) + lam[1, r] * keep
-    g = t_none[ti] / max(rho[0], _TINY)
+    g = t_none[ti] / max(nxt, _TINY)
     t_read[a] = 0.0  # the first row: the top (always read) or a last click
+    cur = nxt  # rho[j]
     for j in range(n - 1):
-        read = g * rho[j]
+        nxt = rho[j + 1]
+        read = g * cur
         r = min(j + r0, n_ranks - 1)
-        keep = 1.0 - alpha[t_doc[a + j + 1]]
+        keep = kp[j]
         f_skip = lam[0, r] * keep
         own[0, r, 0] += read
-        own[0, r, 1] += g * f_skip * rho[j + 1]
+        own[0, r, 1] += g * f_skip * nxt
         m = t_last[a + j]
         g *= f_skip
         if m > 0.0:
             w = m * lam[1, r] * keep / max(rho_c[j], _TINY)
             own[1, r, 0] += m
-            own[1, r, 1] += w * rho[j + 1]
+            own[1, r, 1] += w * nxt
             g += w
-        t_read[a + j + 1] = g * rho[j + 1]
+        t_read[a + j + 1] = g * nxt
+        cur = nxt
 
 
 @njit(cache=True, parallel=True)
@@ -192,10 +206,11 @@ def _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chun
     for ch in prange(chunks.size - 1):
         rho = np.empty(longest)
         rho_c = np.empty(longest)
+        kp = np.empty(longest)
         own = np.zeros((2, n_ranks, 2))  # this chunk's sums, written to acc once
         for ti in range(chunks[ch], chunks[ch + 1]):
             _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
-                      rho_c, own, t_read)
+                      rho_c, kp, own, t_read)
         acc[ch] = own
 
 
@@ -270,6 +285,7 @@ def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, pr
     docs = np.empty(alpha.size, dtype=np.int64)
     rho = np.empty(longest)
     rho_c = np.empty(longest)
+    kp = np.empty(longest)
     own = np.zeros((2, n_ranks, 2))  # continuations: unused (lam is fixed)
     done = 0
     while active.size and done < sweeps:
@@ -286,7 +302,7 @@ def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, pr
             ti = temps[k]
             in_t[ti] = False
             _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
-                      rho_c, own, t_read)
+                      rho_c, kp, own, t_read)
             for i in range(t_offsets[ti], t_offsets[ti + 1]):
                 d = t_doc[i]
                 if not in_d[d]:
