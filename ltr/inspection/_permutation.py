@@ -55,7 +55,8 @@ live in :mod:`ltr.inspection` and are re-exported here.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numba
@@ -111,6 +112,22 @@ _STRATEGIES = ("global", "within_query")
 
 
 
+
+
+def _in_threads(fn: Callable[[int], Any], items: list[int], n_threads: int) -> Iterator[Any]:
+    """Yield ``fn(item)`` for *items* in order, computed by *n_threads* threads.
+
+    A pool of this call's own; on an error the items not started are cancelled.
+    """
+    with ThreadPoolExecutor(max_workers=n_threads,
+                            thread_name_prefix="ltr-importance") as pool:
+        futures = [pool.submit(fn, item) for item in items]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
 
 
 # --------------------------------------------------------------------------- #
@@ -454,16 +471,19 @@ def permutation_importance(
                 results.append(work(f))
                 bar.update(1)
         else:
-            from joblib import Parallel, delayed
-
             order = list(range(len(feat_cols)))
             if exact is not None:  # costliest first (trees splitting on it): no long tail
                 order.sort(key=lambda f: -exact.work_estimate(feat_cols[f]))
-            gen = Parallel(n_jobs=n_workers, prefer="threads", return_as="generator")(
-                delayed(work)(f) for f in order
-            )
+            if n_jobs is None:  # a count of our own: plain threads (no joblib pool to set up)
+                gen = _in_threads(work, order, n_workers)
+            else:  # the user's n_jobs, with joblib's meaning (-1: all cores, ...)
+                from joblib import Parallel, delayed
+
+                gen = Parallel(n_jobs=n_workers, prefer="threads", return_as="generator")(
+                    delayed(work)(f) for f in order
+                )
             by_feature: dict[int, tuple[np.ndarray, int]] = {}
-            for f, item in zip(order, gen):
+            for f, item in zip(order, gen, strict=True):
                 by_feature[f] = item
                 bar.update(1)
             results = [by_feature[f] for f in range(len(feat_cols))]
