@@ -92,28 +92,6 @@ __all__ = ["PermutationImportance", "permutation_importance"]
 _STRATEGIES = ("global", "within_query")
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def _in_threads(fn: Callable[[int], Any], items: list[int], n_threads: int) -> Iterator[Any]:
     """Yield ``fn(item)`` for *items* in order, computed by *n_threads* threads.
 
@@ -474,14 +452,11 @@ def permutation_importance(
             order = list(range(len(feat_cols)))
             if exact is not None:  # costliest first (trees splitting on it): no long tail
                 order.sort(key=lambda f: -exact.work_estimate(feat_cols[f]))
-            if n_jobs is None:  # a count of our own: plain threads (no joblib pool to set up)
-                gen = _in_threads(work, order, n_workers)
-            else:  # the user's n_jobs, with joblib's meaning (-1: all cores, ...)
-                from joblib import Parallel, delayed
+            if n_jobs is not None:  # the user's n_jobs, with joblib's meaning (-1: all cores)
+                from joblib import effective_n_jobs
 
-                gen = Parallel(n_jobs=n_workers, prefer="threads", return_as="generator")(
-                    delayed(work)(f) for f in order
-                )
+                n_workers = effective_n_jobs(n_workers)
+            gen = _in_threads(work, order, n_workers)  # no joblib pool to set up per call
             by_feature: dict[int, tuple[np.ndarray, int]] = {}
             for f, item in zip(order, gen, strict=True):
                 by_feature[f] = item
