@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ltr.kernels._pair_math import _F32_001
 
@@ -311,27 +311,38 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
 _COST_BLOCK = 32768  # rows per partial sum of slot_cost_sums (fixed: thread-count independent)
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def slot_cost_sums(slot, li_row, lj_row, n_slots):
     """Per-slot sums of the per-row pair costs: ``(li, lj)``, each ``n_slots`` long.
 
-    Rows are summed in row order within fixed blocks of ``_COST_BLOCK`` rows
-    (in parallel), and the blocks' sums in block order: the result does not
-    depend on the number of threads.  One pass over both rows instead of two
-    ``np.bincount`` calls (each converts its input and allocates).
+    Rows are summed in row order within fixed blocks of ``_COST_BLOCK`` rows,
+    and the blocks' sums in block order (the order of the earlier parallel
+    version, so the sums are the same bit for bit): the result does not
+    depend on the number of threads.  Serial: one pass over both rows takes
+    well under a millisecond, less than a parallel region's start-up on a
+    busy machine (tens of milliseconds when a thread waits for a core).
+    One pass instead of two ``np.bincount`` calls (each converts its input
+    and allocates).
     """
     n = slot.shape[0]
-    nb = max((n + _COST_BLOCK - 1) // _COST_BLOCK, 1)
-    part = np.zeros((nb, 2, n_slots))
-    for b in prange(nb):
-        for r in range(b * _COST_BLOCK, min(n, (b + 1) * _COST_BLOCK)):
-            g = slot[r]
-            part[b, 0, g] += li_row[r]
-            part[b, 1, g] += lj_row[r]
-    li = part[0, 0].copy()
-    lj = part[0, 1].copy()
-    for b in range(1, nb):
+    li = np.zeros(n_slots)
+    lj = np.zeros(n_slots)
+    part_i = np.empty(n_slots)
+    part_j = np.empty(n_slots)
+    for lo in range(0, max(n, 1), _COST_BLOCK):
         for g in range(n_slots):
-            li[g] += part[b, 0, g]
-            lj[g] += part[b, 1, g]
+            part_i[g] = 0.0
+            part_j[g] = 0.0
+        for r in range(lo, min(n, lo + _COST_BLOCK)):
+            g = slot[r]
+            part_i[g] += li_row[r]
+            part_j[g] += lj_row[r]
+        if lo == 0:  # the first block's sums as they are (0.0 + -0.0 would be +0.0)
+            for g in range(n_slots):
+                li[g] = part_i[g]
+                lj[g] = part_j[g]
+        else:
+            for g in range(n_slots):
+                li[g] += part_i[g]
+                lj[g] += part_j[g]
     return li, lj
