@@ -258,11 +258,13 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
         gh = 0.0
         ci_sum = 0.0  # cost parts V of document i: more relevant (li), less relevant (lj)
         cj_sum = 0.0
-        if with_cost:  # the partners lie in [nxt[0], n), less the own grade's run at either end
-            a = end[0] if gi_ == 0 else nxt[0]
-            b = end[n_g - 2] if gi_ == n_g - 1 else n
-            _pair_losses(rb, o_s, o_e, o_i, o_k, a, b, float(gi_), si, ei, ii, sigma, sx, rb,
-                         o_z)
+        if with_cost:  # lower grades' partners in [nxt[0], end[gi - 1]), higher from nxt[gi + 1]
+            if gi_ > 0:
+                _pair_losses(rb, o_s, o_e, o_i, o_k, nxt[0], end[gi_ - 1], float(gi_), si, ei,
+                             ii, sigma, sx, rb, o_z)
+            if gi_ < n_g - 1:
+                _pair_losses(rb, o_s, o_e, o_i, o_k, nxt[gi_ + 1], n, float(gi_), si, ei, ii,
+                             sigma, sx, rb, o_z)
         for g in range(n_g):
             if g == gi_:
                 continue
