@@ -25,6 +25,10 @@ costs, computed with
 * the bias tables read once per document (the reciprocals of ``t+`` and
   ``t-`` of its slot) instead of twice per pair, so the division by ``t+ t-``
   becomes a product;
+* a document's pairs with one grade in two passes: a vectorised one over
+  the partners (their sums updated; the pair's ``|lambda|``, hessian and
+  cost part stored), then the document's own sums over the stored values,
+  in the same order as before (bit for bit the one-loop sums);
 * scores, gains, discounts and the per-row sums in the grouped order
   (contiguous reads, the current document's sums kept in registers),
   written back to document order once per query.
@@ -41,7 +45,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ltr.kernels._pair_math import _F32_001
 
@@ -109,55 +113,94 @@ def _pair_losses(rb, o_s, o_e, o_i, o_k, a, b, gi, si, ei, ii, sigma, sx, out, o
         out[uo + p] = (max(x, 0.0) + _log1p_unit(min(up, dn))) * (1.0 + e)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _segment(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, regularize, with_cost, acc_l,
-             acc_h, hi_row, lo_row):
-    """Pairs of one document with the partners at grouped positions ``[a, b)`` (one grade).
+@njit(cache=True, error_model="numpy")
+def _segment_terms(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, regularize, with_cost, acc_l,
+                   acc_h, row):
+    """Pair terms of one document with the partners at grouped positions ``[a, b)`` (one grade).
 
     ``hi``: the document is the more relevant one of every pair here (a
-    constant per segment: no label test, no data-dependent branch).  ``o``
-    holds the block offsets of the query; returns the document's sums
-    ``(gl, gh, -2 sum lambda, cost sum)``.  A pair's cost part is ``V = L
-    (1 + e) |lambda|`` (:func:`_pair_losses`), added to the partner's row
-    (``lo_row`` when the document is the more relevant one, else ``hi_row``)
-    and to the document's sum.
+    constant per segment: no label test).  ``o`` holds the block offsets of
+    the query.  Adds every pair's terms to the partner's sums (``acc_l``,
+    ``acc_h``; a pair's cost part ``V = L (1 + e) |lambda|``, from
+    :func:`_pair_losses`, to ``row``: ``lo_row`` when the document is the
+    more relevant one, else ``hi_row``) and stores ``|lambda|``, the hessian
+    and ``V`` per partner in the blocks ``o_a``, ``o_b``, ``o_v`` for the
+    document's own sums (:func:`_segment_sums`).  Every partner is updated
+    once and independently, and the indices are unsigned (no negative-index
+    wraparound code): LLVM vectorises the loop, the division included.
     """
-    o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_z = o
+    o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_z, o_a, o_b, o_v = o
     sg = 1.0 if hi else -1.0
-    row = lo_row if hi else hi_row
+    us = np.uint64(o_s)
+    ug = np.uint64(o_g)
+    ux = np.uint64(o_i if hi else o_e)  # 1 / E of the partner when high, E when low
+    uf = np.uint64(o_m if hi else o_p)
+    ud = np.uint64(o_d)
+    uz = np.uint64(o_z)
+    ua = np.uint64(o_a)
+    ub = np.uint64(o_b)
+    uv = np.uint64(o_v)
+    for j in range(np.uint64(a), np.uint64(b)):
+        sj = rb[us + j]
+        gj = rb[ug + j]
+        ds = si - sj if hi else sj - si
+        gap = gi - gj if hi else gj - gi
+        e = ei * rb[ux + j] if hi else rb[ux + j] * ii
+        base = gap * abs(di - rb[ud + j])  # |delta NDCG| * maxDCG
+        c = _F32_001 + abs(ds) if regularize else 1.0
+        t = 1.0 / ((1.0 + e) * c)
+        dd = base * cf * rb[uf + j]  # sigma |delta| w / (t+ t-)
+        mag = dd * t  # |lambda|
+        hes = sigma * dd * ((e * t) * c) * t
+        acc_h[j] += hes
+        acc_l[j] += sg * mag
+        rb[ua + j] = mag
+        rb[ub + j] = hes
+        if with_cost:
+            v = rb[uz + j] * mag
+            row[j] += v
+            rb[uv + j] = v
+
+
+@njit(cache=True, inline="always")
+def _segment_sums(rb, o, a, b, hi, with_cost):
+    """Return the document's sums ``(gl, gh, -2 sum lambda, cost sum)`` over ``[a, b)``, in order.
+
+    Reads what :func:`_segment_terms` stored; the same additions in the same
+    order as one loop doing both (the sums are bit for bit those of the
+    earlier fused loop).
+    """
+    o_a = o[8]
+    o_b = o[9]
+    o_v = o[10]
+    sg = 1.0 if hi else -1.0
     gl = 0.0
     gh = 0.0
     sl = 0.0
     cs = 0.0
     for j in range(a, b):
-        sj = rb[o_s + j]
-        gj = rb[o_g + j]
-        if hi:
-            ds = si - sj
-            gap = gi - gj
-            e = ei * rb[o_i + j]
-            f_j = rb[o_m + j]
-        else:
-            ds = sj - si
-            gap = gj - gi
-            e = rb[o_e + j] * ii
-            f_j = rb[o_p + j]
-        base = gap * abs(di - rb[o_d + j])  # |delta NDCG| * maxDCG
-        c = _F32_001 + abs(ds) if regularize else 1.0
-        t = 1.0 / ((1.0 + e) * c)
-        dd = base * cf * f_j  # sigma |delta| w / (t+ t-)
-        mag = dd * t  # |lambda|
-        hes = sigma * dd * ((e * t) * c) * t
-        gh += hes
-        acc_h[j] += hes
+        mag = rb[o_a + j]
+        gh += rb[o_b + j]
         sl += 2.0 * mag
         gl -= sg * mag
-        acc_l[j] += sg * mag
         if with_cost:
-            v = rb[o_z + j] * mag
-            cs += v
-            row[j] += v
+            cs += rb[o_v + j]
     return gl, gh, sl, cs
+
+
+@njit(cache=True, inline="always")
+def _segment(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, regularize, with_cost, acc_l,
+             acc_h, hi_row, lo_row):
+    """Pairs of one document with the partners at grouped positions ``[a, b)`` (one grade).
+
+    A vectorised pass over the partners (:func:`_segment_terms`), then the
+    document's sums in order (:func:`_segment_sums`); returns ``(gl, gh, -2
+    sum lambda, cost sum)``.
+    """
+    row = lo_row if hi else hi_row
+    _segment_terms(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, regularize, with_cost, acc_l,
+                   acc_h, row)
+    return _segment_sums(rb, o, a, b, hi, with_cost)
 
 
 @njit(cache=True)
@@ -176,17 +219,20 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
     grade by grade, by rank inside a grade, so the partners of a document
     in one grade are a contiguous run whose pair orientation is known: no
     equal-label pair is visited and the inner loops have no label test.
-    ``rb`` (ten blocks of ``n_rows``) and ``skey`` (two halves of
+    ``rb`` (thirteen blocks of ``n_rows``) and ``skey`` (two halves of
     ``n_rows``: the grades' next and end positions) are scratch; the sort
     must be done.  Queries with a ``-inf`` score or a score range beyond
-    ``600 / sigma`` return ``False`` untouched (the general path then takes them).
+    ``600 / sigma``, and queries that a too short ``rb`` cannot hold, return
+    ``False`` untouched (the general path then takes them).
     """
     slot, tp, tm, reverse, li_row, lj_row = bias
     smax = scores[s + perm[s]]
     smin = scores[s + perm[s + n - 1]]
     if smin == -np.inf or sigma * (smax - smin) > 600.0:
         return False
-    big = rb.shape[0] // 10
+    big = rb.shape[0] // 13
+    if s + n > big:  # scratch too small for thirteen blocks: the general path
+        return False
     o_s = s
     o_g = big + s
     o_e = 2 * big + s
@@ -197,6 +243,9 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
     o_r = 7 * big + s  # document index (as a float)
     o_k = 9 * big + s  # grade of the document (as a float)
     o_z = 8 * big + s  # log(1 + exp(-sigma |s_i - s_j|)) of the current document's pairs
+    o_a = 10 * big + s  # |lambda| of the current document's pairs
+    o_b = 11 * big + s  # hessians of the current document's pairs
+    o_v = 12 * big + s  # cost parts V of the current document's pairs
     half = skey.shape[0] // 2
     nxt = skey.view(np.int64)[s:s + n]  # per grade: next grouped position (first rank > i)
     end = skey.view(np.int64)[half + s:half + s + n]  # per grade: end of its run
@@ -233,7 +282,7 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
         nxt[g] = (end[g - 1] if g > 0 else 0)
     regularize = norm and smax != smin
     with_cost = li_row.shape[0] > 0
-    o = (o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_z)
+    o = (o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_z, o_a, o_b, o_v)
     sx = 1.0 if reverse else -1.0
     al = acc_l[s:s + n]
     ah = acc_h[s:s + n]
@@ -258,11 +307,13 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
         gh = 0.0
         ci_sum = 0.0  # cost parts V of document i: more relevant (li), less relevant (lj)
         cj_sum = 0.0
-        if with_cost:  # the partners lie in [nxt[0], n), less the own grade's run at either end
-            a = end[0] if gi_ == 0 else nxt[0]
-            b = end[n_g - 2] if gi_ == n_g - 1 else n
-            _pair_losses(rb, o_s, o_e, o_i, o_k, a, b, float(gi_), si, ei, ii, sigma, sx, rb,
-                         o_z)
+        if with_cost:  # lower grades' partners in [nxt[0], end[gi - 1]), higher from nxt[gi + 1]
+            if gi_ > 0:
+                _pair_losses(rb, o_s, o_e, o_i, o_k, nxt[0], end[gi_ - 1], float(gi_), si, ei,
+                             ii, sigma, sx, rb, o_z)
+            if gi_ < n_g - 1:
+                _pair_losses(rb, o_s, o_e, o_i, o_k, nxt[gi_ + 1], n, float(gi_), si, ei, ii,
+                             sigma, sx, rb, o_z)
         for g in range(n_g):
             if g == gi_:
                 continue
@@ -311,27 +362,38 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
 _COST_BLOCK = 32768  # rows per partial sum of slot_cost_sums (fixed: thread-count independent)
 
 
-@njit(parallel=True, cache=True)
+@njit(cache=True)
 def slot_cost_sums(slot, li_row, lj_row, n_slots):
     """Per-slot sums of the per-row pair costs: ``(li, lj)``, each ``n_slots`` long.
 
-    Rows are summed in row order within fixed blocks of ``_COST_BLOCK`` rows
-    (in parallel), and the blocks' sums in block order: the result does not
-    depend on the number of threads.  One pass over both rows instead of two
-    ``np.bincount`` calls (each converts its input and allocates).
+    Rows are summed in row order within fixed blocks of ``_COST_BLOCK`` rows,
+    and the blocks' sums in block order (the order of the earlier parallel
+    version, so the sums are the same bit for bit): the result does not
+    depend on the number of threads.  Serial: one pass over both rows takes
+    well under a millisecond, less than a parallel region's start-up on a
+    busy machine (tens of milliseconds when a thread waits for a core).
+    One pass instead of two ``np.bincount`` calls (each converts its input
+    and allocates).
     """
     n = slot.shape[0]
-    nb = max((n + _COST_BLOCK - 1) // _COST_BLOCK, 1)
-    part = np.zeros((nb, 2, n_slots))
-    for b in prange(nb):
-        for r in range(b * _COST_BLOCK, min(n, (b + 1) * _COST_BLOCK)):
-            g = slot[r]
-            part[b, 0, g] += li_row[r]
-            part[b, 1, g] += lj_row[r]
-    li = part[0, 0].copy()
-    lj = part[0, 1].copy()
-    for b in range(1, nb):
+    li = np.zeros(n_slots)
+    lj = np.zeros(n_slots)
+    part_i = np.empty(n_slots)
+    part_j = np.empty(n_slots)
+    for lo in range(0, max(n, 1), _COST_BLOCK):
         for g in range(n_slots):
-            li[g] += part[b, 0, g]
-            lj[g] += part[b, 1, g]
+            part_i[g] = 0.0
+            part_j[g] = 0.0
+        for r in range(lo, min(n, lo + _COST_BLOCK)):
+            g = slot[r]
+            part_i[g] += li_row[r]
+            part_j[g] += lj_row[r]
+        if lo == 0:  # the first block's sums as they are (0.0 + -0.0 would be +0.0)
+            for g in range(n_slots):
+                li[g] = part_i[g]
+                lj[g] = part_j[g]
+        else:
+            for g in range(n_slots):
+                li[g] += part_i[g]
+                lj[g] += part_j[g]
     return li, lj
