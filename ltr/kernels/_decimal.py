@@ -87,7 +87,7 @@ def _as_double(typingctx, bits):  # type: ignore[no-untyped-def]
     return types.float64(types.uint64), codegen
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _eisel_lemire(w, q):
     """``(ok, bits)``: the float64 bits of ``w * 10**q`` (``w > 0``, q in [-342, 308])."""
     one = np.uint64(1)
@@ -129,7 +129,7 @@ def _eisel_lemire(w, q):
     return True, mantissa | (np.uint64(power2) << np.uint64(52))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _compose(w, q, neg):
     """``(ok, value)`` of ``±w * 10**q`` for a mantissa ``w`` below 10**19."""
     if w == 0 or q < _MIN_Q:
@@ -185,6 +185,9 @@ def bit_count(typingctx, a):  # type: ignore[no-untyped-def]
     return types.uint64(types.uint64), codegen
 
 
+_HIGH = np.uint64(0x8080808080808080)
+
+
 @njit(cache=True, inline="always")
 def _eight_digits_value(word):
     """Return the number 8 ASCII digits read little-endian write (fast_float's SWAR)."""
@@ -233,12 +236,85 @@ def _long_mantissa(buf, i, e):
     return w, exp10, inexact, i
 
 
-@njit(cache=True)
+_ZEROS = np.uint64(0x3030303030303030)  # eight ASCII '0'
+_POW10 = np.array([10**k for k in range(20)], dtype=np.uint64)
+
+
+@njit(cache=True, inline="always")
+def _masked_digits(word, m):
+    """Return the value of the top *m* bytes (1 to 8) of *word*: digits; -1 if one is not.
+
+    The bytes below them are replaced by ``'0'`` (they are what the load read
+    before the digits), so the word reads as the *m*-digit number.
+    """
+    low = (np.uint64(1) << np.uint64(64 - 8 * m)) - np.uint64(1)
+    word = (word & ~low) | (_ZEROS & low)
+    if not _eight_digits(word):
+        return np.int64(-1)
+    return np.int64(_eight_digits_value(word))
+
+
+@njit(cache=True, inline="always")
+def _short_decimal(buf, s, e):
+    """``(ok, w, r)``: the token ``buf[s:e]`` (sign already read up to *s*) as ``w * 10**-r``.
+
+    The common form only: 1 to 7 integer digits, then nothing or a point and 1
+    to 18 fraction digits, 19 digits at most, read as whole words; ``ok``
+    False: any other form (the general parser decides).  Reads bytes
+    ``s:s + 24`` and ``e - 8:e`` of *buf*, which the caller checked exist.
+    """
+    word = load8(buf, s)
+    flags = ((word + np.uint64(0x4646464646464646)) | (word - _ZEROS) | word) & _HIGH
+    if e - s < 8:
+        flags |= np.uint64(0x80) << np.uint64(8 * (e - s))  # the byte past the token
+    if flags == np.uint64(0):
+        return False, np.uint64(0), 0  # 8 integer digits or more
+    d = np.int64(trailing_zeros(flags) >> np.uint64(3))  # the integer digits
+    if d == 0:
+        return False, np.uint64(0), 0
+    # the integer digits shifted to the top, '0' below them: their value
+    whole = _eight_digits_value((word << np.uint64(64 - 8 * d)) | (_ZEROS >> np.uint64(8 * d)))
+    at = s + d
+    if at == e:
+        return True, whole, 0
+    f = at + 1
+    r = e - f
+    if buf[at] != 46 or r < 1 or d + r > 19:
+        return False, np.uint64(0), 0
+    k = (r - 1) >> 3  # whole words of fraction digits before the last 1 to 8
+    tail = _masked_digits(load8(buf, e - 8), r - 8 * k)
+    a = load8(buf, f)
+    b = load8(buf, f + 8)
+    good = tail >= 0 and (k < 1 or _eight_digits(a)) and (k < 2 or _eight_digits(b))
+    if not good:
+        return False, np.uint64(0), 0
+    va = _eight_digits_value(a)
+    head = va * np.uint64(100000000) + _eight_digits_value(b) if k == 2 else (
+        va if k == 1 else np.uint64(0))
+    w = whole * _POW10[r] + head * _POW10[r - 8 * k] + np.uint64(tail)
+    return True, w, r
+
+
+@njit(cache=True, inline="always")
 def parse_decimal(buf, s, e):
     """``(ok, value)`` of the token ``buf[s:e]``; ``ok`` False: leave it to ``float()``.
 
     *value* is what ``float(token)`` returns, bit for bit, whenever *ok*.
     """
+    if s < e and e >= 8 and s + 25 <= buf.shape[0]:
+        neg = buf[s] == 45  # -
+        ok, w, r = _short_decimal(buf, s + np.int64(neg | (buf[s] == 43)), e)
+        if ok and r == 0:  # an integer of at most 7 digits: exact as a double
+            v = np.float64(w)
+            return True, -v if neg else v
+        if ok:
+            return _compose(w, -r, neg)
+    return _parse_general(buf, s, e)
+
+
+@njit(cache=True)
+def _parse_general(buf, s, e):
+    """:func:`parse_decimal` of any form, digit by digit (8 at a time in the fraction)."""
     if s >= e:
         return False, 0.0
     neg = buf[s] == 45  # -
