@@ -8,6 +8,8 @@ it lies in the buffer and whatever bytes surround it.
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 from numba import njit
@@ -35,22 +37,20 @@ def _random_tokens(rng, n):
     signs, a bare point), some with an exponent or a stray byte."""
     tokens = []
     for _ in range(n):
-        sign = str(rng.choice(["", "", "-", "+"]))
-        n_int = int(rng.integers(0, 11))
-        n_frac = int(rng.integers(0, 23))
-        digits = rng.integers(0, 10, size=n_int + n_frac)
+        n_int, n_frac = rng.randint(0, 10), rng.randint(0, 22)
+        text = "".join(rng.choices("0123456789", k=n_int + n_frac))
         if rng.random() < 0.3:  # leading zeros
-            digits[: int(rng.integers(0, n_int + n_frac + 1))] = 0
-        text = "".join(map(str, digits))
-        token = sign + text[:n_int]
+            zeros = rng.randint(0, n_int + n_frac)
+            text = "0" * zeros + text[zeros:]
+        token = rng.choice(["", "", "-", "+"]) + text[:n_int]
         if n_frac or rng.random() < 0.5:
             token += "." + text[n_int:]
         roll = rng.random()
         if roll < 0.05:
-            token += f"e{int(rng.integers(-30, 30))}"
+            token += f"e{rng.randint(-30, 30)}"
         elif roll < 0.1:  # a stray byte somewhere
-            at = int(rng.integers(0, len(token) + 1))
-            token = token[:at] + str(rng.choice(list("x.-+e _/:"))) + token[at:]
+            at = rng.randint(0, len(token))
+            token = token[:at] + rng.choice("x.-+e _/:") + token[at:]
         tokens.append(token)
     return tokens
 
@@ -59,10 +59,10 @@ def _packed(tokens, rng):
     """The tokens in one buffer, each between random bytes (digits, points, signs, spaces)."""
     pieces, starts, ends = [], [], []
     at = 0
+    around = "0123456789.-+e x\n"
     for token in tokens:
-        before = "".join(rng.choice(list("0123456789.-+e x\n"), size=int(rng.integers(0, 10))))
-        after = str(rng.choice(list("0123456789.-+e x\n")))
-        pieces.append(before + token + after)
+        before = "".join(rng.choices(around, k=rng.randint(0, 9)))
+        pieces.append(before + token + rng.choice(around))
         starts.append(at + len(before))
         ends.append(at + len(before) + len(token))
         at += len(pieces[-1])
@@ -80,7 +80,7 @@ def _check(buf, starts, ends, tokens):
 
 
 def test_word_path_equals_digit_path_and_float_on_random_decimals():
-    rng = np.random.default_rng(11)
+    rng = random.Random(11)
     tokens = _random_tokens(rng, 60_000)
     buf, starts, ends = _packed(tokens, rng)
     ok = _check(buf, starts, ends, tokens)
@@ -95,7 +95,7 @@ def test_repr_and_fixed_forms_around_word_edges(seed):
     tokens = [repr(float(v)) for v in values]
     tokens += [f"{v:.{p}f}" for v, p in zip(values, rng.integers(0, 20, 4000))]
     tokens += [str(int(v)) for v in values] + [f"{int(v):08d}" for v in np.abs(values)]
-    buf, starts, ends = _packed(tokens, rng)
+    buf, starts, ends = _packed(tokens, random.Random(seed))
     ok = _check(buf, starts, ends, tokens)
     assert ok.all()
 

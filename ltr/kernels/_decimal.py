@@ -13,6 +13,15 @@ fast_float's SWAR trick):
   ``w + 1``; when both round to the same double that is the answer, else the
   token is left to the caller.
 
+The common short form (``[+-]`` 1 to 7 integer digits, then nothing or a
+point and at most 18 fraction digits, 19 digits in all: a score ``repr``
+writes, a relevance grade) is read without a loop over its digits: one 8-byte
+load finds the integer digits (the first byte that is not a digit) and the
+fraction is at most two whole words and the word ending the token with the
+bytes before its last 1 to 8 digits replaced by ``'0'``; an integer is then
+exact as a double, a fraction goes to Eisel-Lemire as above.  The same ``w``
+and ``q`` as the digit-by-digit reading, so the same bits.
+
 Anything else (``inf``, ``nan``, underscores, an empty mantissa, trailing
 bytes) is reported as not parsed: the caller's exact parser (Python's
 ``float``) decides.  :func:`load8`, :func:`store8`, :func:`trailing_zeros`
@@ -87,7 +96,7 @@ def _as_double(typingctx, bits):  # type: ignore[no-untyped-def]
     return types.float64(types.uint64), codegen
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _eisel_lemire(w, q):
     """``(ok, bits)``: the float64 bits of ``w * 10**q`` (``w > 0``, q in [-342, 308])."""
     one = np.uint64(1)
@@ -129,7 +138,11 @@ def _eisel_lemire(w, q):
     return True, mantissa | (np.uint64(power2) << np.uint64(52))
 
 
-@njit(cache=True, inline="always")
+#: the same, inlined where it is called (:func:`parse_decimal`'s short form)
+_eisel_lemire_inline = njit(inline="always")(_eisel_lemire.py_func)
+
+
+@njit(cache=True)
 def _compose(w, q, neg):
     """``(ok, value)`` of ``±w * 10**q`` for a mantissa ``w`` below 10**19."""
     if w == 0 or q < _MIN_Q:
@@ -238,6 +251,8 @@ def _long_mantissa(buf, i, e):
 
 _ZEROS = np.uint64(0x3030303030303030)  # eight ASCII '0'
 _POW10 = np.array([10**k for k in range(20)], dtype=np.uint64)
+_WORD_SCALE = np.array([0, 1, 10**8], dtype=np.uint64)  # k whole words: the first's factor
+_WORD_KEEP = np.array([0, 0, 1], dtype=np.uint64)  # and whether the second counts
 
 
 @njit(cache=True, inline="always")
@@ -285,17 +300,16 @@ def _short_decimal(buf, s, e):
     tail = _masked_digits(load8(buf, e - 8), r - 8 * k)
     a = load8(buf, f)
     b = load8(buf, f + 8)
-    good = tail >= 0 and (k < 1 or _eight_digits(a)) and (k < 2 or _eight_digits(b))
+    # without branches on k (15 to 18 fraction digits are 1 or 2 whole words)
+    good = (tail >= 0) & (_eight_digits(a) | (k < 1)) & (_eight_digits(b) | (k < 2))
     if not good:
         return False, np.uint64(0), 0
-    va = _eight_digits_value(a)
-    head = va * np.uint64(100000000) + _eight_digits_value(b) if k == 2 else (
-        va if k == 1 else np.uint64(0))
+    head = _eight_digits_value(a) * _WORD_SCALE[k] + _eight_digits_value(b) * _WORD_KEEP[k]
     w = whole * _POW10[r] + head * _POW10[r - 8 * k] + np.uint64(tail)
     return True, w, r
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def parse_decimal(buf, s, e):
     """``(ok, value)`` of the token ``buf[s:e]``; ``ok`` False: leave it to ``float()``.
 
@@ -307,8 +321,13 @@ def parse_decimal(buf, s, e):
         if ok and r == 0:  # an integer of at most 7 digits: exact as a double
             v = np.float64(w)
             return True, -v if neg else v
-        if ok:
-            return _compose(w, -r, neg)
+        if ok:  # 1 to 18 fraction digits: q in range, the sign as a bit
+            if w == 0:
+                bits = np.uint64(0)
+            else:
+                ok, bits = _eisel_lemire_inline(w, -r)
+            if ok:
+                return True, _as_double(bits | (np.uint64(neg) << np.uint64(63)))
     return _parse_general(buf, s, e)
 
 
