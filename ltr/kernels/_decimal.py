@@ -13,6 +13,15 @@ fast_float's SWAR trick):
   ``w + 1``; when both round to the same double that is the answer, else the
   token is left to the caller.
 
+The common short form (``[+-]`` 1 to 7 integer digits, then nothing or a
+point and at most 18 fraction digits, 19 digits in all: a score ``repr``
+writes, a relevance grade) is read without a loop over its digits: one 8-byte
+load finds the integer digits (the first byte that is not a digit) and the
+fraction is at most two whole words and the word ending the token with the
+bytes before its last 1 to 8 digits replaced by ``'0'``; an integer is then
+exact as a double, a fraction goes to Eisel-Lemire as above.  The same ``w``
+and ``q`` as the digit-by-digit reading, so the same bits.
+
 Anything else (``inf``, ``nan``, underscores, an empty mantissa, trailing
 bytes) is reported as not parsed: the caller's exact parser (Python's
 ``float``) decides.  :func:`load8`, :func:`store8`, :func:`trailing_zeros`
@@ -129,6 +138,10 @@ def _eisel_lemire(w, q):
     return True, mantissa | (np.uint64(power2) << np.uint64(52))
 
 
+#: the same, inlined where it is called (:func:`parse_decimal`'s short form)
+_eisel_lemire_inline = njit(inline="always")(_eisel_lemire.py_func)
+
+
 @njit(cache=True)
 def _compose(w, q, neg):
     """``(ok, value)`` of ``±w * 10**q`` for a mantissa ``w`` below 10**19."""
@@ -185,6 +198,9 @@ def bit_count(typingctx, a):  # type: ignore[no-untyped-def]
     return types.uint64(types.uint64), codegen
 
 
+_HIGH = np.uint64(0x8080808080808080)
+
+
 @njit(cache=True, inline="always")
 def _eight_digits_value(word):
     """Return the number 8 ASCII digits read little-endian write (fast_float's SWAR)."""
@@ -233,12 +249,91 @@ def _long_mantissa(buf, i, e):
     return w, exp10, inexact, i
 
 
+_ZEROS = np.uint64(0x3030303030303030)  # eight ASCII '0'
+_POW10 = np.array([10**k for k in range(20)], dtype=np.uint64)
+_WORD_SCALE = np.array([0, 1, 10**8], dtype=np.uint64)  # k whole words: the first's factor
+_WORD_KEEP = np.array([0, 0, 1], dtype=np.uint64)  # and whether the second counts
+
+
+@njit(cache=True, inline="always")
+def _masked_digits(word, m):
+    """Return the value of the top *m* bytes (1 to 8) of *word*: digits; -1 if one is not.
+
+    The bytes below them are replaced by ``'0'`` (they are what the load read
+    before the digits), so the word reads as the *m*-digit number.
+    """
+    low = (np.uint64(1) << np.uint64(64 - 8 * m)) - np.uint64(1)
+    word = (word & ~low) | (_ZEROS & low)
+    if not _eight_digits(word):
+        return np.int64(-1)
+    return np.int64(_eight_digits_value(word))
+
+
+@njit(cache=True, inline="always")
+def _short_decimal(buf, s, e):
+    """``(ok, w, r)``: the token ``buf[s:e]`` (sign already read up to *s*) as ``w * 10**-r``.
+
+    The common form only: 1 to 7 integer digits, then nothing or a point and 1
+    to 18 fraction digits, 19 digits at most, read as whole words; ``ok``
+    False: any other form (the general parser decides).  Reads bytes
+    ``s:s + 24`` and ``e - 8:e`` of *buf*, which the caller checked exist.
+    """
+    word = load8(buf, s)
+    flags = ((word + np.uint64(0x4646464646464646)) | (word - _ZEROS) | word) & _HIGH
+    if e - s < 8:
+        flags |= np.uint64(0x80) << np.uint64(8 * (e - s))  # the byte past the token
+    if flags == np.uint64(0):
+        return False, np.uint64(0), 0  # 8 integer digits or more
+    d = np.int64(trailing_zeros(flags) >> np.uint64(3))  # the integer digits
+    if d == 0:
+        return False, np.uint64(0), 0
+    # the integer digits shifted to the top, '0' below them: their value
+    whole = _eight_digits_value((word << np.uint64(64 - 8 * d)) | (_ZEROS >> np.uint64(8 * d)))
+    at = s + d
+    if at == e:
+        return True, whole, 0
+    f = at + 1
+    r = e - f
+    if buf[at] != 46 or r < 1 or d + r > 19:
+        return False, np.uint64(0), 0
+    k = (r - 1) >> 3  # whole words of fraction digits before the last 1 to 8
+    tail = _masked_digits(load8(buf, e - 8), r - 8 * k)
+    a = load8(buf, f)
+    b = load8(buf, f + 8)
+    # without branches on k (15 to 18 fraction digits are 1 or 2 whole words)
+    good = (tail >= 0) & (_eight_digits(a) | (k < 1)) & (_eight_digits(b) | (k < 2))
+    if not good:
+        return False, np.uint64(0), 0
+    head = _eight_digits_value(a) * _WORD_SCALE[k] + _eight_digits_value(b) * _WORD_KEEP[k]
+    w = whole * _POW10[r] + head * _POW10[r - 8 * k] + np.uint64(tail)
+    return True, w, r
+
+
 @njit(cache=True)
 def parse_decimal(buf, s, e):
     """``(ok, value)`` of the token ``buf[s:e]``; ``ok`` False: leave it to ``float()``.
 
     *value* is what ``float(token)`` returns, bit for bit, whenever *ok*.
     """
+    if s < e and e >= 8 and s + 25 <= buf.shape[0]:
+        neg = buf[s] == 45  # -
+        ok, w, r = _short_decimal(buf, s + np.int64(neg | (buf[s] == 43)), e)
+        if ok and r == 0:  # an integer of at most 7 digits: exact as a double
+            v = np.float64(w)
+            return True, -v if neg else v
+        if ok:  # 1 to 18 fraction digits: q in range, the sign as a bit
+            if w == 0:
+                bits = np.uint64(0)
+            else:
+                ok, bits = _eisel_lemire_inline(w, -r)
+            if ok:
+                return True, _as_double(bits | (np.uint64(neg) << np.uint64(63)))
+    return _parse_general(buf, s, e)
+
+
+@njit(cache=True)
+def _parse_general(buf, s, e):
+    """:func:`parse_decimal` of any form, digit by digit (8 at a time in the fraction)."""
     if s >= e:
         return False, 0.0
     neg = buf[s] == 45  # -
