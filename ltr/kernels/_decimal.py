@@ -198,13 +198,14 @@ def bit_count(typingctx, a):  # type: ignore[no-untyped-def]
     return types.uint64(types.uint64), codegen
 
 
-_HIGH = np.uint64(0x8080808080808080)
+_HIGH = np.uint64(0x8080808080808080)  # the high bit of every byte
+_ZEROS = np.uint64(0x3030303030303030)  # eight ASCII '0'
 
 
 @njit(cache=True, inline="always")
 def _eight_digits_value(word):
     """Return the number 8 ASCII digits read little-endian write (fast_float's SWAR)."""
-    word = word - np.uint64(0x3030303030303030)
+    word = word - _ZEROS
     word = word * np.uint64(10) + (word >> np.uint64(8))
     mask = np.uint64(0x000000FF000000FF)
     return ((word & mask) * np.uint64(0x000F424000000064)
@@ -212,10 +213,20 @@ def _eight_digits_value(word):
 
 
 @njit(cache=True, inline="always")
+def _non_digits(word):
+    """Return flags of the bytes of *word* that are not ASCII digits (0: eight digits).
+
+    fast_float's test, with ``| word`` so a byte of 0x80 and up flags itself.
+    Digits below a byte carry nothing into it, so the lowest flag is the high
+    bit of the first byte that is not a digit.
+    """
+    return ((word + np.uint64(0x4646464646464646)) | (word - _ZEROS) | word) & _HIGH
+
+
+@njit(cache=True, inline="always")
 def _eight_digits(word):
     """Whether all 8 bytes of *word* are ASCII digits."""
-    return ((word + np.uint64(0x4646464646464646)) | (word - np.uint64(0x3030303030303030))) & (
-        np.uint64(0x8080808080808080)) == np.uint64(0)
+    return _non_digits(word) == np.uint64(0)
 
 
 @njit(cache=True)
@@ -249,7 +260,6 @@ def _long_mantissa(buf, i, e):
     return w, exp10, inexact, i
 
 
-_ZEROS = np.uint64(0x3030303030303030)  # eight ASCII '0'
 _POW10 = np.array([10**k for k in range(20)], dtype=np.uint64)
 _WORD_SCALE = np.array([0, 1, 10**8], dtype=np.uint64)  # k whole words: the first's factor
 _WORD_KEEP = np.array([0, 0, 1], dtype=np.uint64)  # and whether the second counts
@@ -279,7 +289,7 @@ def _short_decimal(buf, s, e):
     ``s:s + 24`` and ``e - 8:e`` of *buf*, which the caller checked exist.
     """
     word = load8(buf, s)
-    flags = ((word + np.uint64(0x4646464646464646)) | (word - _ZEROS) | word) & _HIGH
+    flags = _non_digits(word)
     if e - s < 8:
         flags |= np.uint64(0x80) << np.uint64(8 * (e - s))  # the byte past the token
     if flags == np.uint64(0):

@@ -27,7 +27,7 @@ from llvmlite import ir
 from numba import njit, prange, types
 from numba.extending import intrinsic
 
-from ltr.kernels._decimal import bit_count, load8, parse_decimal, store8, trailing_zeros
+from ltr.kernels._decimal import _HIGH, bit_count, load8, parse_decimal, store8, trailing_zeros
 
 #: ``scan_columns`` status per line: parsed, number left to the caller, wrong field count
 OK, SLOW, BAD = 0, 1, 2
@@ -164,7 +164,6 @@ _CLASS[10] = 2
 
 
 _LOW = np.uint64(0x2121212121212121)
-_HIGH = np.uint64(0x8080808080808080)
 
 
 @njit(cache=True, inline="always")
