@@ -494,8 +494,9 @@ def _importance_pair(model, data, n_repeats, k, reps, sk_budget, sk_cost_per_uni
     def scorer(estimator, X_, y_):  # bench_importance.py's equivalent scikit-learn scorer
         return float(ndcg(y_, estimator.predict(X_), qid=qs, k=k))
 
-    permutation_importance(model, X[:1000], y[:1000], qid=qid[:1000], k=k, n_repeats=1,
-                           features=[0], progress=False)  # warm the kernels
+    # warm the kernels: the same call, so the same path (small jobs are predicted in full)
+    permutation_importance(model, X, y, qid=qid, k=k, n_repeats=n_repeats, random_state=0,
+                           progress=False)
     res: dict = {}
 
     def ours():

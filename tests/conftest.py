@@ -75,3 +75,17 @@ def lambdarank_dir(letor_set) -> Path:
 def letor_any_dir(request) -> LetorSet:
     """Each available set in turn: the slice, then the full set when present."""
     return request.param
+
+
+@pytest.fixture
+def rescoring_paths(monkeypatch):
+    """Permutation importance takes its tree paths even on the small test sets.
+
+    Below a work threshold (``ltr.inspection._permutation._SMALL_WORK``) the engine
+    predicts every permutation in full; the tests of the rescoring and change-detection
+    paths use small data, so they lower the threshold to 0 (the small-job path has its
+    own tests in ``test_inspection_small_jobs.py``).
+    """
+    from ltr.inspection import _permutation
+
+    monkeypatch.setattr(_permutation, "_SMALL_WORK", 0)

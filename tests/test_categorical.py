@@ -23,6 +23,9 @@ from ltr.inspection import contributions, global_contributions, permutation_impo
 from ltr.metrics import ndcg
 from ltr.synthetic import make_ranking
 
+# small data: the rescoring and change-detection paths, not the small-job switch
+pytestmark = pytest.mark.usefixtures("rescoring_paths")
+
 DOCS = 20
 IDS = np.array([3, 7, 11, 15, 20, 42, 99, 5])  # category ids; their order says nothing
 EFFECT = np.array([0.0, 2.0, -1.0, 1.0, 0.5, -0.5, 1.5, 0.2])

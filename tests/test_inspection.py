@@ -27,6 +27,9 @@ from ltr.metrics import ndcg
 from ltr.metrics.composite import ndcg_by_segment
 from ltr.testing import deterministic_params
 
+# small data: the rescoring and change-detection paths, not the small-job switch
+pytestmark = pytest.mark.usefixtures("rescoring_paths")
+
 LGB_PARAMS = deterministic_params("lightgbm", objective="lambdarank", num_leaves=15,
                                   min_data_in_leaf=20)
 

@@ -21,6 +21,9 @@ from ltr.inspection._tree_changes import _ExactRescorer
 from ltr.metrics import ndcg
 from ltr.testing import deterministic_params
 
+# small data: the rescoring and change-detection paths, not the small-job switch
+pytestmark = pytest.mark.usefixtures("rescoring_paths")
+
 N_QUERIES, DOCS = 40, 50
 
 

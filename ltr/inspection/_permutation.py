@@ -43,6 +43,12 @@ can change, which is bitwise what a full prediction would give:
   native ``predict``.  The result's ``prediction`` says which path ran, and
   why.
 
+A small job (rows x repeats x features x trees under ``_SMALL_WORK``, about half
+a second of the engine's prediction) skips both: every permuted set is predicted
+in full by the engine, one call per feature, which the result reports as
+``"full predict (small job)"``.  The scores are the same bitwise, and the
+rescoring kernels would take longer to compile on a first run than the job.
+
 A feature the model never splits on costs nothing and scores exactly 0.  Other
 models are predicted in full from one working buffer per worker: the column is
 permuted, the model is called, the column is restored.
@@ -90,6 +96,24 @@ from ltr.inspection._tree_changes import (
 __all__ = ["PermutationImportance", "permutation_importance"]
 
 _STRATEGIES = ("global", "within_query")
+
+
+#: Row-tree visits (rows x repeats x features x trees) below which the engine predicts
+#: every permuted set in full (about half a second of prediction on two cores): the same
+#: scores bitwise, and much cheaper than compiling the rescoring kernels with an empty numba
+#: cache (about 3 s), which would then cost more than the whole job.
+_SMALL_WORK = 3 * 10**7
+#: ... as long as one feature's permuted copies (rows x repeats x columns) stay this small.
+_SMALL_BLOCK = 2**22
+
+
+def _small_job(booster: Any, n_rows: int, n_repeats: int, n_features: int,
+               n_columns: int) -> bool:
+    """Whether the engine's own predict is the cheaper way to score every permutation."""
+    count = getattr(booster, "num_trees", None) or getattr(booster, "num_boosted_rounds", None)
+    if not callable(count) or n_rows * n_repeats * n_columns > _SMALL_BLOCK:
+        return False
+    return n_rows * n_repeats * n_features * int(count()) < _SMALL_WORK
 
 
 def _in_threads(fn: Callable[[int], Any], items: list[int], n_threads: int) -> Iterator[Any]:
@@ -359,6 +383,11 @@ def permutation_importance(
     exact: _ExactRescorer | None = None
     perm_rows = np.zeros((0, 0), dtype=np.int64)  # the permutations as one array (cached leaves)
     prediction = "full predict"
+    small = row_wise and _small_job(model_info.booster, n_eval, n_repeats, len(feat_cols),
+                                    Xs.shape[1])
+    if small:
+        row_wise = False
+        prediction = "full predict (small job)"
     if row_wise:
         Xs = np.ascontiguousarray(Xs)
         exact = _ExactRescorer(Xs, model_info.booster, base_scores)
@@ -414,6 +443,15 @@ def permutation_importance(
                 n_pred += idx.size
                 res[r] = evaluate(scores)
             return res, n_pred
+        if small:  # every repeat in one engine call: each row is scored on its own
+            block = np.tile(Xs, (n_repeats, 1))
+            for r, p in enumerate(perms):
+                for j in cols:
+                    block[r * n_eval:(r + 1) * n_eval, j] = Xs[p, j]
+            scores = predict(block)
+            for r in range(n_repeats):
+                res[r] = evaluate(scores[r * n_eval:(r + 1) * n_eval])
+            return res, n_repeats * n_eval
         buf = buffer()
         if frame_path:
             originals = [buf.iloc[:, j].array.copy() for j in cols]  # keeps the dtype

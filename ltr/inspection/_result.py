@@ -90,7 +90,9 @@ class PermutationImportance:
         How permuted rows were scored: ``"cached leaves"`` (a tree model's
         changed rows re-summed from each row's cached leaves, only the trees
         splitting on the feature re-walked), ``"engine predict of changed
-        rows (...)"`` with the reason the cached leaves could not be used, or
+        rows (...)"`` with the reason the cached leaves could not be used,
+        ``"full predict (small job)"`` (a tree model whose permuted sets cost
+        the engine less to predict than the tree kernels take to compile) or
         ``"full predict"``.
     """
 
