@@ -244,24 +244,32 @@ def test_partial_selection_gives_way_when_half_the_rows_tie_at_the_threshold():
     assert got[0] == pytest.approx(ref, rel=1e-12)
 
 
-@pytest.mark.parametrize("k", [0, 1, 5, 10, 16, 17])
+@pytest.mark.parametrize("k", [0, 1, 5, 10, 16, 17, 24, 32])
 @pytest.mark.parametrize(("gain_mode", "ideal_mode"), [(K.GAIN_EXP2, 1), (K.GAIN_EXP2, 0),
                                                        (K.GAIN_LINEAR, 0), (K.GAIN_TABLE, 0)])
+@pytest.mark.parametrize("histogram", [False, True])
 def test_short_queries_counted_once_for_both_dcgs_match_the_separate_counts(k, gain_mode,
-                                                                            ideal_mode):
-    # Queries of <= 16 rows with ties in row order rank by score and by ideal key in one
-    # loop when both DCGs are wanted; asking for one at a time takes the separate paths.
-    rng = np.random.default_rng(k + 10 * gain_mode)
-    sizes = list(rng.integers(1, 21, size=300))
+                                                                            ideal_mode,
+                                                                            histogram):
+    # Queries of <= _COUNT_BOTH_MAX (32) rows with ties in row order rank by score and by
+    # ideal key in one loop when both DCGs are wanted; asking for one at a time takes the
+    # separate paths (above 16 rows: threshold selection, label histogram or selection).
+    assert K._COUNT_BOTH_MAX == 32
+    rng = np.random.default_rng(k + 10 * gain_mode + 100 * histogram)
+    sizes = list(rng.integers(1, 41, size=300))
     y, s, ids, _ = _tied_data(rng, sizes, decimals=1)
     offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
     gains = np.sqrt(y) * 3 if gain_mode == K.GAIN_TABLE else np.empty(0)
+    labels = np.arange(4.0)  # _tied_data's labels: 0..3
+    label_gain = {K.GAIN_EXP2: 2.0 ** labels - 1.0, K.GAIN_LINEAR: labels,
+                  K.GAIN_TABLE: np.sqrt(labels) * 3}[gain_mode]
     for tie_mode in (K.TIES_STABLE, K.TIES_AVERAGE):
         out = {}
         for want in ((True, True), (True, False), (False, True)):
             args = list(_driver_args(y, s, ids, tie_mode, offsets, k))
             args[2], args[3], args[7] = gains, gain_mode, ideal_mode
-            args[8] = np.empty(0)  # no label histogram: the ideal order by counting or selection
+            # with or without the label histogram (else the ideal order by counting or selection)
+            args[8] = label_gain if histogram else np.empty(0)
             args[14], args[15] = want
             K._dcg_idcg_serial(*args)
             out[want] = (args[12], args[13])
