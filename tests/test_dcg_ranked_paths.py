@@ -251,10 +251,11 @@ def test_partial_selection_gives_way_when_half_the_rows_tie_at_the_threshold():
 def test_short_queries_counted_once_for_both_dcgs_match_the_separate_counts(k, gain_mode,
                                                                             ideal_mode,
                                                                             histogram):
-    # Queries of <= _COUNT_BOTH_MAX (32) rows with ties in row order rank by score and by
-    # ideal key in one loop when both DCGs are wanted; asking for one at a time takes the
-    # separate paths (above 16 rows: threshold selection, label histogram or selection).
-    assert K._COUNT_BOTH_MAX == 32
+    # Queries of <= 16 rows, or <= _COUNT_BOTH_MAX (32) and <= m + 20, with ties in row
+    # order rank by score and by ideal key in one loop when both DCGs are wanted; asking for
+    # one at a time takes the separate paths (above 16 rows: threshold selection, label
+    # histogram or selection).  Sizes 1-40 and these k cover both sides of each bound.
+    assert (K._COUNT_BOTH_MAX, K._COUNT_BOTH_SLACK) == (32, 20)
     rng = np.random.default_rng(k + 10 * gain_mode + 100 * histogram)
     sizes = list(rng.integers(1, 41, size=300))
     y, s, ids, _ = _tied_data(rng, sizes, decimals=1)

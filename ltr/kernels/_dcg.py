@@ -61,11 +61,15 @@ _P_WIDTH = max(_BUFFER_MAX + 1, 2 * RUN + 1)
 _TMP_MIN = max(_CAND_MAX + 1, RUN)  # buf_tmp: candidates, or ranks (queries of <= RUN rows)
 # Ideal DCG of queries of at most this many rows by rank counting, not the label histogram.
 _COUNT_IDEAL_MAX = 16
-# DCG and ideal DCG of queries of at most this many rows, ties in row order, in one rank count
+# DCG and ideal DCG of queries of at most _COUNT_IDEAL_MAX rows, or of at most
+# _COUNT_BOTH_MAX rows and m + _COUNT_BOTH_SLACK, ties in row order, in one rank count
 # (2 x 29 comparisons a row at 30 rows, vectorised) rather than the threshold selection plus
-# the label histogram: 20-doc queries at k=10 about 0.5x, 30-doc 0.75-0.8x the kernel's CPU;
-# 40-doc and longer were slower counted.
+# the label histogram.  Kernel CPU, counted / selected: k=10, 20 rows 0.5, 30 rows 0.77;
+# k=5: 17 rows 0.6, 24 rows 0.87, 28 rows 1.05, 32 rows 1.3; k=3: 20 rows 0.79, 24 rows 1.02;
+# k=8: 28 rows 0.84, 32 rows 1.08 (the selection's cost falls with a smaller m); 40 rows and
+# longer were slower counted at k=10.
 _COUNT_BOTH_MAX = 32
+_COUNT_BOTH_SLACK = 20
 _CHUNK = 64  # queries per chunk; chunks are dealt round-robin to the blocks
 # The one-cut-off driver selects up to this many rows with ties in row order by threshold and
 # rank counting (_select_top_stable; other callers stop at _SMALL_MAX = 16).  Up to 24 its
@@ -255,7 +259,9 @@ def _dcg_idcg_block(b, n_blocks, labels, scores, gains, gain_mode, tie_keys, tie
             end = offsets[q + 1]
             n = end - start
             m = n if (k <= 0 or k > n) else k
-            if both and n <= _COUNT_BOTH_MAX:  # short, ties in row order: one rank count
+            if both and n <= _COUNT_BOTH_MAX and (n <= _COUNT_IDEAL_MAX
+                                                  or n <= m + _COUNT_BOTH_SLACK):
+                # short, ties in row order: one rank count
                 out_dcg[q], out_idcg[q] = _query_both_counted(
                     labels, scores, gains, gain_mode, key, discount, start, end, m, contrib,
                     ideal_contrib)
