@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -38,70 +40,71 @@ def test_slot_cost_sums_match_the_blockwise_reference_bit_for_bit(n):
     assert lj.tobytes() == ref_j.tobytes()
 
 
-def _fused_segment_reference(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, regularize,
-                             with_cost, acc_l, acc_h, hi_row, lo_row):
-    """The earlier one-loop ``_segment`` (terms and the document's sums together), in Python."""
+def _fused_range_reference(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, sx, regularize,
+                           with_cost, acc_l, acc_h, row):
+    """The earlier per-pair arithmetic (cost pass, then the terms), one partner at a time."""
+    from ltr.kernels._debiased import _log1p_unit
     from ltr.kernels._pair_math import _F32_001
 
-    o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_z = o[:8]
+    o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_a, o_b, o_v = o
     sg = 1.0 if hi else -1.0
-    row = lo_row if hi else hi_row
-    gl = gh = sl = cs = 0.0
     for j in range(a, b):
         sj = rb[o_s + j]
         gj = rb[o_g + j]
+        up = ei * rb[o_i + j]
+        dn = rb[o_e + j] * ii
+        y = sx * (sigma * (si - sj))
+        z = (max(y if hi else -y, 0.0) + _log1p_unit.py_func(min(up, dn))) * (1.0 + (up if hi
+                                                                                      else dn))
         if hi:
-            ds, gap, e, f_j = si - sj, gi - gj, ei * rb[o_i + j], rb[o_m + j]
+            ds, gap, e, f_j = si - sj, gi - gj, up, rb[o_m + j]
         else:
-            ds, gap, e, f_j = sj - si, gj - gi, rb[o_e + j] * ii, rb[o_p + j]
+            ds, gap, e, f_j = sj - si, gj - gi, dn, rb[o_p + j]
         base = gap * abs(di - rb[o_d + j])
         c = _F32_001 + abs(ds) if regularize else 1.0
         t = 1.0 / ((1.0 + e) * c)
         dd = base * cf * f_j
         mag = dd * t
         hes = sigma * dd * ((e * t) * c) * t
-        gh += hes
         acc_h[j] += hes
-        sl += 2.0 * mag
-        gl -= sg * mag
         acc_l[j] += sg * mag
+        rb[o_a + j] = mag
+        rb[o_b + j] = hes
         if with_cost:
-            v = rb[o_z + j] * mag
-            cs += v
+            v = z * mag
             row[j] += v
-    return gl, gh, sl, cs
+            rb[o_v + j] = v
 
 
 @pytest.mark.parametrize("hi", [True, False])
 @pytest.mark.parametrize("regularize", [True, False])
 @pytest.mark.parametrize("with_cost", [True, False])
-def test_segment_vector_pass_matches_the_fused_loop_bit_for_bit(hi, regularize, with_cost):
-    from numba import njit
+@pytest.mark.parametrize("sx", [1.0, -1.0])
+def test_range_vector_pass_matches_the_per_pair_arithmetic_bit_for_bit(hi, regularize, with_cost,
+                                                                         sx):
+    from ltr.kernels import _debiased
 
-    from ltr.kernels._debiased import _segment
-
-    @njit
-    def call(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, regularize, with_cost, acc_l, acc_h,
-             hi_row, lo_row):
-        return _segment(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, regularize, with_cost,
-                        acc_l, acc_h, hi_row, lo_row)
-
-    rng = np.random.default_rng(int(hi) + 2 * int(regularize) + 4 * int(with_cost))
+    name = f"_range_{'hi' if hi else 'lo'}{'_cost' if with_cost else ''}"
+    kernel = getattr(_debiased, name)
+    rng = np.random.default_rng(int(hi) + 2 * int(regularize) + 4 * int(with_cost) + 8 * (sx > 0))
     n = 61
-    rb = rng.random(13 * n) + 0.05
-    o = tuple(int(b * n) for b in range(8)) + tuple(int(b * n) for b in (10, 11, 12))
+    rb = rng.random(11 * n) + 0.05
+    o = tuple(int(b * n) for b in (0, 1, 2, 3, 4, 5, 6, 8, 9, 10))
     rb[o[1]:o[1] + n] = rng.integers(0, 5, n) * 3.0 + (9.0 if not hi else 0.0)  # gains
-    rb[o[0]:o[0] + n] = rng.normal(size=n)  # scores
-    args = (3, 47, hi, 0.3, 7.0 if hi else 1.0, 0.8, 1.3, 0.45, 0.7, 1.5, regularize, with_cost)
-    mine = [np.zeros(n) for _ in range(4)]
-    ref = [np.zeros(n) for _ in range(4)]
-    for x in mine + ref:
-        x[:] = rng.random(n)
-    for a, b in zip(mine, ref):
-        b[:] = a
+    rb[o[0]:o[0] + n] = np.round(rng.normal(size=n), 1)  # scores, with ties
+    sc = 1.3 * (rb[o[0]:o[0] + n] - 2.0)
+    rb[o[2]:o[2] + n] = np.exp(sc)  # E and 1 / E
+    rb[o[3]:o[3] + n] = np.exp(-sc)
+    si = rb[o[0] + 5]
+    ei = math.exp(1.3 * (si - 2.0))
+    args = (3, 47, si, 7.0 if hi else 1.0, ei, 1.0 / ei, 0.45, 0.7, 1.3, sx, regularize)
+    mine = [rng.random(n) for _ in range(3)]
+    ref = [x.copy() for x in mine]
     rb_ref = rb.copy()
-    got = call(rb, o, *args, *mine)
-    want = _fused_segment_reference(rb_ref, o, *args, *ref)
-    assert np.array(got).tobytes() == np.array(want).tobytes()
+    kernel(rb, o, *args, *mine)
+    _fused_range_reference(rb_ref, o, args[0], args[1], hi, *args[2:10], regularize, with_cost,
+                           *ref)
     for x, y in zip(mine, ref):
         assert x.tobytes() == y.tobytes()
+    for blk in o[7:] if with_cost else o[7:9]:
+        assert rb[blk + 3:blk + 47].tobytes() == rb_ref[blk + 3:blk + 47].tobytes()

@@ -13,8 +13,8 @@ costs, computed with
 * one ``exp`` per document instead of one per pair (``exp(sigma (s_a -
   s_b)) = E_a / E_b``, ``E_x = exp(sigma (s_x - s_max))``), and the pair's
   cost from the same ratios: ``log(1 + exp(+-x)) = max(+-x, 0) + log(1 +
-  exp(-|x|))``, for all partners of a run in one vectorised pass
-  (:func:`_pair_losses`: a series instead of libm, whose call stops LLVM's
+  exp(-|x|))``, in the vectorised pass over the partners
+  (:func:`_log1p_unit`: a series instead of libm, whose call stops LLVM's
   vectoriser);
 * the cost sums in units of the pair's ``|lambda|``: the cost a pair adds
   to ``li[high]`` is ``L (1 + e) |lambda| t+[high] / sigma`` (and ``L (1 +
@@ -25,10 +25,15 @@ costs, computed with
 * the bias tables read once per document (the reciprocals of ``t+`` and
   ``t-`` of its slot) instead of twice per pair, so the division by ``t+ t-``
   becomes a product;
-* a document's pairs with one grade in two passes: a vectorised one over
-  the partners (their sums updated; the pair's ``|lambda|``, hessian and
-  cost part stored), then the document's own sums over the stored values,
-  in the same order as before (bit for bit the one-loop sums);
+* a document's pairs in two passes: a vectorised one over the partners,
+  one call for all lower grades and one for all higher grades
+  (:func:`_range_terms`: their sums updated; the pair's ``|lambda|``,
+  hessian and cost part stored), then the document's own sums over the
+  stored values grade by grade, in the same order as before (bit for bit
+  the one-loop sums).  The runs also hold the documents ranked above the
+  current one (done: their pairs with it are counted); their terms are
+  computed and added too, and dropped: the sums of a done document are
+  final and kept aside, and put back at the end of the query;
 * scores, gains, discounts and the per-row sums in the grouped order
   (contiguous reads, the current document's sums kept in registers),
   written back to document order once per query.
@@ -80,99 +85,134 @@ def _log1p_unit(z):
     return (_HALF_LN2 if big else 0.0) + 2.0 * w * p
 
 
-@njit(cache=True, error_model="numpy")
-def _pair_losses(rb, o_s, o_e, o_i, o_k, a, b, gi, si, ei, ii, sigma, sx, out, o_out):
-    """``out[o_out + p] = L (1 + e)`` of a document's pairs with grouped positions ``[a, b)``.
+@njit(cache=True, inline="always", error_model="numpy")
+def _pair_term(rb, j, hi, si, gi, ei, ii, di, cf, sigma, regularize, us, ug, ux, uf, ud):
+    """``(|lambda|, hessian, e, ds)`` of the document's pair with the partner at position ``j``.
 
-    One vector pass over a whole range (entries that are no partner of the
-    document are computed too, and never read).  ``L = log(1 + exp(sx sigma
-    ds))`` is the pair's loss (``sx = -1``) or the reversed pair's (``sx =
-    +1``), ``ds = s_high - s_low`` and ``e = exp(sigma ds)``; the document
-    (score ``si``, grade ``gi``) is the more relevant one where the
-    partner's grade ``rb[o_k + p]`` is lower.  ``exp(sigma (s_i - s_p))`` is
-    ``E_i / E_p`` and its reciprocal ``E_p / E_i`` (``rb[o_e + p]`` holds
-    ``E_p``, ``rb[o_i + p]`` ``1 / E_p``; ``ei``, ``ii`` those of the
-    document), and ``L = max(sx sigma ds, 0) + log(1 + min(e, 1 / e))``, the
-    logarithm from :func:`_log1p_unit`.  Unsigned indices (no negative-index
-    wraparound code), selects and no libm call let LLVM vectorise the loop
-    (about 0.9 ns per partner against about 2.5 ns for a libm logarithm per
-    pair, measured).
+    ``rb[uf + j]`` is the partner's bias factor (``1 / t-`` or ``1 / t+`` of
+    its slot); ``ds = s_high - s_low``.
     """
-    us = np.uint64(o_s)
-    ue = np.uint64(o_e)
-    ui = np.uint64(o_i)
-    uk = np.uint64(o_k)
-    uo = np.uint64(o_out)
-    for p in range(np.uint64(a), np.uint64(b)):
-        up = ei * rb[ui + p]  # exp(sigma (s_i - s_p))
-        dn = rb[ue + p] * ii  # exp(sigma (s_p - s_i))
-        hi = rb[uk + p] < gi
-        e = up if hi else dn
-        y = sx * (sigma * (si - rb[us + p]))
-        x = y if hi else -y  # sx sigma ds
-        out[uo + p] = (max(x, 0.0) + _log1p_unit(min(up, dn))) * (1.0 + e)
+    sj = rb[us + j]
+    gj = rb[ug + j]
+    ds = si - sj if hi else sj - si
+    gap = gi - gj if hi else gj - gi
+    e = ei * rb[ux + j] if hi else rb[ux + j] * ii
+    base = gap * abs(di - rb[ud + j])  # |delta NDCG| * maxDCG
+    c = _F32_001 + abs(ds) if regularize else 1.0
+    t = 1.0 / ((1.0 + e) * c)
+    dd = base * cf * rb[uf + j]  # sigma |delta| w / (t+ t-)
+    mag = dd * t  # |lambda|
+    hes = sigma * dd * ((e * t) * c) * t
+    return mag, hes, e, ds
 
 
-@njit(cache=True, error_model="numpy")
-def _segment_terms(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, regularize, with_cost, acc_l,
-                   acc_h, row):
-    """Pair terms of one document with the partners at grouped positions ``[a, b)`` (one grade).
+@njit(cache=True, inline="always", error_model="numpy")
+def _range_terms(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, sx, regularize, with_cost,
+                 acc_l, acc_h, row):
+    """Pair terms of one document with the partners at grouped positions ``[a, b)``.
 
-    ``hi``: the document is the more relevant one of every pair here (a
-    constant per segment: no label test).  ``o`` holds the block offsets of
-    the query.  Adds every pair's terms to the partner's sums (``acc_l``,
-    ``acc_h``; a pair's cost part ``V = L (1 + e) |lambda|``, from
-    :func:`_pair_losses`, to ``row``: ``lo_row`` when the document is the
-    more relevant one, else ``hi_row``) and stores ``|lambda|``, the hessian
-    and ``V`` per partner in the blocks ``o_a``, ``o_b``, ``o_v`` for the
-    document's own sums (:func:`_segment_sums`).  Every partner is updated
-    once and independently, and the indices are unsigned (no negative-index
-    wraparound code): LLVM vectorises the loop, the division included.
+    ``[a, b)`` is the run of all lower grades (``hi``: the document is the
+    more relevant one of every pair) or of all higher grades, so the pair
+    orientation is a constant of the call (no label test).  The run's done
+    documents (ranked above the current one) get terms too, which the
+    caller drops.  ``o`` holds the block offsets of the query.  Adds every
+    pair's terms to the partner's sums (``acc_l``, ``acc_h``; with
+    *with_cost* the pair's cost part ``V = L (1 + e) |lambda|`` to ``row``:
+    ``lo_row`` when the document is the more relevant one, else ``hi_row``)
+    and stores ``|lambda|``, the hessian and ``V`` per position in the
+    blocks ``o_a``, ``o_b``, ``o_v`` for the document's own sums
+    (:func:`_segment_sums`, grade by grade).
+
+    ``L = log(1 + exp(sx sigma ds))`` is the pair's loss (``sx = -1``) or
+    the reversed pair's (``sx = +1``), ``ds = s_high - s_low`` and ``e =
+    exp(sigma ds)``: ``exp(sigma (s_i - s_j))`` is ``E_i / E_j`` and its
+    reciprocal ``E_j / E_i`` (``rb[o_e + j]`` holds ``E_j``, ``rb[o_i + j]``
+    ``1 / E_j``; ``ei``, ``ii`` those of the document), and ``L = max(sx
+    sigma ds, 0) + log(1 + min(e, 1 / e))``, the logarithm from
+    :func:`_log1p_unit`, from the pair's ``e`` and ``ds`` (no second pass
+    over the partners).  One call per run (not per grade: a short vector
+    loop costs its set-up and scalar remainder), the indices unsigned (no
+    negative-index wraparound code), selects and no libm call: LLVM
+    vectorises the loops, the divisions included; ``hi`` and *with_cost*
+    are constants of the four callers (:func:`_range_hi_cost` ...), so the
+    loops have no selects on them.
     """
-    o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_z, o_a, o_b, o_v = o
+    o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_a, o_b, o_v = o
     sg = 1.0 if hi else -1.0
     us = np.uint64(o_s)
     ug = np.uint64(o_g)
     ux = np.uint64(o_i if hi else o_e)  # 1 / E of the partner when high, E when low
+    uy = np.uint64(o_e if hi else o_i)  # the other one (the cost's min(e, 1 / e))
     uf = np.uint64(o_m if hi else o_p)
     ud = np.uint64(o_d)
-    uz = np.uint64(o_z)
     ua = np.uint64(o_a)
     ub = np.uint64(o_b)
     uv = np.uint64(o_v)
-    for j in range(np.uint64(a), np.uint64(b)):
-        sj = rb[us + j]
-        gj = rb[ug + j]
-        ds = si - sj if hi else sj - si
-        gap = gi - gj if hi else gj - gi
-        e = ei * rb[ux + j] if hi else rb[ux + j] * ii
-        base = gap * abs(di - rb[ud + j])  # |delta NDCG| * maxDCG
-        c = _F32_001 + abs(ds) if regularize else 1.0
-        t = 1.0 / ((1.0 + e) * c)
-        dd = base * cf * rb[uf + j]  # sigma |delta| w / (t+ t-)
-        mag = dd * t  # |lambda|
-        hes = sigma * dd * ((e * t) * c) * t
-        acc_h[j] += hes
-        acc_l[j] += sg * mag
-        rb[ua + j] = mag
-        rb[ub + j] = hes
-        if with_cost:
-            v = rb[uz + j] * mag
+    ssx = sx * sigma
+    if with_cost:
+        for j in range(np.uint64(a), np.uint64(b)):
+            mag, hes, e, ds = _pair_term(rb, j, hi, si, gi, ei, ii, di, cf, sigma, regularize, us,
+                                     ug, ux, uf, ud)
+            acc_h[j] += hes
+            acc_l[j] += sg * mag
+            rb[ua + j] = mag
+            rb[ub + j] = hes
+            yj = rb[uy + j]
+            up = e if hi else ei * yj  # exp(sigma (s_i - s_j))
+            dn = yj * ii if hi else e  # exp(sigma (s_j - s_i))
+            x = ssx * ds  # sx sigma ds (the sign of a zero aside: L is the same)
+            v = ((max(x, 0.0) + _log1p_unit(min(up, dn))) * (1.0 + e)) * mag
             row[j] += v
             rb[uv + j] = v
+    else:
+        for j in range(np.uint64(a), np.uint64(b)):
+            mag, hes, e, ds = _pair_term(rb, j, hi, si, gi, ei, ii, di, cf, sigma, regularize, us,
+                                     ug, ux, uf, ud)
+            acc_h[j] += hes
+            acc_l[j] += sg * mag
+            rb[ua + j] = mag
+            rb[ub + j] = hes
+
+
+@njit(cache=True, error_model="numpy")
+def _range_hi_cost(rb, o, a, b, si, gi, ei, ii, di, cf, sigma, sx, regularize, acc_l, acc_h, row):
+    """:func:`_range_terms` with ``hi=True``, ``with_cost=True`` (constants: no selects)."""
+    _range_terms(rb, o, a, b, True, si, gi, ei, ii, di, cf, sigma, sx, regularize, True, acc_l,
+                 acc_h, row)
+
+
+@njit(cache=True, error_model="numpy")
+def _range_hi(rb, o, a, b, si, gi, ei, ii, di, cf, sigma, sx, regularize, acc_l, acc_h, row):
+    """:func:`_range_terms` with ``hi=True``, ``with_cost=False`` (constants: no selects)."""
+    _range_terms(rb, o, a, b, True, si, gi, ei, ii, di, cf, sigma, sx, regularize, False, acc_l,
+                 acc_h, row)
+
+
+@njit(cache=True, error_model="numpy")
+def _range_lo_cost(rb, o, a, b, si, gi, ei, ii, di, cf, sigma, sx, regularize, acc_l, acc_h, row):
+    """:func:`_range_terms` with ``hi=False``, ``with_cost=True`` (constants: no selects)."""
+    _range_terms(rb, o, a, b, False, si, gi, ei, ii, di, cf, sigma, sx, regularize, True, acc_l,
+                 acc_h, row)
+
+
+@njit(cache=True, error_model="numpy")
+def _range_lo(rb, o, a, b, si, gi, ei, ii, di, cf, sigma, sx, regularize, acc_l, acc_h, row):
+    """:func:`_range_terms` with ``hi=False``, ``with_cost=False`` (constants: no selects)."""
+    _range_terms(rb, o, a, b, False, si, gi, ei, ii, di, cf, sigma, sx, regularize, False, acc_l,
+                 acc_h, row)
 
 
 @njit(cache=True, inline="always")
 def _segment_sums(rb, o, a, b, hi, with_cost):
     """Return the document's sums ``(gl, gh, -2 sum lambda, cost sum)`` over ``[a, b)``, in order.
 
-    Reads what :func:`_segment_terms` stored; the same additions in the same
-    order as one loop doing both (the sums are bit for bit those of the
-    earlier fused loop).
+    Reads what :func:`_range_terms` stored for the partners of one grade;
+    the same additions in the same order as one loop doing both (the sums
+    are bit for bit those of the earlier fused loop).
     """
-    o_a = o[8]
-    o_b = o[9]
-    o_v = o[10]
+    o_a = o[7]
+    o_b = o[8]
+    o_v = o[9]
     sg = 1.0 if hi else -1.0
     gl = 0.0
     gh = 0.0
@@ -186,21 +226,6 @@ def _segment_sums(rb, o, a, b, hi, with_cost):
         if with_cost:
             cs += rb[o_v + j]
     return gl, gh, sl, cs
-
-
-@njit(cache=True, inline="always")
-def _segment(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, regularize, with_cost, acc_l,
-             acc_h, hi_row, lo_row):
-    """Pairs of one document with the partners at grouped positions ``[a, b)`` (one grade).
-
-    A vectorised pass over the partners (:func:`_segment_terms`), then the
-    document's sums in order (:func:`_segment_sums`); returns ``(gl, gh, -2
-    sum lambda, cost sum)``.
-    """
-    row = lo_row if hi else hi_row
-    _segment_terms(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, regularize, with_cost, acc_l,
-                   acc_h, row)
-    return _segment_sums(rb, o, a, b, hi, with_cost)
 
 
 @njit(cache=True)
@@ -219,7 +244,7 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
     grade by grade, by rank inside a grade, so the partners of a document
     in one grade are a contiguous run whose pair orientation is known: no
     equal-label pair is visited and the inner loops have no label test.
-    ``rb`` (thirteen blocks of ``n_rows``) and ``skey`` (two halves of
+    ``rb`` (eleven blocks of ``n_rows``) and ``skey`` (two halves of
     ``n_rows``: the grades' next and end positions) are scratch; the sort
     must be done.  Queries with a ``-inf`` score or a score range beyond
     ``600 / sigma``, and queries that a too short ``rb`` cannot hold, return
@@ -230,8 +255,8 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
     smin = scores[s + perm[s + n - 1]]
     if smin == -np.inf or sigma * (smax - smin) > 600.0:
         return False
-    big = rb.shape[0] // 13
-    if s + n > big:  # scratch too small for thirteen blocks: the general path
+    big = rb.shape[0] // 11
+    if s + n > big:  # scratch too small for eleven blocks: the general path
         return False
     o_s = s
     o_g = big + s
@@ -241,11 +266,9 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
     o_m = 5 * big + s  # 1 / t- of the document's slot
     o_d = 6 * big + s  # discount of the document's rank
     o_r = 7 * big + s  # document index (as a float)
-    o_k = 9 * big + s  # grade of the document (as a float)
-    o_z = 8 * big + s  # log(1 + exp(-sigma |s_i - s_j|)) of the current document's pairs
-    o_a = 10 * big + s  # |lambda| of the current document's pairs
-    o_b = 11 * big + s  # hessians of the current document's pairs
-    o_v = 12 * big + s  # cost parts V of the current document's pairs
+    o_a = 8 * big + s  # |lambda| of the current document's pairs
+    o_b = 9 * big + s  # hessians of the current document's pairs
+    o_v = 10 * big + s  # cost parts V of the current document's pairs
     half = skey.shape[0] // 2
     nxt = skey.view(np.int64)[s:s + n]  # per grade: next grouped position (first rank > i)
     end = skey.view(np.int64)[half + s:half + s + n]  # per grade: end of its run
@@ -275,14 +298,13 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
         rb[o_m + p] = 1.0 / tm[sl]
         rb[o_d + p] = disc[r]
         rb[o_r + p] = d
-        rb[o_k + p] = g
         acc_l[s + p] = 0.0
         acc_h[s + p] = 0.0
     for g in range(n_g):  # back to each run's start
         nxt[g] = (end[g - 1] if g > 0 else 0)
     regularize = norm and smax != smin
     with_cost = li_row.shape[0] > 0
-    o = (o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_z, o_a, o_b, o_v)
+    o = (o_s, o_g, o_e, o_i, o_p, o_m, o_d, o_a, o_b, o_v)
     sx = 1.0 if reverse else -1.0
     al = acc_l[s:s + n]
     ah = acc_h[s:s + n]
@@ -307,14 +329,22 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
         gh = 0.0
         ci_sum = 0.0  # cost parts V of document i: more relevant (li), less relevant (lj)
         cj_sum = 0.0
-        if with_cost:  # lower grades' partners in [nxt[0], end[gi - 1]), higher from nxt[gi + 1]
-            if gi_ > 0:
-                _pair_losses(rb, o_s, o_e, o_i, o_k, nxt[0], end[gi_ - 1], float(gi_), si, ei,
-                             ii, sigma, sx, rb, o_z)
-            if gi_ < n_g - 1:
-                _pair_losses(rb, o_s, o_e, o_i, o_k, nxt[gi_ + 1], n, float(gi_), si, ei, ii,
-                             sigma, sx, rb, o_z)
-        for g in range(n_g):
+        # lower grades' partners in [nxt[0], end[gi - 1]), higher ones from nxt[gi + 1]
+        if gi_ > 0:
+            if with_cost:
+                _range_hi_cost(rb, o, nxt[0], end[gi_ - 1], si, gn, ei, ii, di, c_hi, sigma, sx,
+                               regularize, al, ah, ljr)
+            else:
+                _range_hi(rb, o, nxt[0], end[gi_ - 1], si, gn, ei, ii, di, c_hi, sigma, sx,
+                          regularize, al, ah, ljr)
+        if gi_ < n_g - 1:
+            if with_cost:
+                _range_lo_cost(rb, o, nxt[gi_ + 1], n, si, gn, ei, ii, di, c_lo, sigma, sx,
+                               regularize, al, ah, lir)
+            else:
+                _range_lo(rb, o, nxt[gi_ + 1], n, si, gn, ei, ii, di, c_lo, sigma, sx,
+                          regularize, al, ah, lir)
+        for g in range(n_g):  # the document's sums grade by grade, over its partners only
             if g == gi_:
                 continue
             a = nxt[g]
@@ -322,21 +352,30 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
             if a >= b:
                 continue
             if g < gi_:
-                dl, dh, ds_, dc = _segment(rb, o, a, b, True, si, gn, ei, ii, di, c_hi, sigma,
-                                           regularize, with_cost, al, ah, lir, ljr)
+                dl, dh, ds_, dc = _segment_sums(rb, o, a, b, True, with_cost)
                 ci_sum += dc
             else:
-                dl, dh, ds_, dc = _segment(rb, o, a, b, False, si, gn, ei, ii, di, c_lo, sigma,
-                                           regularize, with_cost, al, ah, lir, ljr)
+                dl, dh, ds_, dc = _segment_sums(rb, o, a, b, False, with_cost)
                 cj_sum += dc
             gl += dl
             gh += dh
             sum_lambdas += ds_
         al[pi] += gl
         ah[pi] += gh
+        rb[o_p + pi] = al[pi]  # final: kept aside from the holes' terms
+        rb[o_m + pi] = ah[pi]
         if with_cost:
             lir[pi] += ci_sum
             ljr[pi] += cj_sum
+            rb[o_d + pi] = lir[pi]
+            rb[o_g + pi] = ljr[pi]
+    for g in range(n_g):  # the done documents' sums back (the holes' terms are dropped)
+        for p in range((end[g - 1] if g > 0 else 0), nxt[g]):
+            al[p] = rb[o_p + p]
+            ah[p] = rb[o_m + p]
+            if with_cost:
+                lir[p] = rb[o_d + p]
+                ljr[p] = rb[o_g + p]
     factor = 1.0
     if norm and sum_lambdas > 0.0:
         factor = math.log2(1.0 + sum_lambdas) / sum_lambdas

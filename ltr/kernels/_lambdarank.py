@@ -438,7 +438,7 @@ def lambdarank_gradients(scores, labels, gains, gids, n_grades, offsets, inv_idc
     as the starting point of the sort; otherwise ``perm`` is rebuilt.
     Work buffers (int64: ``perm, tmp``; float64: ``skey, rb, acc_l, acc_h``;
     int32: ``ibuf``) have ``n_rows`` entries each, except ``skey``
-    (``2 * n_rows``), ``rb`` (``5 * n_rows``; ``13 * n_rows`` when debiasing with the exact
+    (``2 * n_rows``), ``rb`` (``5 * n_rows``; ``11 * n_rows`` when debiasing with the exact
     sigmoid and all pairs) and ``ibuf`` (``13 * n_rows``).
     ``ibuf`` may have length 1 when ``pairs_per_doc == 0`` and ``rb`` length 5
     when neither sampling nor the exact sigmoid is used.  Queries run in

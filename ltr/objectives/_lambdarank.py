@@ -209,7 +209,7 @@ class _LambdaRankBase:
         w = self._work
         need = n if sampled else 1
         rows = n if (exact or sampled) else 1
-        blocks = 13 if debias and exact and not sampled else 5  # the debiased kernel's 13
+        blocks = 11 if debias and exact and not sampled else 5  # the debiased kernel's 11
         if (
             w.get("perm") is None or w["perm"].shape[0] != n or w["ibuf"].shape[0] != 13 * need
             or w["rb"].shape[0] != blocks * rows or w["cost"].shape[1] != (n if debias else 0)
