@@ -24,6 +24,7 @@ from ltr.engines import uses_position
 from ltr.estimator import (
     CANDIDATES,
     DEFAULT_CANDIDATES,
+    TABLES,
     DebiasingSelection,
     available_candidates,
 )
@@ -69,12 +70,13 @@ def test_every_candidate_gets_a_finite_held_out_score_and_interval(slice_selecti
         assert np.isfinite(sel.snips[name]) and 0.0 < sel.snips[name] <= 1.0
         assert lo <= sel.snips[name] <= hi
         dlo, dhi = sel.diff_ci[name]
-        assert dlo <= sel.snips[name] - sel.snips[sel.chosen] <= dhi
-    assert sel.chosen == sel.ranking[0] == max(sel.snips, key=sel.snips.get)
-    assert sel.diff_ci[sel.chosen] == (0.0, 0.0)
+        assert dlo <= sel.snips[name] - sel.snips[sel.ranking[0]] <= dhi
+    assert sel.ranking[0] == max(sel.snips, key=sel.snips.get)
+    assert sel.diff_ci[sel.ranking[0]] == (0.0, 0.0) and sel.diff_se[sel.ranking[0]] == 0.0
     frame = sel.to_frame()
     assert list(frame["candidate"]) == list(sel.ranking)
     assert frame["score"].is_monotonic_decreasing and frame["chosen"].sum() == 1
+    assert frame.loc[frame["chosen"], "candidate"].item() == sel.chosen
     # position-based clicks (independent given the documents): the ratio is near 1, so the
     # IPS criterion ranks the candidates
     assert sel.nested_ratio < 1.25 and sel.criterion == "snips" and sel.score == sel.snips
@@ -89,6 +91,37 @@ def test_every_candidate_gets_a_finite_held_out_score_and_interval(slice_selecti
     # examination falls with rank: the estimate is non-increasing, position 1 = 1
     assert sel.propensity[0] == 1.0 and np.all(np.diff(sel.propensity) <= 0)
     assert sel.propensity[-1] < 0.5
+
+
+def test_one_se_rule_takes_the_fewest_tables_within_one_standard_error(slice_log,
+                                                                      slice_selection):
+    X, y, qid, pos, _ = slice_log
+    one_se = slice_selection
+    best = select_debiasing(_small().set_params(random_state=3), X, y, qid=qid, position=pos,
+                            random_state=3, rule="best")
+    assert one_se.rule == "one_se" and best.rule == "best"
+    # the same fits, folds and bootstrap: only the choice may differ
+    assert best.score == one_se.score and best.diff_se == one_se.diff_se
+    assert best.ranking == one_se.ranking and best.chosen == best.ranking[0]
+    # the rule redone from the returned scores: within one SE of the paired difference to
+    # the best, the fewest per-position tables, ties to the higher score
+    top = one_se.score[one_se.ranking[0]]
+    near = [c for c in one_se.ranking if one_se.score[c] >= top - one_se.diff_se[c]]
+    fewest = min(TABLES[c] for c in near)
+    assert one_se.chosen == [c for c in near if TABLES[c] == fewest][0]
+    assert TABLES[one_se.chosen] <= TABLES[best.chosen]
+    # the paired SE is the spread of the bootstrap differences: positive, inside the interval
+    for c in one_se.candidates:
+        lo, hi = one_se.diff_ci[c]
+        if c != one_se.ranking[0]:
+            assert 0.0 < one_se.diff_se[c] and hi - lo > one_se.diff_se[c]
+    frame = one_se.to_frame()
+    assert list(frame["tables"]) == [TABLES[c] for c in one_se.ranking]
+    np.testing.assert_allclose(frame["diff_to_best"], [one_se.score[c] - top
+                                                       for c in one_se.ranking])
+    # chosen parameters are the chosen candidate's
+    assert {k: v for k, v in one_se.params.items() if k != "propensity"} == {
+        k: v for k, v in CANDIDATES[one_se.chosen].items() if k != "propensity"}
 
 
 def test_held_out_score_matches_a_naive_self_normalised_ips_recomputation(slice_log):
@@ -261,6 +294,8 @@ def test_selection_errors_name_the_argument_and_the_fix(slice_log):
         select_debiasing(_small(), X[:30], y[:30], qid=np.zeros(30), position=np.arange(1, 31))
     with pytest.raises(ValueError, match="propensity must be 'estimate', an array"):
         select_debiasing(_small(), X, y, qid=qid, position=pos, propensity="em")
+    with pytest.raises(ValueError, match="rule must be 'one_se' or 'best', got 'min'"):
+        select_debiasing(_small(), X, y, qid=qid, position=pos, rule="min")
 
 
 def test_auto_errors_name_the_argument_and_the_fix(slice_log):

@@ -31,6 +31,7 @@ from ltr.estimator._lambdamart import LambdaMARTRanker
 from ltr.estimator._select import (
     CANDIDATES,
     DEFAULT_CANDIDATES,
+    TABLES,
     DebiasingSelection,
     available_candidates,
     select_debiasing,
@@ -39,6 +40,7 @@ from ltr.estimator._select import (
 __all__ = [
     "CANDIDATES",
     "DEFAULT_CANDIDATES",
+    "TABLES",
     "DebiasingSelection",
     "GroupedRanker",
     "LambdaMARTRanker",

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ltr._validation import is_sparse
 from ltr.groups import take_rows
 from ltr.kernels._heldout import examined_pair_counts
 
@@ -196,11 +197,11 @@ def _list_offsets(list_of_row: np.ndarray) -> np.ndarray:
 
 
 def _bootstrap(num: np.ndarray, den: np.ndarray, chosen: int, n_boot: int, level: float,
-               seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Percentile intervals of the pooled ratios ``sum(num) / sum(den)`` over resampled queries.
 
-    Also of each column's paired difference to column *chosen*, and the
-    bootstrap standard error of each ratio.
+    Also of each column's paired difference to column *chosen*, the
+    bootstrap standard error of each ratio, and that of each paired difference.
     """
     rng = np.random.default_rng(seed)
     n = num.shape[0]
@@ -212,4 +213,35 @@ def _bootstrap(num: np.ndarray, den: np.ndarray, chosen: int, n_boot: int, level
     lo, hi = 50 * (1 - level), 50 * (1 + level)
     ci = np.percentile(means, [lo, hi], axis=0).T
     dci = np.percentile(diffs, [lo, hi], axis=0).T
-    return ci, dci, means.std(axis=0)
+    return ci, dci, means.std(axis=0), diffs.std(axis=0)
+
+
+def _row_ids(X: Any) -> np.ndarray:
+    """Return an id per row, equal for rows with identical features (the same document)."""
+    if is_sparse(X):
+        raise ValueError(
+            "doc: with a sparse X the documents cannot be matched by their features; pass "
+            "doc (a document id per row, equal across the sessions that show it)"
+        )
+    try:
+        arr = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise ValueError(
+            "doc: X has non-numeric columns, so documents cannot be matched by their "
+            "features; pass doc (a document id per row)"
+        ) from None
+    arr = np.where(np.isnan(arr), np.inf, arr)  # NaN rows compare equal
+    view = arr.view(np.dtype((np.void, arr.dtype.itemsize * arr.shape[1])))
+    return np.unique(view.ravel(), return_inverse=True)[1].ravel().astype(np.int64)
+
+
+def _query_of_lists(list_of_row: np.ndarray, doc: np.ndarray, n_lists: int) -> np.ndarray:
+    """Query index per list: lists sharing a document belong to one query."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    _, d = np.unique(doc, return_inverse=True)
+    n = n_lists + int(d.max()) + 1
+    graph = coo_matrix((np.ones(d.size), (list_of_row, n_lists + d.ravel())), shape=(n, n))
+    _, label = connected_components(graph, directed=False)
+    return np.unique(label[:n_lists], return_inverse=True)[1].ravel()
