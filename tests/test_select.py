@@ -108,7 +108,7 @@ def test_one_se_rule_takes_the_fewest_tables_within_one_standard_error(slice_log
     top = one_se.score[one_se.ranking[0]]
     near = [c for c in one_se.ranking if one_se.score[c] >= top - one_se.diff_se[c]]
     fewest = min(TABLES[c] for c in near)
-    assert one_se.chosen == [c for c in near if TABLES[c] == fewest][0]
+    assert one_se.chosen == next(c for c in near if TABLES[c] == fewest)
     assert TABLES[one_se.chosen] <= TABLES[best.chosen]
     # the paired SE is the spread of the bootstrap differences: positive, inside the interval
     for c in one_se.candidates:
