@@ -42,6 +42,7 @@ def _importance(model, data, **kw):
 @pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
 def test_small_job_is_predicted_by_the_engine_with_the_rescoring_paths_numbers(
         real, engine, monkeypatch):
+    threshold = _permutation._SMALL_WORK
     small = _importance(real[engine], real)
     assert small.prediction == "full predict (small job)"
     n_rows, n_cols = real["X"].shape
@@ -54,6 +55,11 @@ def test_small_job_is_predicted_by_the_engine_with_the_rescoring_paths_numbers(
     assert np.abs(small.importances).max() > 0.01
     np.testing.assert_array_equal(small.importances, rescored.importances)
     np.testing.assert_array_equal(small.baseline, rescored.baseline)
+    # two workers, each reusing its own copy of the tiled rows feature after feature
+    monkeypatch.setattr(_permutation, "_SMALL_WORK", threshold)
+    two = _importance(real[engine], real, n_jobs=2)
+    assert two.prediction == "full predict (small job)"
+    np.testing.assert_array_equal(two.importances, small.importances)
 
 
 def test_the_switch_counts_rows_repeats_features_and_trees(real):

@@ -408,6 +408,13 @@ def permutation_importance(
             local.buf = buf
         return buf
 
+    def tiled() -> np.ndarray:
+        block = getattr(local, "tiled", None)
+        if block is None:
+            block = np.tile(Xs, (n_repeats, 1))  # every repeat's rows, one copy per worker
+            local.tiled = block
+        return block
+
     n_out = 1 + (len(seg_index) if seg_index else 0)
 
     def work(f: int) -> tuple[np.ndarray, int]:
@@ -444,11 +451,14 @@ def permutation_importance(
                 res[r] = evaluate(scores)
             return res, n_pred
         if small:  # every repeat in one engine call: each row is scored on its own
-            block = np.tile(Xs, (n_repeats, 1))
+            block = tiled()
             for r, p in enumerate(perms):
                 for j in cols:
                     block[r * n_eval:(r + 1) * n_eval, j] = Xs[p, j]
             scores = predict(block)
+            for r in range(n_repeats):  # the original columns back for the next feature
+                for j in cols:
+                    block[r * n_eval:(r + 1) * n_eval, j] = Xs[:, j]
             for r in range(n_repeats):
                 res[r] = evaluate(scores[r * n_eval:(r + 1) * n_eval])
             return res, n_repeats * n_eval
