@@ -85,11 +85,11 @@ BENCHES: tuple[Bench, ...] = (
         _ratio("qrels_str_ids", "qrels/run from str DataFrames vs pytrec_eval", 0.1),
         _ratio("trec_read", "reading TREC files vs pytrec_eval's parsers", 0.05),
         Figure("trec_evaluate", "evaluating from TREC files vs pytrec_eval", "-"),
-    ), timeout=1200, before=False),
+    ), timeout=1200),
     Bench("bench_importance.py", ("--no-write",), (
         _ratio("importance_lightgbm_300x68", "importance vs scikit-learn, LightGBM, 300 x 68", 0.1),
         _ratio("importance_xgboost_300x68", "importance vs scikit-learn, XGBoost, 300 x 68", 0.1),
-    ), before=False),
+    )),
     # The large set with 2 permutation repeats, one run per engine (the script's --large
     # default is 5 repeats): most of each run is scikit-learn's side, about 3 minutes with
     # LightGBM and 1-2 with XGBoost on a quiet 2-core machine (9.5 min for both at load 5-7).
@@ -97,12 +97,12 @@ BENCHES: tuple[Bench, ...] = (
                                   "lightgbm"), (
         _ratio("importance_lightgbm_1000x136", "importance vs scikit-learn, LightGBM, 1,000 x 136",
                0.1),
-    ), timeout=900, before=False),
+    ), timeout=900),
     Bench("bench_importance.py", ("--no-write", "--large", "--repeats", "2", "--engine",
                                   "xgboost"), (
         _ratio("importance_xgboost_1000x136", "importance vs scikit-learn, XGBoost, 1,000 x 136",
                0.1),
-    ), timeout=900, before=False),
+    ), timeout=900),
     Bench("bench_objective.py", (), (
         _ratio("unbiased_vs_plain", "objective call: learned position biases vs plain", 1.3),
         _ratio("propensity_vs_plain", "objective call: known propensities vs plain", 1.3),
@@ -110,14 +110,14 @@ BENCHES: tuple[Bench, ...] = (
         _ratio("unbiased_position_term_vs_plain",
                "objective call: learned biases + position term vs plain", 1.3),
         _ratio("sampled_vs_native", "round: sampled pairs (8/doc) vs native LightGBM", 0.9),
-    ), before=False),
+    )),
     Bench("bench_propensity.py", (), (
         Figure("em_5m_seconds", "PBM propensity EM, 5 M impressions (s)", "<= 3 s", best=3.0),
         Figure("cascade_em_5m_seconds", "cascade EM, fixed logger, 5 M impressions (s)",
                "<= 3 s", best=3.0),
         Figure("cascade_em_stochastic_5m_seconds",
                "cascade EM, stochastic logger, 5 M impressions (s)", "<= 3 s", best=3.0),
-    ), before=False),
+    )),
     Bench("bench_dask.py", ("--workers", "2", "--engine", "both", "--repeat", "2"), (
         Figure("dask_shuffle_2workers_us_per_row",
                "Dask query shuffle, 1.2 M rows grouped by query (us/row)", "<= 5", best=5.0),
