@@ -376,9 +376,9 @@ def select_debiasing(
         its gain.  Measured on the study's cascade logs
         (experiments/results/position_bias.md): on the LETOR set (201 training
         queries) the pair share could not separate the position term from the
-        position term plus pair debiasing in 3 of 5 seeds and ``"best"`` took
-        the richer one; on 1,000 synthetic queries the gain was resolved in
-        every seed and both rules agree.
+        position term plus pair debiasing in 4 of 5 seeds, and in 3 of them
+        ``"best"`` took the richer one; on 1,000 synthetic queries the gain was
+        resolved in every seed and both rules agree.
     n_bootstrap : int, default=1000
         Bootstrap resamples of held-out queries.
     confidence : float in (0, 1), default=0.95
