@@ -401,19 +401,19 @@ def permutation_importance(
                 else None)
     local = threading.local()
 
-    def buffer() -> Any:
-        buf = getattr(local, "buf", None)
+    def scratch(name: str, make: Callable[[], Any]) -> Any:
+        """Return the calling thread's working copy *name*, made by *make* on first use."""
+        buf = getattr(local, name, None)
         if buf is None:
-            buf = Xs.copy()  # one working copy per worker thread
-            local.buf = buf
+            buf = make()
+            setattr(local, name, buf)
         return buf
 
+    def buffer() -> Any:
+        return scratch("buf", Xs.copy)
+
     def tiled() -> np.ndarray:
-        block = getattr(local, "tiled", None)
-        if block is None:
-            block = np.tile(Xs, (n_repeats, 1))  # every repeat's rows, one copy per worker
-            local.tiled = block
-        return block
+        return scratch("tiled", lambda: np.tile(Xs, (n_repeats, 1)))  # every repeat's rows
 
     n_out = 1 + (len(seg_index) if seg_index else 0)
 
