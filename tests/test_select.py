@@ -117,6 +117,7 @@ def test_one_se_rule_takes_the_fewest_tables_within_one_standard_error(slice_log
             assert 0.0 < one_se.diff_se[c] and hi - lo > one_se.diff_se[c]
     frame = one_se.to_frame()
     assert list(frame["tables"]) == [TABLES[c] for c in one_se.ranking]
+    assert set(TABLES) == set(CANDIDATES)  # every candidate has its table count
     np.testing.assert_allclose(frame["diff_to_best"], [one_se.score[c] - top
                                                        for c in one_se.ranking])
     # chosen parameters are the chosen candidate's

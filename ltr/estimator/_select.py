@@ -573,12 +573,13 @@ def select_debiasing(
         per_query, query_weight, means = snips_query, weight_of_query, snips
     best = int(np.argmax(means))
     ci, dci, se, dse = _bootstrap(totals, wq, best, n_boot, level, seed)
-    rank = [names[i] for i in np.argsort(-means, kind="stable")]
+    order = np.argsort(-means, kind="stable")
+    rank = [names[i] for i in order]
     prop_all = np.mean(props, axis=0)
     chosen = names[best]
-    if rule == "one_se":  # the fewest tables within one SE of the best (ties: the higher score)
-        near = [c for c in rank if means[names.index(c)] >= means[best] - dse[names.index(c)]]
-        chosen = min(near, key=lambda c: (TABLES[c], rank.index(c)))
+    if rule == "one_se":  # fewest tables within one SE of the best; ties: min keeps the first
+        chosen = min((names[i] for i in order if means[i] >= means[best] - dse[i]),
+                     key=TABLES.__getitem__)
     params = {key: (prop_all.copy() if val is ESTIMATED else val)
               for key, val in CANDIDATES[chosen].items()}
     return DebiasingSelection(
