@@ -2,42 +2,54 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 import pytest
 
-from ltr.kernels._debiased import _COST_BLOCK, slot_cost_sums
+from ltr.objectives import LambdaRankObjective
+from ltr.objectives._unbiased import reduce_costs
 
 
-def _blockwise_reference(slot, li_row, lj_row, n_slots):
-    """The earlier parallel ``slot_cost_sums``'s order: row order per block, blocks in order."""
-    n = slot.shape[0]
-    nb = max((n + _COST_BLOCK - 1) // _COST_BLOCK, 1)
-    part = np.zeros((nb, 2, n_slots))
-    for b in range(nb):
-        for r in range(b * _COST_BLOCK, min(n, (b + 1) * _COST_BLOCK)):
-            part[b, 0, slot[r]] += li_row[r]
-            part[b, 1, slot[r]] += lj_row[r]
-    li = part[0, 0].copy()
-    lj = part[0, 1].copy()
-    for b in range(1, nb):
-        li += part[b, 0]
-        lj += part[b, 1]
-    return li, lj
+def _per_query_reference(slot, li_row, lj_row, offsets, n_slots):
+    """Each query's rows summed per slot in row order (``np.bincount`` adds in row order)."""
+    out = np.zeros((len(offsets) - 1, 2 * n_slots))
+    for q, (s, e) in enumerate(itertools.pairwise(offsets)):
+        out[q, :n_slots] = np.bincount(slot[s:e], weights=li_row[s:e], minlength=n_slots)
+        out[q, n_slots:] = np.bincount(slot[s:e], weights=lj_row[s:e], minlength=n_slots)
+    return out
 
 
-@pytest.mark.parametrize("n", [0, 1, 1000, _COST_BLOCK, 2 * _COST_BLOCK + 17])
-def test_slot_cost_sums_match_the_blockwise_reference_bit_for_bit(n):
-    rng = np.random.default_rng(n)
-    n_slots = 9
-    slot = rng.integers(0, n_slots - 1, n)  # the last slot stays empty
-    li_row = rng.lognormal(size=n) * rng.choice([0.0, 1.0], n)
-    lj_row = -0.0 * rng.random(n) if n == 1 else rng.lognormal(size=n)
-    li, lj = slot_cost_sums(slot, li_row, lj_row, n_slots)
-    ref_i, ref_j = _blockwise_reference(slot, li_row, lj_row, n_slots)
-    assert li.tobytes() == ref_i.tobytes()
-    assert lj.tobytes() == ref_j.tobytes()
+@pytest.mark.parametrize("sampled", [False, True])
+def test_slot_costs_are_each_querys_row_sums_and_their_total_the_bincount(sampled):
+    from ltr.objectives.sampling import TopKPairSampling
+
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 40, 60)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    n = int(offsets[-1])
+    y = rng.integers(0, 5, n).astype(float)
+    pos = np.concatenate([rng.permutation(m) + 1 for m in sizes])
+    sampling = TopKPairSampling(pairs_per_doc=3, random_state=0) if sampled else None
+    obj = LambdaRankObjective(k=10, unbiased=True, max_position=8, sampling=sampling)
+    obj.gradients(rng.normal(size=n), y, offsets, 0, position=pos)
+    calls = []
+    obj._update_bias = calls.append  # keep the round's costs instead of using them
+    obj.gradients(rng.normal(size=n), y, offsets, 1, position=pos, update_bias=True)
+    costs = calls[0]
+    slot = np.minimum(pos, 8) - 1
+    li_row, lj_row = obj._work["cost"]
+    assert (li_row > 0).any() and (lj_row > 0).any()
+    ref = _per_query_reference(slot, li_row, lj_row, offsets, 8)
+    assert costs.tobytes() == ref.tobytes()
+    li, lj = reduce_costs(costs, 8)
+    np.testing.assert_allclose(li, np.bincount(slot, weights=li_row, minlength=8), rtol=1e-13)
+    np.testing.assert_allclose(lj, np.bincount(slot, weights=lj_row, minlength=8), rtol=1e-13)
+    expected_i = ref[0, :8].copy()
+    for q in range(1, len(sizes)):  # query order
+        expected_i += ref[q, :8]
+    assert li.tobytes() == expected_i.tobytes()
 
 
 def _fused_range_reference(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, sx, regularize,

@@ -235,7 +235,7 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
     """Debiased exact-sigmoid all pairs of one query by grade; ``False`` if it does not apply.
 
     Same contract as :func:`ltr.kernels._lambdarank._all_pairs_query` with
-    ``bias = (slot, tp, tm, reverse, li_row, lj_row)`` and the exact sigmoid:
+    ``bias = (slot, tp, tm, reverse, li_row, lj_row, qcost)`` and the exact sigmoid:
     ``acc_l`` / ``acc_h`` receive the (normalised) sums of the query in
     document order, ``li_row`` / ``lj_row`` (zero on entry) the pair costs;
     empty cost rows (known propensities: nothing is learned) skip the costs.
@@ -250,7 +250,7 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
     ``600 / sigma``, and queries that a too short ``rb`` cannot hold, return
     ``False`` untouched (the general path then takes them).
     """
-    slot, tp, tm, reverse, li_row, lj_row = bias
+    slot, tp, tm, reverse, li_row, lj_row, _ = bias
     smax = scores[s + perm[s]]
     smin = scores[s + perm[s + n - 1]]
     if smin == -np.inf or sigma * (smax - smin) > 600.0:
@@ -396,43 +396,3 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
             lir[d] = rb[o_e + d]
             ljr[d] = rb[o_i + d]
     return True
-
-
-_COST_BLOCK = 32768  # rows per partial sum of slot_cost_sums (fixed: thread-count independent)
-
-
-@njit(cache=True)
-def slot_cost_sums(slot, li_row, lj_row, n_slots):
-    """Per-slot sums of the per-row pair costs: ``(li, lj)``, each ``n_slots`` long.
-
-    Rows are summed in row order within fixed blocks of ``_COST_BLOCK`` rows,
-    and the blocks' sums in block order (the order of the earlier parallel
-    version, so the sums are the same bit for bit): the result does not
-    depend on the number of threads.  Serial: one pass over both rows takes
-    well under a millisecond, less than a parallel region's start-up on a
-    busy machine (tens of milliseconds when a thread waits for a core).
-    One pass instead of two ``np.bincount`` calls (each converts its input
-    and allocates).
-    """
-    n = slot.shape[0]
-    li = np.zeros(n_slots)
-    lj = np.zeros(n_slots)
-    part_i = np.empty(n_slots)
-    part_j = np.empty(n_slots)
-    for lo in range(0, max(n, 1), _COST_BLOCK):
-        for g in range(n_slots):
-            part_i[g] = 0.0
-            part_j[g] = 0.0
-        for r in range(lo, min(n, lo + _COST_BLOCK)):
-            g = slot[r]
-            part_i[g] += li_row[r]
-            part_j[g] += lj_row[r]
-        if lo == 0:  # the first block's sums as they are (0.0 + -0.0 would be +0.0)
-            for g in range(n_slots):
-                li[g] = part_i[g]
-                lj[g] = part_j[g]
-        else:
-            for g in range(n_slots):
-                li[g] += part_i[g]
-                lj[g] += part_j[g]
-    return li, lj

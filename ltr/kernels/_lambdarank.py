@@ -43,14 +43,15 @@ counter-based SplitMix64 stream per (query, objective), so results do not
 depend on thread scheduling.
 
 Position debiasing (Unbiased LambdaMART, IPS pairs): the drivers take an
-optional ``bias = (slot, tp, tm, reverse, li_row, lj_row)``: per-row position
-*slots* (int64, index into the bias tables), bias tables ``tp`` (t-plus, slot
-of the more relevant document of a pair) and ``tm`` (t-minus, slot of the less
-relevant one), the cost choice (bool) and per-row cost rows.  ``bias=None`` (the default) is plain
-LambdaRank, and numba compiles that case without the debiasing code
-(branches on ``bias is None`` are pruned for a ``None`` argument; one
-argument rather than five also keeps numba's reference-count pruning around
-the sampled call as it was).  With it, every pair's
+optional ``bias = (slot, tp, tm, reverse, li_row, lj_row, qcost)``: per-row
+position *slots* (int64, index into the bias tables), bias tables ``tp``
+(t-plus, slot of the more relevant document of a pair) and ``tm`` (t-minus,
+slot of the less relevant one), the cost choice (bool), per-row cost rows and
+the per-query cost sums ``qcost`` (``(n_queries, 2 * len(tp))``).
+``bias=None`` (the default) is plain LambdaRank, and numba compiles that
+case without the debiasing code (branches on ``bias is None`` are pruned for
+a ``None`` argument; one argument rather than seven also keeps numba's
+reference-count pruning around the sampled call as it was).  With it, every pair's
 lambda and hessian are divided by ``tp[slot_high] * tm[slot_low]`` before
 the per-query normalisation, and the pair's cost ``c = log(1 + exp(-sigma
 (s_high - s_low))) * |delta| * w`` (``+sigma`` with ``reverse``: the loss of the
@@ -58,7 +59,9 @@ reversed pair; exact sigmoid, ``|delta|`` regularised as
 above, ``w`` its pair weight and sampling scale) is added as
 ``li_row[high] += c / tm[slot_low]`` and ``lj_row[low] += c / tp[slot_high]``
 (:func:`ltr.kernels._pair_math._debiased_terms`); queries write disjoint
-slices, and the caller reduces the rows per position.  Debiasing takes one
+slices; each query then sums its rows per slot into ``qcost[q]`` (row order,
+:func:`_slot_costs`, while the rows are in its thread's cache), and the caller
+sums the queries in query order.  Debiasing takes one
 label row; with the exact sigmoid all pairs run in rank order with one ``exp``
 per document (:mod:`ltr.kernels._debiased`), while the sampled ``E_a / E_b``
 loops are not used (one sigmoid per drawn pair; the same pairs are drawn).
@@ -375,6 +378,8 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
         for i in range(n):
             bias[4][s + i] = 0.0
             bias[5][s + i] = 0.0
+        for j in range(bias[6].shape[1]):
+            bias[6][q, j] = 0.0
     if not warm:
         for i in range(n):
             perm[s + i] = i
@@ -420,6 +425,25 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
             for i in range(n):
                 grad[s + i] = acc_l[s + i]
                 hess[s + i] = acc_h[s + i]
+            if bias[4].shape[0] > 0:  # the query's pair costs per slot, in row order
+                _slot_costs(q, s, n, bias)
+
+
+@njit(cache=True, inline="always")
+def _slot_costs(q, s, n, bias):
+    """Add the query's per-row pair costs to its per-slot sums ``qcost[q]`` (row order).
+
+    ``qcost[q, slot]`` sums ``li_row`` and ``qcost[q, m + slot]`` ``lj_row``
+    (``m`` table slots), while the query's rows are still in this thread's
+    cache; the caller sums the queries in query order
+    (:func:`ltr.objectives._unbiased.reduce_costs`): thread-count independent.
+    """
+    slot, tp, _, _, li_row, lj_row, qcost = bias
+    m = tp.shape[0]
+    for i in range(n):
+        g = slot[s + i]
+        qcost[q, g] += li_row[s + i]
+        qcost[q, m + g] += lj_row[s + i]
 
 
 @njit(parallel=True, cache=True)
@@ -444,10 +468,13 @@ def lambdarank_gradients(scores, labels, gains, gids, n_grades, offsets, inv_idc
     when neither sampling nor the exact sigmoid is used.  Queries run in
     parallel (``prange``); each touches only its own slice of every buffer.
     Debiasing (see the module notes; one objective of weight 1): ``bias =
-    (slot, tp, tm, reverse, li_row, lj_row)``, ``slot`` (int64 per row) indexing
-    the bias tables ``tp`` / ``tm`` (float64, > 0), ``reverse`` (bool) choosing
-    the reversed pair's loss as the cost and ``li_row`` / ``lj_row`` (float64
-    per row) receiving the per-row pair costs.
+    (slot, tp, tm, reverse, li_row, lj_row, qcost)``, ``slot`` (int64 per row)
+    indexing the bias tables ``tp`` / ``tm`` (float64, > 0), ``reverse`` (bool)
+    choosing the reversed pair's loss as the cost, ``li_row`` / ``lj_row``
+    (float64 per row) receiving the per-row pair costs and ``qcost`` (float64,
+    ``(n_queries, 2 * len(tp))``) their sums per query and slot (``t+`` costs,
+    then ``t-`` costs); empty cost rows (known propensities) leave ``qcost``
+    alone (it may then be ``(0, 0)``).
     """
     for q in prange(offsets.shape[0] - 1):
         _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg,

@@ -210,7 +210,7 @@ def _debiased_terms(ds, delta, w, sigma, regularize, use_table, table, tmin, tma
                     high, low, bias):
     """Debiased ``(lambda, hessian)`` of one pair of weight ``w``; adds its cost to the rows.
 
-    ``bias = (slot, tp, tm, reverse, li_row, lj_row)``: per-row table slots
+    ``bias = (slot, tp, tm, reverse, li_row, lj_row, qcost)``: per-row table slots
     (int64), the t-plus / t-minus tables, the cost choice (bool) and the
     per-row cost sums.  The terms of :func:`_pair_terms` are multiplied by
     ``w / (tp[slot_high] * tm[slot_low])``; the pair's cost
@@ -221,7 +221,7 @@ def _debiased_terms(ds, delta, w, sigma, regularize, use_table, table, tmin, tma
     (``high`` / ``low``: local row indices, offset ``s``); empty cost rows
     (known propensities, nothing learned) skip the cost.
     """
-    slot, tp, tm, reverse, li_row, lj_row = bias
+    slot, tp, tm, reverse, li_row, lj_row, _ = bias
     t_high = tp[slot[s + high]]
     t_low = tm[slot[s + low]]
     wt = w / (t_high * t_low)

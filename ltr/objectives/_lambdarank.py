@@ -265,12 +265,12 @@ class _LambdaRankBase:
         specs: list[tuple[str, np.ndarray | None]], names: list[str], obj_weights: np.ndarray,
         offsets: np.ndarray, iteration: int, sample_weight: np.ndarray | None,
         debias: Callable[[np.ndarray], tuple[Any, ...]] | None = None,
-    ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """``(grad, hess, costs)``; *debias* maps offsets to ``(slot, t+, t-, reverse, learned)``.
 
-        ``costs`` is ``None`` without *debias* or when not *learned* (known
-        propensities: the kernels then skip the pair costs), else the per-row
-        pair costs ``(li_row, lj_row)`` (one label column: the objective weight is 1).
+        ``costs``: ``None`` without *debias* or unless *learned* (known propensities
+        skip the pair costs), else the costs per query and slot, ``(n_queries, 2 *
+        n_slots)``, ``t+`` then ``t-`` (one label column: objective weight 1).
         """
         n = scores.shape[0]
         for y, name in zip(label_cols, names):
@@ -295,19 +295,17 @@ class _LambdaRankBase:
         grad = np.empty(n, dtype=np.float64)
         hess = np.empty(n, dtype=np.float64)
         # Thread start-up costs more than small inputs take; results are identical.
-        driver = (
-            _kern.lambdarank_gradients_serial
-            if n < _PARALLEL_MIN_ROWS or numba.get_num_threads() == 1
-            else _kern.lambdarank_gradients
-        )
+        serial = n < _PARALLEL_MIN_ROWS or numba.get_num_threads() == 1
+        driver = _kern.lambdarank_gradients_serial if serial else _kern.lambdarank_gradients
         costs = None
         bias: tuple[tuple[Any, ...], ...] = ()  # none: the plain kernels
         if debias is not None:
             slot, tp, tm, reverse, learned = debias(offsets)
-            # empty cost rows: no pair costs computed
+            # empty cost rows: no pair costs computed; else the kernel fills costs per query
             rows = (buf["cost"][0], buf["cost"][1]) if learned else (_DUMMY_F[:0], _DUMMY_F[:0])
-            costs = rows if learned else None
-            bias = ((slot, tp, tm, reverse, *rows),)
+            qcost = np.empty((offsets.shape[0] - 1, 2 * tp.shape[0]) if learned else (0, 0))
+            costs = qcost if learned else None
+            bias = ((slot, tp, tm, reverse, *rows, qcost),)
         self._sorted_for = None  # perm is rewritten below; valid again once the call returns
         driver(
             scores, labels2d, gains2d, gid, n_grades, offsets, inv, obj_weights, k,

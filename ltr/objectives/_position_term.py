@@ -37,9 +37,9 @@ works on its own copy of the objective, checkpoints
 on resume (bit-identical continuation) and keeps the final offsets in
 ``RankingModel.position_term``.
 
-Cost per round: one gather-add of the offsets and two or three ``bincount``
-passes over the rows (a few per cent of a plain call); the rest of the
-measured overhead (``experiments/bench_position_term.py``: 1.28x a plain
+Cost per round: one gather-add of the offsets and one pass of per-position
+sums over the rows (:mod:`ltr.kernels._offsets`; a few per cent of a plain
+call); the rest of the measured overhead (``experiments/bench_position_term.py``: 1.28x a plain
 call, 237,605 rows) is the kernel's warm-started sort, which has more to do
 when the offsets move the shifted scores.
 """
@@ -59,6 +59,7 @@ from ltr._validation import (
     check_real,
     short_repr,
 )
+from ltr.kernels._offsets import shifted_scores, slot_sums
 
 __all__ = [
     "PositionTermMixin",
@@ -112,7 +113,8 @@ def newton_step(offsets: np.ndarray, grad: np.ndarray, hess: np.ndarray, slot: n
                 regularization: float, learning_rate: float, f32: bool) -> np.ndarray:
     """One update of the offsets from a round's gradients (a new array; see the module notes).
 
-    Sums run in row order in ``float64`` (LightGBM's order with one thread).
+    Sums run in row order in ``float64`` (LightGBM's order with one thread), in one
+    pass (:func:`ltr.kernels._offsets.slot_sums`).
 
     Examples
     --------
@@ -122,11 +124,10 @@ def newton_step(offsets: np.ndarray, grad: np.ndarray, hess: np.ndarray, slot: n
     ...             np.array([0, 1, 0]), 0.0, 0.1, False).round(6).tolist()
     [0.099967, -0.0999]
     """
-    n = offsets.shape[0]
-    d1: np.ndarray = -np.bincount(slot, weights=grad, minlength=n)
-    d2: np.ndarray = -np.bincount(slot, weights=hess, minlength=n)
+    sum_g, sum_h, count = slot_sums(slot, grad, hess, offsets.shape[0])
+    d1: np.ndarray = -sum_g
+    d2: np.ndarray = -sum_h
     if regularization != 0.0:
-        count = np.bincount(slot, minlength=n).astype(np.float64)
         d1 = d1 - offsets * regularization * count
         d2 = d2 - regularization * count
     out = offsets + learning_rate * d1 / (np.abs(d2) + _HESSIAN_FLOOR)
@@ -292,8 +293,8 @@ class PositionTermMixin:
                 "a state learned on the same data, or reset(0)"
             )
         grad, hess, costs = super()._compute(  # type: ignore[misc]
-            scores + b[slot], label_cols, specs, names, obj_weights, checked, iteration,
-            sample_weight, debias,
+            shifted_scores(scores, b, slot), label_cols, specs, names, obj_weights, checked,
+            iteration, sample_weight, debias,
         )
         self._term_round = (grad, hess, slot)
         return grad, hess, costs

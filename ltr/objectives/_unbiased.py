@@ -93,7 +93,6 @@ from ltr._validation import (
     check_real,
     short_repr,
 )
-from ltr.kernels._debiased import slot_cost_sums
 
 __all__ = [
     "BIAS_COSTS",
@@ -232,20 +231,23 @@ def position_slots(position: Any, offsets: np.ndarray, n_slots: int) -> np.ndarr
     return np.minimum(pos, n_slots) - 1
 
 
-def reduce_costs(slot: np.ndarray, li_row: np.ndarray, lj_row: np.ndarray,
-                 n_slots: int) -> tuple[np.ndarray, np.ndarray]:
-    """Sum per-row pair costs per slot (row order: independent of thread scheduling).
+def reduce_costs(costs: np.ndarray, n_slots: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sum a round's per-query slot costs over the queries, in query order: ``(li, lj)``.
+
+    *costs* is ``(n_queries, 2 * n_slots)`` as the kernel fills it (each
+    query's rows summed in row order, the ``t+`` costs then the ``t-``
+    ones), so the sums do not depend on the number of threads.
 
     Examples
     --------
     >>> import numpy as np
     >>> from ltr.objectives._unbiased import reduce_costs
-    >>> li, lj = reduce_costs(np.array([0, 1, 0]), np.array([1.0, 2.0, 3.0]),
-    ...                       np.array([0.5, 0.0, 0.5]), 3)
+    >>> li, lj = reduce_costs(np.array([[1.0, 2.0, 0.5, 0.0], [3.0, 0.0, 0.5, 0.0]]), 2)
     >>> li.tolist(), lj.tolist()
-    ([4.0, 2.0, 0.0], [1.0, 0.0, 0.0])
+    ([4.0, 2.0], [1.0, 0.0])
     """
-    return slot_cost_sums(slot, li_row, lj_row, n_slots)
+    total = np.add.reduce(costs, axis=0) if costs.shape[0] else np.zeros(2 * n_slots)
+    return total[:n_slots], total[n_slots:]
 
 
 def _ratio(acc: np.ndarray, old: np.ndarray, power: float) -> np.ndarray:
@@ -468,11 +470,11 @@ class PositionBiasMixin:
 
         return tables
 
-    def _update_bias(self, costs: tuple[np.ndarray, np.ndarray] | None) -> None:
+    def _update_bias(self, costs: np.ndarray | None) -> None:
         if costs is None or self._bias.mode != "learned" or self._pos_cache is None:
             return
         assert self.t_plus_ is not None and self.t_minus_ is not None
-        li, lj = reduce_costs(self._pos_cache[2], costs[0], costs[1], self._bias.n_slots)
+        li, lj = reduce_costs(costs, self._bias.n_slots)
         self.t_plus_, self.t_minus_ = update_tables(
             li, lj, self.t_plus_, self.t_minus_, self.bias_norm
         )
