@@ -380,3 +380,19 @@ def test_config_trains_a_position_term_from_yaml(logged, tmp_path, capsys):
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     assert main(["validate", str(path)]) == 1
     assert "model.position_term: true needs data.position" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 50_000])
+def test_offset_kernels_equal_the_numpy_expressions_bit_for_bit(n):
+    """The shift and the per-position sums: one numba pass each, the numpy arithmetic exactly."""
+    from ltr.kernels._offsets import shifted_scores, slot_sums
+
+    rng = np.random.default_rng(n)
+    slot = rng.integers(0, 37, n)  # slots 37..39 stay empty
+    grad, hess = rng.normal(size=n) * 1e3, rng.random(n)
+    offsets, scores = rng.normal(size=40), rng.normal(size=n)
+    sum_g, sum_h, count = slot_sums(slot, grad, hess, 40)
+    assert sum_g.tobytes() == np.bincount(slot, weights=grad, minlength=40).tobytes()
+    assert sum_h.tobytes() == np.bincount(slot, weights=hess, minlength=40).tobytes()
+    assert count.tobytes() == np.bincount(slot, minlength=40).astype(np.float64).tobytes()
+    assert shifted_scores(scores, offsets, slot).tobytes() == (scores + offsets[slot]).tobytes()
