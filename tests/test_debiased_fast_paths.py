@@ -12,44 +12,60 @@ from ltr.objectives import LambdaRankObjective
 from ltr.objectives._unbiased import reduce_costs
 
 
-def _per_query_reference(slot, li_row, lj_row, offsets, n_slots):
-    """Each query's rows summed per slot in row order (``np.bincount`` adds in row order)."""
-    out = np.zeros((len(offsets) - 1, 2 * n_slots))
-    for q, (s, e) in enumerate(itertools.pairwise(offsets)):
-        out[q, :n_slots] = np.bincount(slot[s:e], weights=li_row[s:e], minlength=n_slots)
-        out[q, n_slots:] = np.bincount(slot[s:e], weights=lj_row[s:e], minlength=n_slots)
-    return out
-
-
-@pytest.mark.parametrize("sampled", [False, True])
-def test_slot_costs_are_each_querys_row_sums_and_their_total_the_bincount(sampled):
-    from ltr.objectives.sampling import TopKPairSampling
-
-    rng = np.random.default_rng(3)
-    sizes = rng.integers(1, 40, 60)
+def _logged(seed=3, n_queries=60):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(1, 40, n_queries)
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     n = int(offsets[-1])
     y = rng.integers(0, 5, n).astype(float)
     pos = np.concatenate([rng.permutation(m) + 1 for m in sizes])
-    sampling = TopKPairSampling(pairs_per_doc=3, random_state=0) if sampled else None
-    obj = LambdaRankObjective(k=10, unbiased=True, max_position=8, sampling=sampling)
-    obj.gradients(rng.normal(size=n), y, offsets, 0, position=pos)
-    calls = []
-    obj._update_bias = calls.append  # keep the round's costs instead of using them
-    obj.gradients(rng.normal(size=n), y, offsets, 1, position=pos, update_bias=True)
-    costs = calls[0]
-    slot = np.minimum(pos, 8) - 1
-    li_row, lj_row = obj._work["cost"]
-    assert (li_row > 0).any() and (lj_row > 0).any()
-    ref = _per_query_reference(slot, li_row, lj_row, offsets, 8)
-    assert costs.tobytes() == ref.tobytes()
+    return rng, offsets, y, pos
+
+
+def _round_costs(obj, rng, offsets, y, pos):
+    """The per-query slot costs of one round (after a first round moved the tables)."""
+    n = int(offsets[-1])
+    obj.gradients(rng.normal(size=n), y, offsets, 0, position=pos, update_bias=True)
+    kept = []
+    obj._update_bias = kept.append  # keep the round's costs instead of using them
+    scores = rng.normal(size=n)
+    obj.gradients(scores, y, offsets, 1, position=pos, update_bias=True)
+    return scores, kept[0]
+
+
+def test_slot_costs_per_query_equal_the_naive_loop_on_each_query_and_sum_in_query_order():
+    from ltr.testing.references import naive_unbiased_lambdarank
+
+    rng, offsets, y, pos = _logged()
+    obj = LambdaRankObjective(k=10, unbiased=True, max_position=8)
+    scores, costs = _round_costs(obj, rng, offsets, y, pos)
+    tp, tm = obj.t_plus_, obj.t_minus_
+    assert costs.shape == (len(offsets) - 1, 16) and (costs > 0).any()
+    for q, (s, e) in enumerate(itertools.pairwise(offsets)):
+        _, _, li, lj = naive_unbiased_lambdarank(scores[s:e], y[s:e], [0, e - s], pos[s:e], tp,
+                                                 tm, k=10)
+        np.testing.assert_allclose(costs[q], np.concatenate([li, lj]), rtol=1e-12, atol=1e-300)
     li, lj = reduce_costs(costs, 8)
-    np.testing.assert_allclose(li, np.bincount(slot, weights=li_row, minlength=8), rtol=1e-13)
-    np.testing.assert_allclose(lj, np.bincount(slot, weights=lj_row, minlength=8), rtol=1e-13)
-    expected_i = ref[0, :8].copy()
-    for q in range(1, len(sizes)):  # query order
-        expected_i += ref[q, :8]
-    assert li.tobytes() == expected_i.tobytes()
+    expected = costs[0].copy()
+    for q in range(1, costs.shape[0]):  # query order
+        expected += costs[q]
+    assert li.tobytes() == expected[:8].tobytes() and lj.tobytes() == expected[8:].tobytes()
+
+
+def test_sampled_slot_costs_are_each_querys_cost_rows_summed_in_row_order():
+    from ltr.objectives.sampling import TopKPairSampling
+
+    rng, offsets, y, pos = _logged(4)
+    obj = LambdaRankObjective(k=10, unbiased=True, max_position=8,
+                              sampling=TopKPairSampling(pairs_per_doc=3, random_state=0))
+    _, costs = _round_costs(obj, rng, offsets, y, pos)
+    slot = np.minimum(pos, 8) - 1
+    li_row, lj_row = obj._work["cost"]  # the sampled path's per-row costs
+    assert (li_row > 0).any() and (lj_row > 0).any()
+    for q, (s, e) in enumerate(itertools.pairwise(offsets)):  # np.bincount adds in row order
+        ref = np.concatenate([np.bincount(slot[s:e], weights=li_row[s:e], minlength=8),
+                              np.bincount(slot[s:e], weights=lj_row[s:e], minlength=8)])
+        assert costs[q].tobytes() == ref.tobytes()
 
 
 def _fused_range_reference(rb, o, a, b, hi, si, gi, ei, ii, di, cf, sigma, sx, regularize,

@@ -395,4 +395,6 @@ def test_offset_kernels_equal_the_numpy_expressions_bit_for_bit(n):
     assert sum_g.tobytes() == np.bincount(slot, weights=grad, minlength=40).tobytes()
     assert sum_h.tobytes() == np.bincount(slot, weights=hess, minlength=40).tobytes()
     assert count.tobytes() == np.bincount(slot, minlength=40).astype(np.float64).tobytes()
-    assert shifted_scores(scores, offsets, slot).tobytes() == (scores + offsets[slot]).tobytes()
+    out = np.empty(n)
+    assert shifted_scores(scores, offsets, slot, out) is out
+    assert out.tobytes() == (scores + offsets[slot]).tobytes()

@@ -229,7 +229,7 @@ def _segment_sums(rb, o, a, b, hi, with_cost):
 
 
 @njit(cache=True)
-def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, perm, acc_l,
+def _all_pairs_query_exact_debiased(q, scores, labels, gains, gid, n_grades, s, n, perm, acc_l,
                                     acc_h, rb, skey, inv_idcg, k, sigma, norm, disc, top,
                                     head_weight, bias):
     """Debiased exact-sigmoid all pairs of one query by grade; ``False`` if it does not apply.
@@ -237,8 +237,10 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
     Same contract as :func:`ltr.kernels._lambdarank._all_pairs_query` with
     ``bias = (slot, tp, tm, reverse, li_row, lj_row, qcost)`` and the exact sigmoid:
     ``acc_l`` / ``acc_h`` receive the (normalised) sums of the query in
-    document order, ``li_row`` / ``lj_row`` (zero on entry) the pair costs;
-    empty cost rows (known propensities: nothing is learned) skip the costs.
+    document order and ``qcost[q]`` (zero on entry) the pair costs summed per
+    slot, in document order (``li_row`` / ``lj_row``, zero on entry, are
+    scratch); empty cost rows (known propensities: nothing is learned) skip
+    the costs.
     ``gid`` holds the dense grade ids (:func:`ltr.kernels._lambdarank.grade_ids`),
     ``n_grades`` the query's number of grades.  The documents are laid out
     grade by grade, by rank inside a grade, so the partners of a document
@@ -250,7 +252,7 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
     ``600 / sigma``, and queries that a too short ``rb`` cannot hold, return
     ``False`` untouched (the general path then takes them).
     """
-    slot, tp, tm, reverse, li_row, lj_row, _ = bias
+    slot, tp, tm, reverse, li_row, lj_row, qcost = bias
     smax = scores[s + perm[s]]
     smin = scores[s + perm[s + n - 1]]
     if smin == -np.inf or sigma * (smax - smin) > 600.0:
@@ -391,8 +393,10 @@ def _all_pairs_query_exact_debiased(scores, labels, gains, gid, n_grades, s, n, 
     for d in range(n):
         al[d] = rb[o_s + d]
         ah[d] = rb[o_g + d]
-    if with_cost:
+    if with_cost:  # the costs per slot, in document order (the rows' order)
+        m = tp.shape[0]
         for d in range(n):
-            lir[d] = rb[o_e + d]
-            ljr[d] = rb[o_i + d]
+            sl = slot[s + d]
+            qcost[q, sl] += rb[o_e + d]
+            qcost[q, m + sl] += rb[o_i + d]
     return True

@@ -391,6 +391,7 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
             active = True
     if not active:  # no pair with different grades: zero gradient, no sort needed
         return
+    summed = False  # the debiased exact path sums the query's costs per slot itself
     _sort_query(scores, s, n, perm, tmp, skey, warm)
     for o in range(labels.shape[0]):
         w = obj_weights[o]
@@ -404,10 +405,10 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
                            table, tmin, tmax, tfactor, disc, top, head_weight, pairs_per_doc,
                            state, f32, bias)
         elif bias is not None:
-            if use_table or f32 or not _all_pairs_query_exact_debiased(
-                    scores, labels[o], gains[o], gids[o], n_grades[o, q], s, n, perm, acc_l,
-                    acc_h, rb, skey, inv_idcg[o, q], k, sigma, norm, disc, top, head_weight,
-                    bias):
+            summed = not (use_table or f32) and _all_pairs_query_exact_debiased(
+                q, scores, labels[o], gains[o], gids[o], n_grades[o, q], s, n, perm, acc_l,
+                acc_h, rb, skey, inv_idcg[o, q], k, sigma, norm, disc, top, head_weight, bias)
+            if not summed:
                 _all_pairs_query(scores, labels[o], gains[o], s, n, perm, acc_l, acc_h,
                                  inv_idcg[o, q], k, sigma, norm, use_table, table, tmin, tmax,
                                  tfactor, disc, top, head_weight, f32, bias)
@@ -425,7 +426,7 @@ def _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg
             for i in range(n):
                 grad[s + i] = acc_l[s + i]
                 hess[s + i] = acc_h[s + i]
-            if bias[4].shape[0] > 0:  # the query's pair costs per slot, in row order
+            if bias[4].shape[0] > 0 and not summed:  # the query's pair costs per slot
                 _slot_costs(q, s, n, bias)
 
 
@@ -471,10 +472,10 @@ def lambdarank_gradients(scores, labels, gains, gids, n_grades, offsets, inv_idc
     (slot, tp, tm, reverse, li_row, lj_row, qcost)``, ``slot`` (int64 per row)
     indexing the bias tables ``tp`` / ``tm`` (float64, > 0), ``reverse`` (bool)
     choosing the reversed pair's loss as the cost, ``li_row`` / ``lj_row``
-    (float64 per row) receiving the per-row pair costs and ``qcost`` (float64,
-    ``(n_queries, 2 * len(tp))``) their sums per query and slot (``t+`` costs,
-    then ``t-`` costs); empty cost rows (known propensities) leave ``qcost``
-    alone (it may then be ``(0, 0)``).
+    (float64 per row) scratch for the per-row pair costs and ``qcost`` (float64,
+    ``(n_queries, 2 * len(tp))``) receiving their sums per query and slot (``t+``
+    costs, then ``t-`` costs); empty cost rows (known propensities) leave
+    ``qcost`` alone (it may then be ``(0, 0)``).
     """
     for q in prange(offsets.shape[0] - 1):
         _query_gradients(q, scores, labels, gains, gids, n_grades, offsets, inv_idcg,

@@ -17,11 +17,14 @@ from numba import njit
 
 
 @njit(cache=True)
-def shifted_scores(scores, offsets, slot):
-    """``scores + offsets[slot]`` as a new float64 array."""
-    n = scores.shape[0]
-    out = np.empty(n)
-    for r in range(n):
+def shifted_scores(scores, offsets, slot, out):
+    """Write ``scores + offsets[slot]`` into the float64 array *out*; return it.
+
+    *out* is the caller's buffer, kept between rounds: a fresh array of a
+    few megabytes costs its page faults on every call (measured in a
+    training round: 0.66 ms against 0.16 ms into a warm buffer, 240,000 rows).
+    """
+    for r in range(scores.shape[0]):
         out[r] = scores[r] + offsets[slot[r]]
     return out
 

@@ -166,6 +166,7 @@ class PositionTermMixin:
     sigmoid: str
     position: Any
     _bias: Any
+    _work: dict[str, np.ndarray]
     position_offsets_: np.ndarray | None
 
     def _init_term(self, position_term: Any, position_regularization: Any,
@@ -292,8 +293,11 @@ class PositionTermMixin:
                 f"or an earlier training) but the data's deepest position is {n_slots}: restore "
                 "a state learned on the same data, or reset(0)"
             )
+        shift = self._work.get("shift")  # scratch, like the kernel's (a copy gets its own)
+        if shift is None or shift.shape[0] != scores.shape[0]:
+            shift = self._work["shift"] = np.empty(scores.shape[0])
         grad, hess, costs = super()._compute(  # type: ignore[misc]
-            shifted_scores(scores, b, slot), label_cols, specs, names, obj_weights, checked,
+            shifted_scores(scores, b, slot, shift), label_cols, specs, names, obj_weights, checked,
             iteration, sample_weight, debias,
         )
         self._term_round = (grad, hess, slot)
