@@ -125,7 +125,7 @@ BENCHES: tuple[Bench, ...] = (
                "Dask per round, 2 workers x 1 thread vs one process x 2 threads, LightGBM", 1.2),
         _ratio("dask_xgboost_2workers_per_round_vs_single",
                "Dask per round, 2 workers x 1 thread vs one process x 2 threads, XGBoost", 1.2),
-    ), timeout=1500, before=False),
+    ), timeout=1500),
     Bench("bench_dask.py", ("--workers", "2", "--random-order", "--engine", "lightgbm",
                             "--rounds", "2"), (
         Figure("dask_shuffle_2workers_us_per_row",
@@ -139,7 +139,7 @@ BENCHES: tuple[Bench, ...] = (
                best=4.0),
         Figure("test_suite_default_tests", "tests in the default run", "-"),
         Figure("test_suite_slow_tests", "tests marked slow (CI runs them with -m slow)", "-"),
-    ), timeout=2400, before=False),
+    ), timeout=2400),
     Bench("bench_cold_start.py", ("--skip-commands", "--repeats", "2"), (
         _ratio("cold_over_warm", "quick start: empty numba cache vs warm", 2.0),
         Figure("cold_start_s", "quick start, empty numba cache (s)", "-"),
