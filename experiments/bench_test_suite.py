@@ -20,6 +20,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import subprocess
@@ -32,10 +33,18 @@ from _perf import load_average, result
 
 
 def _tree() -> Path:
-    """The checkout whose ``ltr`` this interpreter imports (``PYTHONPATH`` first)."""
-    out = subprocess.run([sys.executable, "-c", "import ltr; print(ltr.__file__)"],
-                         check=True, capture_output=True, text=True, env=dict(os.environ))
-    return Path(out.stdout.strip()).resolve().parents[1]
+    """The checkout whose ``ltr`` this script imports (``PYTHONPATH`` first).
+
+    Looked up in this process, whose ``sys.path`` starts with the script's folder and then
+    ``PYTHONPATH``: a ``python -c`` child would put its working directory first, and
+    ``run_performance.py`` runs every script from the newer checkout's root, so the child
+    found the newer ``ltr`` even for ``--before`` (the before figures of the first such run
+    were the newer suite's).
+    """
+    spec = importlib.util.find_spec("ltr")
+    if spec is None or spec.origin is None:
+        raise SystemExit("ltr is not importable: install it or set PYTHONPATH to a checkout")
+    return Path(spec.origin).resolve().parents[1]
 
 
 def _pytest(tree: Path, env: dict, *args: str) -> tuple[float, str, int]:
