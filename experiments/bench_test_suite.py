@@ -62,6 +62,8 @@ def _summary(text: str) -> str:
 def _collected(tree: Path, env: dict, *marker: str) -> int:
     _, text, _ = _pytest(tree, env, "--collect-only", *marker)
     found = re.search(r"(\d+)(?:/\d+)? tests? (?:collected|selected)", text)
+    if found is None and re.search(r"no tests (?:collected|ran)", text):
+        return 0  # e.g. ``-m slow`` on a tree with no slow-marked test
     return int(found.group(1)) if found else -1
 
 
