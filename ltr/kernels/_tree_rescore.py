@@ -21,6 +21,7 @@ from numba import njit
 from ltr.kernels._tree_predict import _FEATURE_BITS, _code_side, _code_walk4, _leaf_sums
 
 _BATCH = 32  # changed rows whose leaves are gathered before they are re-summed together
+_RANGE_BLOCK = 64  # rows walked tree by tree in _code_leaves_ranges (16-128: within 2 %)
 
 
 @njit(cache=True)
@@ -42,82 +43,93 @@ def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo
     one), ``lo_out[s, i] <= code <= hi_out[s, i]`` are the codes that keep
     every path of row ``i`` in the trees ``0 .. n_ranged - 1``;
     ``lo_out[s, i] = -1`` when no such path splits on the feature (codes of
-    NaN and zero flags are below every range).  Four trees are walked side by
-    side so that their loads overlap.  Rows ``row_lo <= i < row_hi``.
+    NaN and zero flags are below every range).  Rows ``row_lo <= i < row_hi``.
+
+    Tree by tree over blocks of ``_RANGE_BLOCK`` rows, four rows walked side
+    by side: a tree's nodes stay in the first-level cache for the block
+    (17 % faster than every tree for one row, then the next row).
     """
     n_trees = start.shape[0] - 1
     n_slots = lo_out.shape[0]
     big = (1 << (8 * hi_out.itemsize - 1)) - 1  # the dtype's maximum (np.iinfo compiles more)
-    lo = np.empty(n_slots + 1, dtype=np.int64)
-    hi = np.empty(n_slots + 1, dtype=np.int64)
-    for i in range(row_lo, row_hi):
+    B = _RANGE_BLOCK
+    lo = np.empty((n_slots + 1, B), dtype=np.int32)  # codes are int16 or int32
+    hi = np.empty((n_slots + 1, B), dtype=np.int32)
+    for i0 in range(row_lo, row_hi, B):
+        nb = min(B, row_hi - i0)
         for s in range(n_slots + 1):
-            lo[s] = -1
-            hi[s] = big
-        t = 0
-        while t < n_trees:
-            nn = min(4, n_trees - t)
-            n0 = 0 if start[t + 1] > start[t] else -1
-            n1 = 0 if nn > 1 and start[t + 2] > start[t + 1] else -1
-            n2 = 0 if nn > 2 and start[t + 3] > start[t + 2] else -1
-            n3 = 0 if nn > 3 and start[t + 4] > start[t + 3] else -1
-            # trees from n_ranged on are walked without narrowing (the scratch slot)
-            r0, r1, r2, r3 = t < n_ranged, t + 1 < n_ranged, t + 2 < n_ranged, t + 3 < n_ranged
-            while n0 >= 0 or n1 >= 0 or n2 >= 0 or n3 >= 0:
-                if n0 >= 0:
-                    k = start[t] + n0
-                    f = nodes[k, 0] & _FEATURE_BITS
-                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
-                    n0 = nodes[k, 2 + side]
-                    s = slot[f] if r0 else n_slots
-                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
-                if n1 >= 0:
-                    k = start[t + 1] + n1
-                    f = nodes[k, 0] & _FEATURE_BITS
-                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
-                    n1 = nodes[k, 2 + side]
-                    s = slot[f] if r1 else n_slots
-                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
-                if n2 >= 0:
-                    k = start[t + 2] + n2
-                    f = nodes[k, 0] & _FEATURE_BITS
-                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
-                    n2 = nodes[k, 2 + side]
-                    s = slot[f] if r2 else n_slots
-                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
-                if n3 >= 0:
-                    k = start[t + 3] + n3
-                    f = nodes[k, 0] & _FEATURE_BITS
-                    side = _code_side(W[i, f], nodes[k, 0], nodes[k, 1])
-                    n3 = nodes[k, 2 + side]
-                    s = slot[f] if r3 else n_slots
-                    lo[s], hi[s] = _narrowed(side, nodes[k, 1], lo[s], hi[s])
-            out[i, t] = ~n0 if start[t + 1] > start[t] else 0
-            if nn > 1:
-                out[i, t + 1] = ~n1 if start[t + 2] > start[t + 1] else 0
-            if nn > 2:
-                out[i, t + 2] = ~n2 if start[t + 3] > start[t + 2] else 0
-            if nn > 3:
-                out[i, t + 3] = ~n3 if start[t + 4] > start[t + 3] else 0
-            t += nn
+            for b in range(B):
+                lo[s, b] = -1
+                hi[s, b] = big
+        for t in range(n_trees):
+            if start[t + 1] == start[t]:  # a single-leaf tree
+                for b in range(nb):
+                    out[i0 + b, t] = 0
+                continue
+            ranged = t < n_ranged  # later trees are walked without narrowing
+            base = start[t]
+            for b in range(0, nb, 4):
+                # lanes past the block repeat row b and narrow only the scratch slot
+                b1 = b + 1 if b + 1 < nb else b
+                b2 = b + 2 if b + 2 < nb else b
+                b3 = b + 3 if b + 3 < nb else b
+                n0 = n1 = n2 = n3 = 0
+                while n0 >= 0 or n1 >= 0 or n2 >= 0 or n3 >= 0:
+                    if n0 >= 0:
+                        k = base + n0
+                        f = nodes[k, 0] & _FEATURE_BITS
+                        side = _code_side(W[i0 + b, f], nodes[k, 0], nodes[k, 1])
+                        n0 = nodes[k, 2 + side]
+                        s = slot[f] if ranged else n_slots
+                        lo[s, b], hi[s, b] = _narrowed(side, nodes[k, 1], lo[s, b], hi[s, b])
+                    if n1 >= 0:
+                        k = base + n1
+                        f = nodes[k, 0] & _FEATURE_BITS
+                        side = _code_side(W[i0 + b1, f], nodes[k, 0], nodes[k, 1])
+                        n1 = nodes[k, 2 + side]
+                        s = slot[f] if ranged and b1 != b else n_slots
+                        lo[s, b1], hi[s, b1] = _narrowed(side, nodes[k, 1], lo[s, b1], hi[s, b1])
+                    if n2 >= 0:
+                        k = base + n2
+                        f = nodes[k, 0] & _FEATURE_BITS
+                        side = _code_side(W[i0 + b2, f], nodes[k, 0], nodes[k, 1])
+                        n2 = nodes[k, 2 + side]
+                        s = slot[f] if ranged and b2 != b else n_slots
+                        lo[s, b2], hi[s, b2] = _narrowed(side, nodes[k, 1], lo[s, b2], hi[s, b2])
+                    if n3 >= 0:
+                        k = base + n3
+                        f = nodes[k, 0] & _FEATURE_BITS
+                        side = _code_side(W[i0 + b3, f], nodes[k, 0], nodes[k, 1])
+                        n3 = nodes[k, 2 + side]
+                        s = slot[f] if ranged and b3 != b else n_slots
+                        lo[s, b3], hi[s, b3] = _narrowed(side, nodes[k, 1], lo[s, b3], hi[s, b3])
+                out[i0 + b, t] = ~n0
+                if b1 != b:
+                    out[i0 + b1, t] = ~n1
+                if b2 != b:
+                    out[i0 + b2, t] = ~n2
+                if b3 != b:
+                    out[i0 + b3, t] = ~n3
         for s in range(n_slots):
-            lo_out[s, i] = lo[s]
-            hi_out[s, i] = hi[s]
+            for b in range(nb):
+                lo_out[s, i0 + b] = lo[s, b]
+                hi_out[s, i0 + b] = hi[s, b]
 
 
 @njit(cache=True, nogil=True)
-def _column_paths(j, tree_ids, paths, start, nodes, first, escape, code_lo, code_hi):
+def _column_paths(j, tree_ids, paths, start, nodes, first, escape, pack):
     """Per tree ``a`` of ``tree_ids`` and leaf: how the path to the leaf depends on column ``j``.
 
     ``paths[t, leaf]`` are the root->leaf nodes of tree ``t`` (-1 padded), node
     ``k`` of ``nodes`` as in :func:`_code_leaves_ranges`.  Writes
     ``first[a, leaf]``: the first node on ``j`` of the path (-1: none);
-    ``code_lo[a, leaf] <= code <= code_hi[a, leaf]``: the codes that keep the
-    path; ``escape[a, leaf]``: where a code outside them continues -- when
-    ``j`` is on the path once, the other child of its node (``~leaf`` for a
-    leaf), else ``first``.
+    ``pack[a, leaf] = lo << 32 | hi``: ``lo <= code <= hi`` are the codes that
+    keep the path (``lo = -1``: ``j`` is not on it; one load tells both);
+    ``escape[a, leaf]``: where a code outside them continues -- when ``j`` is
+    on the path once, the other child of its node (``~leaf`` for a leaf),
+    else ``first``.
     """
-    big = (1 << (8 * code_hi.itemsize - 1)) - 1  # the dtype's maximum
+    big = (1 << 31) - 1  # above every code (codes are int16 or int32)
     depth = paths.shape[2]
     for a in range(tree_ids.shape[0]):
         t = tree_ids[a]
@@ -146,14 +158,13 @@ def _column_paths(j, tree_ids, paths, start, nodes, first, escape, code_lo, code
                 n_on += 1
             first[a, leaf] = node0
             escape[a, leaf] = other0 if n_on == 1 else node0
-            code_lo[a, leaf] = lo
-            code_hi[a, leaf] = hi
+            lo = lo if n_on > 0 else -1
+            pack[a, leaf] = (lo << 32) | hi
 
 
 @njit(cache=True, nogil=True)
 def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees, first, escape,
-                    code_lo, code_hi, start, nodes, leaves, leaf_start, leaf_value, init, out,
-                    counts):
+                    pack, start, nodes, leaves, leaf_start, leaf_value, init, out, counts):
     """Rescore the rows ``row_lo <= i < row_hi`` whose leaf changes when column ``j`` is permuted.
 
     For every permutation ``r``, row ``i`` gets the coded value ``wcol[perms[r, i]]``
@@ -173,8 +184,8 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     n_aff = trees.shape[0]
     n_trees = leaf_start.shape[0] - 1
     on_a = np.empty(n_aff, dtype=np.int64)  # the trees whose path of row i splits on j
-    on_lo = np.empty(n_aff, dtype=code_lo.dtype)
-    on_hi = np.empty(n_aff, dtype=code_hi.dtype)
+    on_lo = np.empty(n_aff, dtype=np.int64)
+    on_hi = np.empty(n_aff, dtype=np.int64)
     viol = np.empty(n_aff + 1, dtype=np.int64)
     pend_t = np.empty(n_aff + 4, dtype=np.int64)
     pend_b = np.empty(n_aff + 4, dtype=np.int64)
@@ -202,12 +213,13 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
                 continue
             if n_on < 0:  # the row's trees on j, once for all its permutations
                 n_on = 0
-                for a in range(n_aff):
-                    leaf0 = leaves[i, trees[a]]
+                lrow = leaves[i]
+                for a in range(n_aff):  # one packed load per tree (3 separate ones: 10 % slower)
+                    pk = pack[a, lrow[trees[a]]]
                     on_a[n_on] = a
-                    on_lo[n_on] = code_lo[a, leaf0]
-                    on_hi[n_on] = code_hi[a, leaf0]
-                    n_on += first[a, leaf0] >= 0
+                    on_lo[n_on] = pk >> 32
+                    on_hi[n_on] = pk & 0xFFFFFFFF
+                    n_on += pk >= 0
             nv = 0
             for v in range(n_on):  # branch-free list of the trees whose path it leaves
                 viol[nv] = v
