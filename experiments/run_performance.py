@@ -205,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             if res["rc"]:
                 print(res["tail"], file=sys.stderr)
     rows = []
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     for bench in benches:
         r = runs[bench.name + " " + " ".join(bench.args)]
         for fig in bench.figures:
@@ -219,8 +220,9 @@ def main(argv: list[str] | None = None) -> int:
                              and (fig.least is None or after >= fig.least)))
             rows.append({"script": bench.name, "key": fig.key, "label": fig.label,
                          "target": fig.target, "before": before, "after": after, "met": met,
-                         "load": [r["after"]["load_before"], r["after"]["load_after"]]})
-    meta = {"date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+                         "load": [r["after"]["load_before"], r["after"]["load_after"]],
+                         "date": now})
+    meta = {"date": now,
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
                        f"{platform.python_version()}",
             "before": str(args.before) if args.before else None,
@@ -231,13 +233,28 @@ def main(argv: list[str] | None = None) -> int:
     old = args.out.with_suffix(".json")
     if args.only and old.exists():  # keep the other scripts' rows and runs of the earlier run
         prev = json.loads(old.read_text())
-        rows = [r for r in prev["rows"] if r["script"] not in args.only] + rows
+        kept = [{"date": prev["meta"]["date"], **r} for r in prev["rows"]
+                if r["script"] not in args.only]
+        order = {(b.name, f.key): i for i, (b, f) in
+                 enumerate((b, f) for b in BENCHES for f in b.figures)}
+        rows = sorted(kept + rows, key=lambda r: order.get((r["script"], r["key"]), len(order)))
         meta["runs"] = {**{k: v for k, v in prev["meta"]["runs"].items()
                            if k.split(" ")[0] not in args.only}, **meta["runs"]}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    return _write(rows, meta, args.out)
+
+
+def _write(rows: list[dict], meta: dict, out: Path) -> int:
+    """Write ``out``.json and ``out``.md (and the README's table for the default ``out``)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+    dates: dict[str, list[str]] = {}
+    for row in rows:  # each script's rows come from one run of it
+        scripts = dates.setdefault(row.get("date", meta["date"]), [])
+        if row["script"] not in scripts:
+            scripts.append(row["script"])
+    when = "; ".join(f"{d} ({', '.join(f'`{x}`' for x in sc)})" for d, sc in sorted(dates.items()))
     lines = ["# Performance figures (issue 25)", "",
-             f"Command: `{meta['command']}` on {meta['date']}; {meta['machine']}.",
+             f"Command: `{meta['command']}`; {meta['machine']}. Run on: {when}.",
              ("Each ratio is ltr's time over the peer's (or over ltr's own reference path), "
               "timed in one run of its script; load = one-minute load average before -> after "
               "the script's run on this tree."), "",
@@ -248,14 +265,14 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"| {row['label']} | {row['target']} | {_fmt(row['before'])} | "
                      f"{_fmt(row['after'])} | {met} | `{row['script']}` | "
                      f"{row['load'][0]:.2f} -> {row['load'][1]:.2f} |")
-    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    if args.out == RESULTS / "performance":
+    if out == RESULTS / "performance":
         # the README's table follows at once: a README left behind its results file fails
         # tests/test_docs.py, which the test-suite benchmark of a later run would then time
         import readme_figures
 
-        return readme_figures.main(["--results", str(args.out.with_suffix(".json"))])
+        return readme_figures.main(["--results", str(out.with_suffix(".json"))])
     return 0
 
 
