@@ -34,6 +34,14 @@ def _narrowed(side, m, lo, hi):
     return max(lo, side * (m + 1)), min(hi, m + side * (hi - m))
 
 
+@njit(cache=True)
+def _ranged_step(W, i, k, nodes, s, b, lo, hi):
+    """Row ``i`` at node ``k``: narrow ``lo/hi[s, b]`` by the branch taken, return the child."""
+    side = _code_side(W[i, nodes[k, 0] & _FEATURE_BITS], nodes[k, 0], nodes[k, 1])
+    lo[s, b], hi[s, b] = _narrowed(side, nodes[k, 1], lo[s, b], hi[s, b])
+    return nodes[k, 2 + side]
+
+
 @njit(cache=True, nogil=True)
 def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo_out, hi_out):
     """``out[i, t]``: leaf of row ``i`` in tree ``t``; ``lo_out/hi_out[s, i]``: its code ranges.
@@ -77,32 +85,20 @@ def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo
                 while n0 >= 0 or n1 >= 0 or n2 >= 0 or n3 >= 0:
                     if n0 >= 0:
                         k = base + n0
-                        f = nodes[k, 0] & _FEATURE_BITS
-                        side = _code_side(W[i0 + b, f], nodes[k, 0], nodes[k, 1])
-                        n0 = nodes[k, 2 + side]
-                        s = slot[f] if ranged else n_slots
-                        lo[s, b], hi[s, b] = _narrowed(side, nodes[k, 1], lo[s, b], hi[s, b])
+                        s = slot[nodes[k, 0] & _FEATURE_BITS] if ranged else n_slots
+                        n0 = _ranged_step(W, i0 + b, k, nodes, s, b, lo, hi)
                     if n1 >= 0:
                         k = base + n1
-                        f = nodes[k, 0] & _FEATURE_BITS
-                        side = _code_side(W[i0 + b1, f], nodes[k, 0], nodes[k, 1])
-                        n1 = nodes[k, 2 + side]
-                        s = slot[f] if ranged and b1 != b else n_slots
-                        lo[s, b1], hi[s, b1] = _narrowed(side, nodes[k, 1], lo[s, b1], hi[s, b1])
+                        s = slot[nodes[k, 0] & _FEATURE_BITS] if ranged and b1 != b else n_slots
+                        n1 = _ranged_step(W, i0 + b1, k, nodes, s, b1, lo, hi)
                     if n2 >= 0:
                         k = base + n2
-                        f = nodes[k, 0] & _FEATURE_BITS
-                        side = _code_side(W[i0 + b2, f], nodes[k, 0], nodes[k, 1])
-                        n2 = nodes[k, 2 + side]
-                        s = slot[f] if ranged and b2 != b else n_slots
-                        lo[s, b2], hi[s, b2] = _narrowed(side, nodes[k, 1], lo[s, b2], hi[s, b2])
+                        s = slot[nodes[k, 0] & _FEATURE_BITS] if ranged and b2 != b else n_slots
+                        n2 = _ranged_step(W, i0 + b2, k, nodes, s, b2, lo, hi)
                     if n3 >= 0:
                         k = base + n3
-                        f = nodes[k, 0] & _FEATURE_BITS
-                        side = _code_side(W[i0 + b3, f], nodes[k, 0], nodes[k, 1])
-                        n3 = nodes[k, 2 + side]
-                        s = slot[f] if ranged and b3 != b else n_slots
-                        lo[s, b3], hi[s, b3] = _narrowed(side, nodes[k, 1], lo[s, b3], hi[s, b3])
+                        s = slot[nodes[k, 0] & _FEATURE_BITS] if ranged and b3 != b else n_slots
+                        n3 = _ranged_step(W, i0 + b3, k, nodes, s, b3, lo, hi)
                 out[i0 + b, t] = ~n0
                 if b1 != b:
                     out[i0 + b1, t] = ~n1
