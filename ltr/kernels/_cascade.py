@@ -157,11 +157,13 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
 
 @njit(cache=True)
 def _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho, rho_c, kp,
-              own, t_read):
+              own, t_read, pos):
     """E-step of one template: expected tail reads of its rows, continuations into ``own``.
 
     ``rho``, ``rho_c`` and ``kp`` are scratch of the longest template's length
-    (``kp[j]``: 1 - the attractiveness of row ``j + 1``, gathered once).
+    (``kp[j]``: 1 - the attractiveness of row ``j + 1``, gathered once).  The
+    expected reads of template row ``i`` go to ``t_read[pos[i]]`` (document-major
+    order, see :func:`dcm_em`).
     """
     a = t_offsets[ti]
     n = t_offsets[ti + 1] - a
@@ -178,7 +180,7 @@ def _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha
         rho[j] = nxt
         rho_c[j] = (1.0 - lam[1, r]) + lam[1, r] * keep
     g = t_none[ti] / max(nxt, _TINY)
-    t_read[a] = 0.0  # the first row: the top (always read) or a last click
+    t_read[pos[a]] = 0.0  # the first row: the top (always read) or a last click
     cur = nxt  # rho[j]
     for j in range(n - 1):
         nxt = rho[j + 1]
@@ -195,13 +197,13 @@ def _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha
             own[1, r, 0] += m
             own[1, r, 1] += w * nxt
             g += w
-        t_read[a + j + 1] = g * nxt
+        t_read[pos[a + j + 1]] = g * nxt
         cur = nxt
 
 
 @njit(cache=True, parallel=True)
 def _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chunks, longest, acc,
-            t_read):
+            t_read, pos):
     """Accumulate expected tail reads per template row (``t_read``) and continuations (``acc``)."""
     for ch in prange(chunks.size - 1):
         rho = np.empty(longest)
@@ -210,16 +212,20 @@ def _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chun
         own = np.zeros((2, n_ranks, 2))  # this chunk's sums, written to acc once
         for ti in range(chunks[ch], chunks[ch + 1]):
             _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
-                      rho_c, kp, own, t_read)
+                      rho_c, kp, own, t_read, pos)
         acc[ch] = own
 
 
 @njit(cache=True)
-def _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads):
-    """Update ``alpha[d]`` (see :func:`_m_alpha`); returns how far it moved."""
+def _new_alpha(d, doc_ptr, t_read, clicks, known, prior, alpha, doc_reads):
+    """Update ``alpha[d]`` (see :func:`_m_alpha`); returns how far it moved.
+
+    The document's expected reads are ``t_read[doc_ptr[d]:doc_ptr[d + 1]]``
+    (document-major), added in row order.
+    """
     reads = known[d]
     for t in range(doc_ptr[d], doc_ptr[d + 1]):
-        reads += t_read[doc_rows[t]]
+        reads += t_read[t]
     doc_reads[d] = reads
     reads += prior[0]
     if reads <= 0.0:
@@ -231,7 +237,7 @@ def _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_re
 
 
 @njit(cache=True, parallel=True)
-def _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads, moved):
+def _m_alpha(doc_ptr, t_read, clicks, known, prior, alpha, doc_reads, moved):
     """Attractiveness = (clicks + prior[0] * prior[1]) / (expected reads + prior[0]) per document.
 
     ``prior``: pseudo-reads and their click rate (a Beta prior; 0 pseudo-reads
@@ -239,17 +245,17 @@ def _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads, 
     how far each attractiveness moved to ``moved``.  Returns the largest move.
     """
     for d in prange(alpha.size):
-        moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads)
+        moved[d] = _new_alpha(d, doc_ptr, t_read, clicks, known, prior, alpha, doc_reads)
     return moved.max() if alpha.size else 0.0
 
 
 @njit(cache=True)
 def _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
-             doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads, moved):
+             pos, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads, moved):
     """One EM update of ``lam`` and ``alpha`` in place; returns the largest change of each."""
     _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chunks, longest, acc,
-            t_read)
-    change = _m_alpha(doc_ptr, doc_rows, t_read, clicks, known, prior, alpha, doc_reads, moved)
+            t_read, pos)
+    change = _m_alpha(doc_ptr, t_read, clicks, known, prior, alpha, doc_reads, moved)
     lam_change = 0.0
     for c in range(2):
         for r in range(n_ranks):
@@ -266,15 +272,47 @@ def _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, pr
     return change, lam_change
 
 
+# a sweep recomputes its templates and documents on threads from this many templates on
+_PAR_MIN = 2048
+
+
+@njit(cache=True, parallel=True)
+def _templates_parallel(temps, n_temps, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam,
+                        alpha, longest, t_read, pos):
+    """:func:`_template` of ``temps[:n_temps]`` (continuations dropped), in 64 chunks on threads.
+
+    Each template writes only its own rows' reads, so the order does not matter.
+    """
+    n_ch = min(64, n_temps)
+    for ch in prange(n_ch):
+        rho = np.empty(longest)
+        rho_c = np.empty(longest)
+        kp = np.empty(longest)
+        own = np.zeros((2, n_ranks, 2))  # continuations: unused (lam is fixed)
+        for k in range(ch * n_temps // n_ch, (ch + 1) * n_temps // n_ch):
+            _template(temps[k], t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha,
+                      rho, rho_c, kp, own, t_read, pos)
+
+
+@njit(cache=True, parallel=True)
+def _alphas_parallel(docs, n_docs, doc_ptr, t_read, clicks, known, prior, alpha, doc_reads, moved):
+    """:func:`_new_alpha` of ``docs[:n_docs]`` into ``moved``, on threads."""
+    for k in prange(n_docs):
+        d = docs[k]
+        moved[d] = _new_alpha(d, doc_ptr, t_read, clicks, known, prior, alpha, doc_reads)
+
+
 @njit(cache=True)
 def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, prior, doc_ptr,
-             doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol, sweeps):
+             doc_rows, pos, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol, sweeps):
     """EM of the attractiveness alone, ``lam`` fixed, over the documents still moving.
 
     A template's expected reads depend on ``lam`` and its documents'
     attractiveness only, so with ``lam`` fixed a sweep recomputes the
     templates of the documents that moved by more than ``tol`` and updates
-    the documents they show; the others' reads are current.  Stops when none
+    the documents they show; the others' reads are current.  Every template
+    of a sweep reads the attractiveness as it was at the sweep's start, so a
+    large sweep runs on threads with the same results.  Stops when none
     moves by more than ``tol`` or after ``sweeps`` sweeps; returns the sweeps run.
     """
     n_t = t_offsets.size - 1
@@ -301,20 +339,28 @@ def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, pr
         for k in range(n_temps):
             ti = temps[k]
             in_t[ti] = False
-            _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho,
-                      rho_c, kp, own, t_read)
             for i in range(t_offsets[ti], t_offsets[ti + 1]):
                 d = t_doc[i]
                 if not in_d[d]:
                     in_d[d] = True
                     docs[n_docs] = d
                     n_docs += 1
+        if n_temps >= _PAR_MIN:
+            _templates_parallel(temps, n_temps, t_offsets, t_doc, t_last, t_none, t_rank0,
+                                n_ranks, lam, alpha, longest, t_read, pos)
+            _alphas_parallel(docs, n_docs, doc_ptr, t_read, clicks, known, prior, alpha,
+                             doc_reads, moved)
+        else:
+            for k in range(n_temps):
+                _template(temps[k], t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam,
+                          alpha, rho, rho_c, kp, own, t_read, pos)
+            for k in range(n_docs):
+                d = docs[k]
+                moved[d] = _new_alpha(d, doc_ptr, t_read, clicks, known, prior, alpha, doc_reads)
         n_moving = 0
         for k in range(n_docs):
             d = docs[k]
             in_d[d] = False
-            moved[d] = _new_alpha(d, doc_ptr, doc_rows, t_read, clicks, known, prior, alpha,
-                                  doc_reads)
             if moved[d] > tol:
                 docs[n_moving] = d
                 n_moving += 1
@@ -369,7 +415,10 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prio
         longest = max(longest, t_offsets[ti + 1] - t_offsets[ti])
         row_t[t_offsets[ti]:t_offsets[ti + 1]] = ti
     acc = np.zeros((chunks.size - 1, 2, n_ranks, 2))
-    t_read = np.zeros(t_doc.size)
+    t_read = np.zeros(t_doc.size)  # expected reads, document-major: row doc_rows[t] at t
+    pos = np.empty_like(doc_rows)  # where each template row's reads go
+    for t in range(doc_rows.size):
+        pos[doc_rows[t]] = t
     reads = np.zeros((2, n_ranks))
     moved = np.zeros(alpha.size)
     n_lam = 2 * n_ranks
@@ -384,7 +433,7 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prio
         x0[:n_lam] = flat
         x0[n_lam:] = alpha
         change, lam_change = _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks,
-                                      known, prior, doc_ptr, doc_rows, n_ranks, lam, alpha, chunks,
+                                      known, prior, doc_ptr, pos, n_ranks, lam, alpha, chunks,
                                       longest, acc, t_read, reads, doc_reads, moved)
         it += 1
         if max(change, lam_change) < tol:
@@ -394,21 +443,21 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prio
             # the continuations have settled: the documents still moving converge alone, and
             # SQUAREM extrapolates the continuations over two such rounds
             _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, prior,
-                     doc_ptr, doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol,
-                     _SWEEPS)
+                     doc_ptr, doc_rows, pos, n_ranks, lam, alpha, longest, t_read, doc_reads, moved,
+                     tol, _SWEEPS)
             if it + 1 > n_iter:
                 continue
             x1[:n_lam] = flat
             change, lam_change = _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed,
-                                          clicks, known, prior, doc_ptr, doc_rows, n_ranks, lam,
+                                          clicks, known, prior, doc_ptr, pos, n_ranks, lam,
                                           alpha, chunks, longest, acc, t_read, reads, doc_reads,
                                           moved)
             it += 1
             if max(change, lam_change) < tol:
                 return it, True, reads
             _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, prior,
-                     doc_ptr, doc_rows, n_ranks, lam, alpha, longest, t_read, doc_reads, moved, tol,
-                     _SWEEPS)
+                     doc_ptr, doc_rows, pos, n_ranks, lam, alpha, longest, t_read, doc_reads, moved,
+                     tol, _SWEEPS)
             x2[:n_lam] = flat
             _extrapolate(x0[:n_lam], x1[:n_lam], x2[:n_lam], x0[:n_lam])
             flat[:] = x0[:n_lam]
@@ -418,7 +467,7 @@ def dcm_em(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prio
         x1[:n_lam] = flat
         x1[n_lam:] = alpha
         _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, prior, doc_ptr,
-                 doc_rows, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads,
+                 pos, n_ranks, lam, alpha, chunks, longest, acc, t_read, reads, doc_reads,
                  moved)
         x2[:n_lam] = flat
         x2[n_lam:] = alpha
