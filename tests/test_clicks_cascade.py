@@ -364,6 +364,33 @@ def test_fit_does_not_depend_on_the_number_of_threads():
     np.testing.assert_array_equal(one.attractiveness, many.attractiveness)
 
 
+def test_threaded_sweeps_give_the_fit_of_one_thread():
+    # Enough sessions that the attractiveness-only sweeps recompute 2,048+ templates at once
+    # (they then run on threads: 15 such sweeps here, counted once with a print in _partial);
+    # a Plackett-Luce logger makes every session its own template.
+    import numba
+
+    from ltr.kernels import _cascade
+
+    n_lists = 3000
+    labels = np.random.default_rng(5).integers(0, 5, 10 * n_lists)
+    log = simulate_cascade(labels, group=[10] * n_lists, logging_scores=labels.astype(float),
+                           temperature=1.0, click_prob=[0.4, 0.6, 0.7, 0.8, 0.9], stop_prob=0.0,
+                           abandon=0.2, n_sessions=8, random_state=5)
+    assert log.offsets.size - 1 >= 2 * _cascade._PAR_MIN
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = estimate_propensity_cascade(log)
+    finally:
+        numba.set_num_threads(threads)
+    many = estimate_propensity_cascade(log)
+    assert one.converged and one.n_iter == many.n_iter
+    np.testing.assert_array_equal(one.propensity, many.propensity)
+    np.testing.assert_array_equal(one.attractiveness, many.attractiveness)
+    np.testing.assert_array_equal(one.doc_reads, many.doc_reads)
+
+
 # --------------------------------------------------------------------------- #
 # Acceleration: the same fixed point as plain EM                               #
 # --------------------------------------------------------------------------- #
