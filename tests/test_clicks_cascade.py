@@ -345,20 +345,25 @@ def test_config_simulates_cascade_clicks_with_abandonment():
         parse_config(raw)
 
 
-def test_fit_does_not_depend_on_the_number_of_threads():
+def _fits_on_one_and_all_threads(log):
+    """``estimate_propensity_cascade(log)`` with numba on one thread, then on all of them."""
     import numba
 
-    labels = np.random.default_rng(4).integers(0, 5, 600)
-    log = simulate_cascade(labels, group=[10] * 60, logging_scores=labels + 0.5 * np.arange(600) % 3,
-                           temperature=1.0, click_prob=[0.4, 0.6, 0.7, 0.8, 0.9], stop_prob=0.0,
-                           abandon=0.2, n_sessions=10, random_state=4)
     threads = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
         one = estimate_propensity_cascade(log)
     finally:
         numba.set_num_threads(threads)
-    many = estimate_propensity_cascade(log)
+    return one, estimate_propensity_cascade(log)
+
+
+def test_fit_does_not_depend_on_the_number_of_threads():
+    labels = np.random.default_rng(4).integers(0, 5, 600)
+    log = simulate_cascade(labels, group=[10] * 60, logging_scores=labels + 0.5 * np.arange(600) % 3,
+                           temperature=1.0, click_prob=[0.4, 0.6, 0.7, 0.8, 0.9], stop_prob=0.0,
+                           abandon=0.2, n_sessions=10, random_state=4)
+    one, many = _fits_on_one_and_all_threads(log)
     assert one.n_iter == many.n_iter
     np.testing.assert_array_equal(one.propensity, many.propensity)
     np.testing.assert_array_equal(one.attractiveness, many.attractiveness)
@@ -368,8 +373,6 @@ def test_threaded_sweeps_give_the_fit_of_one_thread():
     # Enough sessions that the attractiveness-only sweeps recompute 2,048+ templates at once
     # (they then run on threads: 15 such sweeps here, counted once with a print in _partial);
     # a Plackett-Luce logger makes every session its own template.
-    import numba
-
     from ltr.kernels import _cascade
 
     n_lists = 3000
@@ -378,13 +381,7 @@ def test_threaded_sweeps_give_the_fit_of_one_thread():
                            temperature=1.0, click_prob=[0.4, 0.6, 0.7, 0.8, 0.9], stop_prob=0.0,
                            abandon=0.2, n_sessions=8, random_state=5)
     assert log.offsets.size - 1 >= 2 * _cascade._PAR_MIN
-    threads = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = estimate_propensity_cascade(log)
-    finally:
-        numba.set_num_threads(threads)
-    many = estimate_propensity_cascade(log)
+    one, many = _fits_on_one_and_all_threads(log)
     assert one.converged and one.n_iter == many.n_iter
     np.testing.assert_array_equal(one.propensity, many.propensity)
     np.testing.assert_array_equal(one.attractiveness, many.attractiveness)

@@ -301,13 +301,14 @@ def _code_rows(row_lo, row_hi, X, features, ts, ts_start, strict, out):
             f = features[q]
             s0 = ts_start[f]
             n = ts_start[f + 1] - s0
-            i = b0
-            while i < b1:
-                lanes = min(4, b1 - i)  # the last rows: lanes past b1 repeat row i
+            for i in range(b0, b1, 4):
+                i1 = i + 1 if i + 1 < b1 else i  # lanes past the block repeat row i
+                i2 = i + 2 if i + 2 < b1 else i
+                i3 = i + 3 if i + 3 < b1 else i
                 v0, g0 = _coded_value(X, i, f, strict)
-                v1, g1 = _coded_value(X, i + 1 if lanes > 1 else i, f, strict)
-                v2, g2 = _coded_value(X, i + 2 if lanes > 2 else i, f, strict)
-                v3, g3 = _coded_value(X, i + 3 if lanes > 3 else i, f, strict)
+                v1, g1 = _coded_value(X, i1, f, strict)
+                v2, g2 = _coded_value(X, i2, f, strict)
+                v3, g3 = _coded_value(X, i3, f, strict)
                 c0 = c1 = c2 = c3 = 0
                 if n > 0:
                     a0 = a1 = a2 = a3 = s0
@@ -324,10 +325,6 @@ def _code_rows(row_lo, row_hi, X, features, ts, ts_start, strict, out):
                     c2 = a2 - s0 + _below(ts[a2], v2, strict)
                     c3 = a3 - s0 + _below(ts[a3], v3, strict)
                 out[i, f] = (c0 << 2) | g0
-                if lanes > 1:
-                    out[i + 1, f] = (c1 << 2) | g1
-                if lanes > 2:
-                    out[i + 2, f] = (c2 << 2) | g2
-                if lanes > 3:
-                    out[i + 3, f] = (c3 << 2) | g3
-                i += lanes
+                out[i1, f] = (c1 << 2) | g1
+                out[i2, f] = (c2 << 2) | g2
+                out[i3, f] = (c3 << 2) | g3
