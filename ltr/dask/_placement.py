@@ -11,6 +11,7 @@ turns a lost worker, scheduler or connection into
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import uuid
 import warnings
@@ -350,13 +351,16 @@ class DaskPlacement:
         trees = 0 if init_booster is None else adapter.num_rounds(init_booster)
         before = set(_workers(self.client))
         try:
+            self.client.run(W.pause_profiler, token)  # pop_state restarts it
             fit = getattr(self, _DISTRIBUTED[spec.engine][1])
             booster = fit(adapter, spec, shipped, data, params, stage_index, k, n_rounds,
                           init_booster, objective, token, first, trees)
             recorders = self.client.run(W.pop_state, token)
         except KeyboardInterrupt:
+            self._drop_state(token)
             raise
         except Exception as exc:
+            self._drop_state(token)
             if not _lost(exc, before, self.client):
                 raise
             raise DistributedTrainingError(
@@ -374,6 +378,15 @@ class DaskPlacement:
         self.stage_workers.append(trained)
         self._check_workers(stage_index, trained)
         return booster
+
+    def _drop_state(self, token: str) -> None:
+        """After a failed stage: the state it left on the workers goes, their profilers restart.
+
+        Best effort, on the workers still there: a lost scheduler leaves nothing to clean,
+        and the stage's own error is the one to raise.
+        """
+        with contextlib.suppress(Exception):
+            self.client.run(W.pop_state, token, on_error="ignore")
 
     def _check_workers(self, stage_index: int, trained: list[str]) -> None:
         missing = sorted(set(self.data_workers) - set(trained))

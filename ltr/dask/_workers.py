@@ -34,7 +34,7 @@ from ltr._compat import import_xgboost
 if TYPE_CHECKING:
     from ltr.engines import TrainSpec
 
-__all__ = ["PackedLabels", "lightgbm_callbacks", "lightgbm_objective",
+__all__ = ["PackedLabels", "lightgbm_callbacks", "lightgbm_objective", "pause_profiler",
            "pop_state", "xgboost_callbacks", "xgboost_objective"]
 
 #: token of one training stage -> its state in this worker process (round, recorder, margins).
@@ -57,13 +57,37 @@ def _round_of(token: str) -> int:
         ) from None
 
 
-def pop_state(token: str) -> Any:
-    """Remove and return this worker's recorder of stage *token* (``None`` if none).
+def pause_profiler(token: str, dask_worker: Any = None) -> bool:
+    """Stop this worker's statistical profiler for stage *token*; :func:`pop_state` restarts it.
 
-    Run on every worker with ``client.run`` after a stage (and after a failure).
+    Run on every worker with ``client.run`` (on its event loop) before a stage.  The
+    profiler (``distributed.worker.profile``: a stack sample every 10 ms by default) finds
+    only the engine's C++ call to sample while a stage trains, and its samples cost each
+    worker about 5 % of its CPU per round (``experiments/results/dask.md``).  Only a running
+    profiler is stopped, and only by one stage at a time; returns whether this call stopped it.
+    """
+    callbacks = getattr(dask_worker, "periodic_callbacks", None) or {}
+    profiler = callbacks.get("profile")
+    if profiler is None or not profiler.is_running():
+        return False
+    profiler.stop()
+    _state(token)["profiler"] = profiler
+    return True
+
+
+def pop_state(token: str, dask_worker: Any = None) -> Any:
+    """Remove this worker's state of stage *token*; return its recorder (``None`` if none).
+
+    Run on every worker with ``client.run`` after a stage (and after a failure): it
+    also restarts the profiler :func:`pause_profiler` stopped for the stage.
     """
     state = _STATE.pop(token, None)
-    return None if state is None else state.get("recorder")
+    if state is None:
+        return None
+    profiler = state.get("profiler")
+    if profiler is not None:
+        profiler.start()
+    return state.get("recorder")
 
 
 @dataclass(frozen=True)
