@@ -93,7 +93,7 @@ def test_ndcg_per_query_matches_a_naive_computation(n_rows):
     s = np.round(rng.normal(size=n), 1)
     n_ref = min(300, sizes.size)  # a naive reference over the first queries
     sub = int(offsets[n_ref])
-    for k in (1, 3, 10, 16, 17, 48, None):
+    for k in (1, 3, 5, 10, 16, 17, 20, 24, 48, None):
         got = ndcg(y, s, offsets=offsets, k=k, convention="lightgbm", reduce=None)
         want = _naive_ndcg(y[:sub], s[:sub], offsets[:n_ref + 1], k)
         np.testing.assert_allclose(got[:n_ref], want, rtol=0, atol=1e-12)
