@@ -10,6 +10,9 @@
   full set).
 * ``letor_any_dir``: parametrized over every available set (``[slice]`` or
   ``[slice, full]``), for cheap checks worth running on both.
+* ``dask_client``: a client of a fresh ``LocalCluster`` per test module: worker
+  processes of 1 thread each (2, or the module's ``DASK_WORKERS``), loopback, no
+  dashboard; skips without ``distributed``.
 
 ``LTR_NO_SHARED=1`` hides ``../shared`` to run the suite as a clean clone does.
 Nothing here skips: without ``../shared`` every test runs on the slice.
@@ -18,6 +21,7 @@ Nothing here skips: without ``../shared`` every test runs on the slice.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import NamedTuple
 
@@ -89,3 +93,19 @@ def rescoring_paths(monkeypatch):
     from ltr.inspection import _permutation
 
     monkeypatch.setattr(_permutation, "_SMALL_WORK", 0)
+
+
+@pytest.fixture(scope="module")
+def dask_client(request):
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = LocalCluster(n_workers=getattr(request.module, "DASK_WORKERS", 2),
+                               threads_per_worker=1, processes=True, host="127.0.0.1",
+                               dashboard_address=None)
+    client = Client(cluster)
+    yield client
+    client.close()
+    cluster.close()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,7 +11,6 @@ pytest.importorskip("xgboost")
 
 import dask
 import dask.dataframe as dd
-from distributed import Client, LocalCluster
 
 import ltr.dask as ldask
 from ltr.engines import RankingModel
@@ -25,17 +22,8 @@ from ltr.synthetic import make_ranking
 
 
 @pytest.fixture(scope="module")
-def client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-            dashboard_address=None,
-        )
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+def client(dask_client):
+    return dask_client
 
 
 def _frame(n_queries, *, n_features=5, mean_docs=20, max_docs=60, levels=None, seed=0):

@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
-import warnings
-
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 import pytest
-from distributed import Client, LocalCluster
 
 import ltr.dask as ldask
 from ltr.engines import train as local_train
 
 IDS = np.array([3, 7, 11, 15, 20, 42])
 EFFECT = np.array([0.0, 2.0, -1.0, 1.0, 0.5, -0.5])
+DASK_WORKERS = 1  # one worker: LightGBM bins as in one process, so the same trees
 
 
 @pytest.fixture(scope="module")
-def client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None)
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+def client(dask_client):
+    return dask_client
 
 
 def _frame(n_queries: int, seed: int) -> pd.DataFrame:

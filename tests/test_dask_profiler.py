@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -14,7 +13,6 @@ pytest.importorskip("xgboost")
 
 import cloudpickle
 import dask.dataframe as dd
-from distributed import Client, LocalCluster
 
 import ltr.dask as ldask
 from ltr.dask import _workers as dask_workers
@@ -22,15 +20,8 @@ from ltr.synthetic import make_ranking
 
 
 @pytest.fixture(scope="module")
-def client():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None)
-    c = Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+def client(dask_client):
+    return dask_client
 
 
 def _frame():
