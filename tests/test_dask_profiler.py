@@ -19,11 +19,6 @@ from ltr.dask import _workers as dask_workers
 from ltr.synthetic import make_ranking
 
 
-@pytest.fixture(scope="module")
-def client(dask_client):
-    return dask_client
-
-
 def _frame():
     d = make_ranking(40, n_features=4, mean_docs=15, max_docs=30, random_state=0)
     df = pd.DataFrame(d.X, columns=[f"f{j}" for j in range(4)])
@@ -86,20 +81,20 @@ def by_value():
 
 @pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
 def test_every_round_of_a_stage_runs_with_the_profiler_paused_and_it_restarts_after(
-        client, monkeypatch, by_value, engine):
-    assert all(client.run(_profiling).values())  # the default configuration samples
+        dask_client, monkeypatch, by_value, engine):
+    assert all(dask_client.run(_profiling).values())  # the default configuration samples
     _with_probe(monkeypatch, engine)
-    model = ldask.train(client, _frame(), label="y", qid="qid", engine=engine,
+    model = ldask.train(dask_client, _frame(), label="y", qid="qid", engine=engine,
                         schedule=[(3, 2), (5, 2)])
     assert model.num_trees() == 4  # both stages ran every round under the probe
-    assert all(client.run(_profiling).values())
-    assert not any(client.run(_stages_left).values())
+    assert all(dask_client.run(_profiling).values())
+    assert not any(dask_client.run(_stages_left).values())
 
 
 def test_a_stage_that_fails_restarts_the_profiler_and_leaves_no_state_on_the_workers(
-        client, monkeypatch, by_value):
+        dask_client, monkeypatch, by_value):
     _with_probe(monkeypatch, "lightgbm", fail_at=1)
     with pytest.raises(ValueError, match="a stage that fails on its own"):
-        ldask.train(client, _frame(), label="y", qid="qid", num_boost_round=3)
-    assert all(client.run(_profiling).values())
-    assert not any(client.run(_stages_left).values())
+        ldask.train(dask_client, _frame(), label="y", qid="qid", num_boost_round=3)
+    assert all(dask_client.run(_profiling).values())
+    assert not any(dask_client.run(_stages_left).values())

@@ -50,8 +50,8 @@ _BUFFER_MAX = 48
 _SMALL_MAX = 16
 _CAND_MAX = 48
 # Up to this many candidates are ranked by _rank_candidates (one loop per candidate), more by
-# _rank_many_candidates (two).  Selection CPU, two loops against one: 0.77x at 100 rows and k=10,
-# 0.75x at k=20, 1.07x at k=5 (about 7 candidates).
+# _rank_many_candidates (two): two loops cost less past about 12 candidates (k=10 and 20 on
+# 100 rows: typically 12-27) and more below (k=5: about 6).
 _FUSED_RANK_MAX = 12
 
 
@@ -155,7 +155,9 @@ def _rank_many_candidates(start, cand, cv, m, buf_idx):
     """:func:`_rank_candidates` with the candidates before and after ``j`` in two loops.
 
     Fewer scalar remainder steps than one loop over all: faster past
-    ``_FUSED_RANK_MAX`` candidates, slower below.
+    ``_FUSED_RANK_MAX`` candidates, slower below.  The count is that of
+    :func:`ltr.kernels._ranksort.rank_stable`, written out here: an inline helper
+    shared by both made ``rank_stable`` 11-16 % slower.
     """
     for j in range(cv.shape[0]):
         v = cv[j]
