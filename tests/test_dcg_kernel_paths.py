@@ -109,6 +109,33 @@ def test_ndcg_averaged_ties_match_scikit_learn_on_the_threshold_path():
         assert abs(got - ndcg_score(y, s, k=k)) < 1e-12
 
 
+@pytest.mark.parametrize("n_rows", [3_000, BIG])
+def test_ndcg_fallbacks_of_the_selection_and_the_label_histogram_match_references(n_rows):
+    # Queries whose scores tie so much that the threshold selection gives up (the insertion
+    # buffer then selects), and labels that are not integers (no histogram: the ideal list
+    # is selected too), on the serial and the threaded driver.
+    rng = np.random.default_rng(17)
+    width = 80
+    n_q = n_rows // width
+    s = np.round(rng.normal(size=(n_q, width)), 1)
+    s[::3] = 0.5  # every third query: one tie group
+    s[1::3, : width // 2] = -1.0  # and half of the rows of others
+    y_int = rng.choice(4, size=(n_q, width), p=[0.5, 0.3, 0.15, 0.05]).astype(np.float64)
+    y_float = np.round(rng.uniform(0, 3, size=(n_q, width)), 2)
+    offsets = np.arange(0, n_q * width + 1, width, dtype=np.int64)
+    n_ref = min(200, n_q)
+    sub = int(offsets[n_ref])
+    for k in (1, 5, 10, 20):
+        got = ndcg(y_int.ravel(), s.ravel(), offsets=offsets, k=k, convention="lightgbm",
+                   reduce=None)
+        want = _naive_ndcg(y_int.ravel()[:sub], s.ravel()[:sub], offsets[:n_ref + 1], k)
+        np.testing.assert_allclose(got[:n_ref], want, rtol=0, atol=1e-12)
+        got = ndcg(y_float.ravel(), s.ravel(), offsets=offsets, k=k, convention="sklearn",
+                   reduce=None)
+        want = [ndcg_score(y_float[q:q + 1], s[q:q + 1], k=k) for q in range(n_ref)]
+        np.testing.assert_allclose(got[:n_ref], want, rtol=0, atol=1e-12)
+
+
 def test_float32_scores_and_k_lists_give_the_same_values():
     rng = np.random.default_rng(3)
     qid = np.repeat(np.arange(BIG // 50), 50)

@@ -346,6 +346,27 @@ def ideal_order_key(labels, gains, gain_mode, ideal_keys, ideal_mode):
     return gains if gain_mode == GAIN_TABLE else labels
 
 
+@njit(cache=True, inline="always")
+def ideal_from_counts(counts, label_gain, discount, m):
+    """Ideal DCG of ``m`` rows from a label histogram: the highest labels first.
+
+    ``counts`` is the histogram of :func:`label_counts`; ``label_gain[l]`` is
+    the gain of label ``l`` (non-decreasing in the ideal order).
+    """
+    total = 0.0
+    pos = 0
+    lab = label_gain.shape[0] - 1
+    while pos < m and lab >= 0:
+        c = counts[lab]
+        g = label_gain[lab]
+        while c > 0 and pos < m:
+            total += g * discount[pos]
+            pos += 1
+            c -= 1
+        lab -= 1
+    return total
+
+
 @njit(cache=True)
 def label_counts(labels, start, end, counts, n_labels):
     """Count the labels of rows ``start:end`` into ``counts[:n_labels]``.

@@ -26,6 +26,7 @@ from ltr.kernels._dcg import (
     _block_buffers,
     _gain,
     _tie,
+    ideal_from_counts,
     ideal_order_key,
     label_counts,
     select_top_partial,
@@ -301,16 +302,7 @@ def _split_query(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_key
             total = counts[0]
             for t in range(1, n_t):
                 total += counts[t]
-            pos = 0
-            lab = n_labels - 1
-            while pos < m and lab >= 0:
-                c = total[lab]
-                g = label_gain[lab]
-                while c > 0 and pos < m:
-                    idcg += g * discount[pos]
-                    pos += 1
-                    c -= 1
-                lab -= 1
+            idcg = ideal_from_counts(total, label_gain, discount, m)
         else:
             for t in prange(n_t):  # slices whose labels were usable: their ideal order too
                 if usable[t]:
