@@ -155,7 +155,7 @@ def summarize(click, offsets, doc, n_docs, n_ranks):
             t_none[:k].copy(), t_rank0[:k].copy(), fixed, clicks, known)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, rho, rho_c, kp,
               own, t_read, pos):
     """E-step of one template: expected tail reads of its rows, continuations into ``own``.
@@ -216,7 +216,7 @@ def _e_step(t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha, chun
         acc[ch] = own
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _new_alpha(d, doc_ptr, t_read, clicks, known, prior, alpha, doc_reads):
     """Update ``alpha[d]`` (see :func:`_m_alpha`); returns how far it moved.
 
