@@ -167,7 +167,7 @@ def _multi_body(order, average, b, n_blocks, labels, scores, gains, gain_mode, t
                 continue
             # ORDER_RANKED ranks the ideal list whole too: no label histogram to compile
             if order != ORDER_RANKED and label_counts(labels, start, end, counts, n_labels):
-                # The label histogram's ideal order, walked once (as _query_idcg per cut-off).
+                # The label histogram's ideal order, walked once (as ideal_from_counts per cut-off).
                 total = 0.0
                 pos = 0
                 lab = n_labels - 1
