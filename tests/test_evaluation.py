@@ -36,7 +36,8 @@ def random_collection(seed, n_queries=30, max_docs=40, tie_levels=4, negative=Fa
     for q in range(n_queries):
         qid = f"q{q}"
         n_docs = int(rng.integers(1, max_docs))
-        pool = [f"d{j}" for j in rng.permutation(3 * max_docs)[: n_docs + 10]]
+        # ids of one width (ranx compiles its sort once per id width: 8 characters everywhere)
+        pool = [f"d{j:07d}" for j in rng.permutation(3 * max_docs)[: n_docs + 10]]
         judged = pool[: int(rng.integers(1, n_docs + 5))]
         low = -1 if negative else 0
         qrels[qid] = {d: int(rng.integers(low, 4)) for d in judged}

@@ -211,7 +211,8 @@ def test_sklearn_convention_weighted_mean_matches_sample_weight():
 def _trec_inputs(y, s, sizes, seed):
     rng = np.random.default_rng(seed)
     offs = np.r_[0, np.cumsum(sizes)]
-    docs = np.array([f"doc{v}" for v in rng.permutation(10 * len(y))[: len(y)]])
+    # ids of one width, as in test_evaluation (ranx compiles its sort once per id width)
+    docs = np.array([f"doc{v:05d}" for v in rng.permutation(10 * len(y))[: len(y)]])
     qids = [f"q{q:05d}" for q in range(len(sizes))]
     qrels = {qids[q]: {docs[i]: int(y[i]) for i in range(offs[q], offs[q + 1])} for q in range(len(sizes))}
     run = {qids[q]: {docs[i]: float(s[i]) for i in range(offs[q], offs[q + 1])} for q in range(len(sizes))}

@@ -268,7 +268,7 @@ def test_training_on_clicks_learns_bias_that_falls_like_the_examination(engine, 
     assert np.all(np.diff(t[:5]) < 0), t  # falls over the first five positions
     assert np.all(np.isfinite(obj.t_minus_)) and obj.t_minus_[0] == 1.0
     value = ndcg(test.y, pred, group=np.diff(test.offsets), k=10)
-    record_property(f"ndcg@10_true_labels_{engine}", value)
+    record_property(f"ndcg@10_true_labels_{engine}", float(value))
     assert 0.0 < value <= 1.0
 
 

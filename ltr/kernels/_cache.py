@@ -14,7 +14,7 @@ import importlib
 import os
 import pkgutil
 
-__all__ = ["kernels_cached"]
+__all__ = ["frozen", "kernels_cached"]
 
 
 def kernels_cached() -> bool | None:
@@ -52,3 +52,20 @@ def kernels_cached() -> bool | None:
         # say nothing rather than something wrong
         return None
     return False if seen else None
+
+
+def frozen(array):
+    """Return a read-only view of *array* (itself if already read-only; ``None`` stays ``None``).
+
+    Numba compiles a separate machine-code version of a kernel for a
+    read-only and for a writable array of the same dtype.  Inputs reach the
+    kernels both ways (pandas 3's copy-on-write columns and ``np.frombuffer``
+    give read-only arrays, most others writable), so a kernel's wrapper hands
+    its read-only inputs over as views made read-only here: one compilation
+    instead of up to four (each 2-7 s on a 2-core machine).  No data is copied.
+    """
+    if array is None or not array.flags.writeable:
+        return array
+    view = array.view()
+    view.flags.writeable = False
+    return view

@@ -22,6 +22,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ltr.kernels._cache import frozen
 from ltr.kernels._dcg import (
     _BUFFER_MAX,
     _CHUNK,
@@ -274,6 +275,8 @@ def dcg_idcg_multi(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_k
     can take.
     """
     k_max = 0 if ks[-1] <= 0 else int(ks[-1])
+    labels, scores, gains, tie_keys, ideal_keys = map(frozen, (labels, scores, gains, tie_keys,
+                                                             ideal_keys))
     kernel, threaded = multi_kernel(tie_mode, offsets, labels.shape[0])
     if threaded:
         kernel(labels, scores, gains, gain_mode, tie_keys, tie_mode, ideal_keys, ideal_mode,

@@ -17,6 +17,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ltr.kernels._cache import frozen
+
 _CHUNK = 64  # queries per work item of the parallel loops (as in ltr.kernels._rank)
 
 
@@ -72,7 +74,7 @@ def sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_out
     Returns a flag per query holding two equal keys (for :func:`first_duplicate`).
     """
     found = np.zeros(offsets.shape[0] - 1, dtype=np.bool_)
-    _sort_judgments(offsets, rows, key, rel, key_out, row_out, rel_out, ideal_out, found,
+    _sort_judgments(offsets, rows, key, frozen(rel), key_out, row_out, rel_out, ideal_out, found,
                     numba.get_num_threads())
     return found
 
@@ -137,7 +139,7 @@ def first_duplicate(offsets, rows, key, strings, found=None):
     if found is None:
         found = _duplicate_queries(offsets, rows, key, numba.get_num_threads())
     for q in np.flatnonzero(found):
-        row = _query_duplicate(offsets[q], offsets[q + 1], rows, key, *strings)
+        row = _query_duplicate(offsets[q], offsets[q + 1], rows, key, *map(frozen, strings))
         if row >= 0:
             return row
     return -1

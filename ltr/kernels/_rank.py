@@ -26,6 +26,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
+from ltr.kernels._cache import frozen
 from ltr.kernels._dcg import GAIN_LINEAR, TIES_STABLE, _select_top, _sort_rows
 from ltr.kernels._judgments import _same
 
@@ -281,8 +282,8 @@ def order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied,
     score equals a neighbour's.  Only the queries with ``select[q]`` are
     ordered.  Returns the number of tied rows.
     """
-    return _order_run(scores, rows, offsets, tie_keys, tie_mode, quicksort, order, tied, select,
-                      numba.get_num_threads())
+    return _order_run(frozen(scores), rows, offsets, frozen(tie_keys), tie_mode, quicksort, order,
+                      tied, select, numba.get_num_threads())
 
 
 @njit(cache=True, parallel=True)
@@ -380,7 +381,8 @@ def judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged
     queries with ``select[q]`` are computed.
     """
     _judged_metrics(order, run_offsets, run_rows, run_key, judged_offsets, judged_key,
-                    judged_row, judged_rel, ideal, *run_strings, *judged_strings, codes, ks,
+                    judged_row, judged_rel, ideal, *map(frozen, run_strings),
+                    *map(frozen, judged_strings), codes, ks,
                     gain_mode, level, err_scale, discount, out, relevant, select,
                     numba.get_num_threads())
 
@@ -441,8 +443,9 @@ def judged_metrics_fast(scores, run_offsets, run_rows, run_key, judged_offsets, 
     """
     if repeated is None:
         repeated = np.zeros(0, dtype=np.bool_)
-    return _judged_fast(scores, run_offsets, run_rows, run_key, judged_offsets, judged_key,
-                        judged_row, judged_rel, ideal, *run_strings, *judged_strings, codes,
+    return _judged_fast(frozen(scores), run_offsets, run_rows, run_key, judged_offsets, judged_key,
+                        judged_row, judged_rel, ideal, *map(frozen, run_strings),
+                        *map(frozen, judged_strings), codes,
                         ks, gain_mode, level, err_scale, discount, out, relevant, tied,
                         repeated, numba.get_num_threads())
 
