@@ -196,3 +196,28 @@ def test_a_repeated_run_document_is_named_by_its_second_row(unranked):
     with pytest.raises(ValueError, match=rf"run row {i}: duplicated \(qid, doc_id\) = "
                                          rf"\('{qid}', '{doc}'\)"):
         evaluate(qrels, run, ["map"])
+
+
+def test_read_only_and_writable_inputs_share_one_compiled_kernel():
+    """The kernels take read-only views of their inputs (``frozen``): a frame whose arrays are
+    read-only (pandas copy-on-write, ``np.frombuffer``) reuses the kernels a writable one
+    compiled, and both equal pytrec_eval."""
+    from ltr.kernels import _rank as R
+    from ltr.kernels._cache import frozen
+
+    qrels, run = collection(3)
+    expected = peer(qrels, run)
+    assert_equals_peer(evaluate(qrels, run, list(METRICS)).to_frame(), expected)
+    locked = run.copy()
+    scores = locked["score"].to_numpy(copy=True)
+    scores.flags.writeable = False
+    locked["score"] = pd.Series(scores, index=locked.index, copy=False)
+    assert_equals_peer(evaluate(qrels, locked, list(METRICS)).to_frame(), expected)
+    for kernel in (R._judged_fast, R._order_run):
+        assert kernel.signatures  # both ran: the fast path, and the sort for tied queries
+        for signature in kernel.signatures:
+            assert not signature[0].mutable, (kernel, signature)  # the scores: read-only
+    a = np.arange(3.0)
+    view = frozen(a)
+    assert not view.flags.writeable and a.flags.writeable and np.shares_memory(a, view)
+    assert frozen(view) is view and frozen(None) is None
