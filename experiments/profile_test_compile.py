@@ -65,7 +65,9 @@ def main(argv: list[str]) -> int:
 
     event.register("numba:compile", Timer())
     load0, t0 = load_average(), time.perf_counter()
-    rc = pytest.main(["-q", "-p", "no:cacheprovider", *argv], plugins=[Plugin()])
+    # -n 0: in this process, where the listener is (the default run spreads files over
+    # pytest-xdist workers, each compiling what its files need)
+    rc = pytest.main(["-q", "-p", "no:cacheprovider", "-n", "0", *argv], plugins=[Plugin()])
     wall = time.perf_counter() - t0
     header = (f"`python experiments/profile_test_compile.py{''.join(' ' + a for a in argv)}`; "
               f"{os.cpu_count()} cores, load average {load0:.1f} at the start, "
