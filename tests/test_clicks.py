@@ -258,7 +258,8 @@ def test_em_kernel_threaded_and_serial_agree_exactly():
     labels, logger = _study_set(2)
     log = simulate_pbm(labels[:1000], group=[10] * 100, logging_scores=logger[:1000],
                        temperature=1.0, n_sessions=20, random_state=2)
-    code, n_pairs = _dense_codes(log.row)
+    uniq, code = _dense_codes(log.row)
+    n_pairs = uniq.size
     cells = K.pbm_cells(code, log.position, log.click.astype(np.float64), n_pairs, 10)
     out = []
     for parallel in (False, True):
@@ -277,9 +278,11 @@ def test_dense_codes_equal_numpy_unique():
     for values in (rng.integers(-50, 50, 300), rng.integers(0, 10**12, 300),
                    rng.integers(0, 40, 300).astype(np.uint16), np.array(["b", "a", "b"])):
         uniq, inv = np.unique(values, return_inverse=True)
-        code, n = _dense_codes(values)
-        assert n == uniq.size
-        np.testing.assert_array_equal(code, inv.ravel())
+        for dtype in (np.int64, np.int32):
+            ids, code = _dense_codes(values, dtype)
+            assert ids.dtype == values.dtype and code.dtype == dtype
+            np.testing.assert_array_equal(ids, uniq)
+            np.testing.assert_array_equal(code, inv.ravel())
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -370,8 +370,9 @@ def test_fit_does_not_depend_on_the_number_of_threads():
 
 
 def test_threaded_sweeps_give_the_fit_of_one_thread():
-    # Enough sessions that the attractiveness-only sweeps recompute 2,048+ templates at once
-    # (they then run on threads: 15 such sweeps here, counted once with a print in _partial);
+    # Enough sessions that attractiveness-only sweeps reach 2,048+ template rows of their
+    # documents (they then list, recompute and update on threads: 15 such sweeps per fit here,
+    # counted once with a print in _partial);
     # a Plackett-Luce logger makes every session its own template.
     from ltr.kernels import _cascade
 

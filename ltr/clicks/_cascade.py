@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ltr._validation import check_int, check_real
-from ltr.clicks._propensity import _log_arrays
+from ltr.clicks._propensity import _dense_codes, _log_arrays
 from ltr.clicks._simulate import ClickLog
 from ltr.kernels import _cascade as K
 
@@ -101,18 +101,6 @@ class CascadeEstimate:
     n_sessions: int
     n_iter: int
     converged: bool
-
-
-def _doc_codes(doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(ids, code)``: dense codes ``0..n_docs - 1`` per row and the id of each code."""
-    if doc.dtype.kind in "iu" and doc.size and doc.min() >= 0 and doc.max() < 2 * doc.size:
-        used = np.zeros(int(doc.max()) + 1, dtype=bool)  # dense non-negative ids: no sort
-        used[doc] = True
-        ids = np.flatnonzero(used)
-        code = np.cumsum(used) - 1
-        return ids.astype(doc.dtype), code[doc].astype(np.int64)
-    ids, code = np.unique(doc, return_inverse=True)
-    return ids, code.ravel().astype(np.int64)
 
 
 def estimate_propensity_cascade(
@@ -204,17 +192,18 @@ def estimate_propensity_cascade(
     pseudo = check_real(smoothing, "smoothing", minimum=0.0)
     iters = check_int(n_iter, "n_iter", minimum=1)
     eps = check_real(tol, "tol", minimum=0.0)
-    # displayed order within each list (a ClickLog already is)
-    start = np.repeat(offs[:-1], np.diff(offs))
-    slot = start + pos - 1
-    ordered = bool(np.array_equal(slot, np.arange(slot.size)))
-    order = np.arange(slot.size) if ordered else np.empty_like(slot)
-    if not ordered:
-        order[slot] = np.arange(slot.size)
-    c = np.ascontiguousarray(click[order], dtype=np.int8)
-    ids, code = _doc_codes(pair)
     # 32-bit document codes (and template row numbers) where they fit: less memory traffic
-    code = np.ascontiguousarray(code[order], dtype=np.int32 if c.size < 2**31 else np.int64)
+    ids, code = _dense_codes(pair, np.int32 if click.size < 2**31 else np.int64)
+    c = np.ascontiguousarray(click, dtype=np.int8)  # a ClickLog's own array: no copy
+    slot = None  # where each row goes in displayed order; None: it is there (a ClickLog's are)
+    if not isinstance(data, ClickLog):
+        slot = np.repeat(offs[:-1], np.diff(offs)) + pos - 1
+        if np.array_equal(slot, np.arange(slot.size)):
+            slot = None
+    if slot is not None:
+        shown_c, shown_code = np.empty_like(c), np.empty_like(code)
+        shown_c[slot], shown_code[slot] = c, code
+        c, code = shown_c, shown_code
     n_docs = ids.size
     t_offs, t_doc, t_last, t_none, t_rank0, fixed, n_clicks, known = K.summarize(
         c, offs, code, n_docs, ranks)
@@ -234,7 +223,7 @@ def estimate_propensity_cascade(
     prop = np.empty(c.size)
     loglik = np.empty(offs.size - 1)
     K.dcm_propensity(c, offs, code, ranks, lam, alpha, prop, loglik)
-    out = prop if ordered else prop[slot]
+    out = prop if slot is None else prop[slot]
     fitted = np.where(reads > 0, lam, np.nan)
     return CascadeEstimate(out, fitted[1], fitted[0], reads[1], reads[0], ids, alpha,
                            doc_reads, float(loglik.sum()), offs.size - 1, int(done),

@@ -26,7 +26,11 @@ __all__ = ["estimate_propensity_em", "estimate_propensity_swap"]
 def _log_arrays(
     data: Any, position: Any, qid: Any, offsets: Any, extra: Any, extra_name: str,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(click, position, offsets, extra)`` from a ClickLog or checked arrays."""
+    """``(click, position, offsets, extra)`` from a ClickLog or checked arrays.
+
+    The clicks are 0/1: the log's own int8 array from a ClickLog (no copy),
+    float64 from arrays.
+    """
     if isinstance(data, ClickLog):
         if position is not None or qid is not None or offsets is not None or extra is not None:
             raise ValueError(
@@ -34,7 +38,7 @@ def _log_arrays(
                 "arrays; not both"
             )
         chosen = data.row if extra_name == "doc" else data.swap
-        return data.click.astype(np.float64), data.position, data.offsets, chosen
+        return data.click, data.position, data.offsets, chosen
     click = check_1d_float(data, "click")
     if qid is None and offsets is None:
         raise TypeError(
@@ -56,22 +60,24 @@ def _log_arrays(
     return click, pos, offs, arr
 
 
-def _dense_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
-    """``(code, n)``: ``values`` coded ``0..n-1`` in sorted order (``np.unique``'s inverse).
+def _dense_codes(values: np.ndarray, dtype: Any = np.int64) -> tuple[np.ndarray, np.ndarray]:
+    """``(uniq, code)``: ``np.unique(values, return_inverse=True)``, the codes of ``dtype``.
 
     Integer ids spanning a range not much wider than their count are coded by
-    a presence table (linear time); other ids go through ``np.unique``.
+    a presence table (linear time, one gather); other ids go through
+    ``np.unique``.
     """
     if values.size and values.dtype.kind in "iu":
         lo, hi = int(values.min()), int(values.max())
         if hi - lo <= 4 * values.size + 1024:
-            shifted = (values - lo).astype(np.int64, copy=False)
-            present = np.zeros(hi - lo + 1, np.int64)
-            present[shifted] = 1
-            rank = np.cumsum(present) - 1
-            return rank[shifted], int(rank[-1]) + 1
+            shifted = values if lo == 0 else values - lo
+            present = np.zeros(hi - lo + 1, dtype=bool)
+            present[shifted] = True
+            table = np.cumsum(present, dtype=dtype) - 1
+            uniq = (np.flatnonzero(present) + lo).astype(values.dtype)
+            return uniq, table[shifted]
     uniq, inverse = np.unique(values, return_inverse=True)
-    return inverse.ravel().astype(np.int64, copy=False), int(uniq.size)
+    return uniq, inverse.ravel().astype(dtype, copy=False)
 
 
 def _max_position(max_position: Any, pos: np.ndarray) -> int:
@@ -141,15 +147,18 @@ def estimate_propensity_em(
     [1.0, 0.51, 0.33, 0.25, 0.2]
     """
     click, pos, _, pair = _log_arrays(data, position, qid, offsets, doc, "doc")
+    click = click.astype(np.float64, copy=False)
     top = _max_position(max_position, pos)
     iters = check_int(n_iter, "n_iter", minimum=1)
     eps = check_real(tol, "tol", minimum=0.0)
     keep = pos <= top
     if keep.all():
-        code, n_pairs = _dense_codes(pair)
+        uniq, code = _dense_codes(pair)
     else:
+        uniq, kept = _dense_codes(pair[keep])
         code = np.zeros(pair.size, np.int64)
-        code[keep], n_pairs = _dense_codes(pair[keep])
+        code[keep] = kept
+    n_pairs = uniq.size
     pair_ptr, cell_pos, cell_n, cell_c = K.pbm_cells(code, pos, click, n_pairs, top)
     cell_pair = np.repeat(np.arange(n_pairs), np.diff(pair_ptr))
     imp = np.bincount(cell_pos, weights=cell_n, minlength=top).astype(np.int64)

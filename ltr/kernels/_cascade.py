@@ -272,17 +272,31 @@ def _em_step(t_offsets, t_doc, t_last, t_none, t_rank0, fixed, clicks, known, pr
     return change, lam_change
 
 
-# a sweep recomputes its templates and documents on threads from this many templates on
+# a sweep lists, recomputes and updates on threads from this many template rows of its documents on
 _PAR_MIN = 2048
 
 
 @njit(cache=True, parallel=True)
-def _templates_parallel(temps, n_temps, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam,
-                        alpha, longest, t_read, pos):
-    """:func:`_template` of ``temps[:n_temps]`` (continuations dropped), in 64 chunks on threads.
+def _mark_templates(active, doc_ptr, doc_rows, row_t, in_t):
+    """Flag in ``in_t`` the templates showing a document of ``active``, on threads.
 
-    Each template writes only its own rows' reads, so the order does not matter.
+    Threads may flag the same template at once: they write the same value.
     """
+    for k in prange(active.size):
+        d = active[k]
+        for t in range(doc_ptr[d], doc_ptr[d + 1]):
+            in_t[row_t[doc_rows[t]]] = True
+
+
+@njit(cache=True, parallel=True)
+def _templates_parallel(temps, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha,
+                        longest, t_read, pos, in_d):
+    """:func:`_template` of ``temps`` (continuations dropped) in 64 chunks on threads.
+
+    Flags in ``in_d`` the documents the templates show.  Each template writes
+    only its own rows' reads, so the order does not matter.
+    """
+    n_temps = temps.size
     n_ch = min(64, n_temps)
     for ch in prange(n_ch):
         rho = np.empty(longest)
@@ -290,16 +304,27 @@ def _templates_parallel(temps, n_temps, t_offsets, t_doc, t_last, t_none, t_rank
         kp = np.empty(longest)
         own = np.zeros((2, n_ranks, 2))  # continuations: unused (lam is fixed)
         for k in range(ch * n_temps // n_ch, (ch + 1) * n_temps // n_ch):
-            _template(temps[k], t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha,
+            ti = temps[k]
+            _template(ti, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam, alpha,
                       rho, rho_c, kp, own, t_read, pos)
+            for i in range(t_offsets[ti], t_offsets[ti + 1]):
+                in_d[t_doc[i]] = True
 
 
 @njit(cache=True, parallel=True)
-def _alphas_parallel(docs, n_docs, doc_ptr, t_read, clicks, known, prior, alpha, doc_reads, moved):
-    """:func:`_new_alpha` of ``docs[:n_docs]`` into ``moved``, on threads."""
-    for k in prange(n_docs):
+def _alphas_parallel(docs, doc_ptr, t_read, clicks, known, prior, alpha, doc_reads, moved):
+    """:func:`_new_alpha` of ``docs`` into ``moved``, on threads."""
+    for k in prange(docs.size):
         d = docs[k]
         moved[d] = _new_alpha(d, doc_ptr, t_read, clicks, known, prior, alpha, doc_reads)
+
+
+@njit(cache=True)
+def _flagged(flags):
+    """Return the indices of ``flags`` set, in order, and clear them."""
+    out = np.flatnonzero(flags)
+    flags[:] = False
+    return out
 
 
 @njit(cache=True)
@@ -311,8 +336,10 @@ def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, pr
     attractiveness only, so with ``lam`` fixed a sweep recomputes the
     templates of the documents that moved by more than ``tol`` and updates
     the documents they show; the others' reads are current.  Every template
-    of a sweep reads the attractiveness as it was at the sweep's start, so a
-    large sweep runs on threads with the same results.  Stops when none
+    of a sweep reads the attractiveness as it was at the sweep's start, and a
+    document's update reads only its own rows, so neither order matters: a
+    sweep whose documents show ``_PAR_MIN`` template rows or more lists,
+    recomputes and updates on threads with the same results.  Stops when none
     moves by more than ``tol`` or after ``sweeps`` sweeps; returns the sweeps run.
     """
     n_t = t_offsets.size - 1
@@ -327,40 +354,50 @@ def _partial(t_offsets, t_doc, t_last, t_none, t_rank0, row_t, clicks, known, pr
     own = np.zeros((2, n_ranks, 2))  # continuations: unused (lam is fixed)
     done = 0
     while active.size and done < sweeps:
-        n_temps = 0
+        shown = 0  # template rows of the moving documents: at least their templates
         for d in active:
-            for t in range(doc_ptr[d], doc_ptr[d + 1]):
-                ti = row_t[doc_rows[t]]
-                if not in_t[ti]:
-                    in_t[ti] = True
-                    temps[n_temps] = ti
-                    n_temps += 1
-        n_docs = 0
-        for k in range(n_temps):
-            ti = temps[k]
-            in_t[ti] = False
-            for i in range(t_offsets[ti], t_offsets[ti + 1]):
-                d = t_doc[i]
-                if not in_d[d]:
-                    in_d[d] = True
-                    docs[n_docs] = d
-                    n_docs += 1
-        if n_temps >= _PAR_MIN:
-            _templates_parallel(temps, n_temps, t_offsets, t_doc, t_last, t_none, t_rank0,
-                                n_ranks, lam, alpha, longest, t_read, pos)
-            _alphas_parallel(docs, n_docs, doc_ptr, t_read, clicks, known, prior, alpha,
-                             doc_reads, moved)
+            shown += doc_ptr[d + 1] - doc_ptr[d]
+        if shown >= _PAR_MIN:
+            # flags set on threads, listed by one scan (in index order: results do not depend
+            # on the order)
+            _mark_templates(active, doc_ptr, doc_rows, row_t, in_t)
+            big = _flagged(in_t)
+            _templates_parallel(big, t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam,
+                                alpha, longest, t_read, pos, in_d)
+            listed = _flagged(in_d)
+            _alphas_parallel(listed, doc_ptr, t_read, clicks, known, prior, alpha, doc_reads,
+                             moved)
+            n_docs = listed.size
+            docs[:n_docs] = listed
         else:
+            n_temps = 0
+            for d in active:
+                for t in range(doc_ptr[d], doc_ptr[d + 1]):
+                    ti = row_t[doc_rows[t]]
+                    if not in_t[ti]:
+                        in_t[ti] = True
+                        temps[n_temps] = ti
+                        n_temps += 1
+            n_docs = 0
+            for k in range(n_temps):
+                ti = temps[k]
+                in_t[ti] = False
+                for i in range(t_offsets[ti], t_offsets[ti + 1]):
+                    d = t_doc[i]
+                    if not in_d[d]:
+                        in_d[d] = True
+                        docs[n_docs] = d
+                        n_docs += 1
             for k in range(n_temps):
                 _template(temps[k], t_offsets, t_doc, t_last, t_none, t_rank0, n_ranks, lam,
                           alpha, rho, rho_c, kp, own, t_read, pos)
             for k in range(n_docs):
                 d = docs[k]
+                in_d[d] = False
                 moved[d] = _new_alpha(d, doc_ptr, t_read, clicks, known, prior, alpha, doc_reads)
         n_moving = 0
         for k in range(n_docs):
             d = docs[k]
-            in_d[d] = False
             if moved[d] > tol:
                 docs[n_moving] = d
                 n_moving += 1
