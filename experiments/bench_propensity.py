@@ -139,8 +139,9 @@ def main(argv: list[str] | None = None) -> None:
         "2.3 M here); the cascade EM on distinct displayed orders, each kept from its first row",
         "that may hide a latent read (its first last click), and once the continuations settle",
         "the documents still moving converge alone in sweeps over their own templates (not",
-        "counted as iterations; sweeps of 2,048 templates or more run on threads). Expected",
-        "reads are kept in document order, so each document's M-step reads one contiguous run.",
+        "counted as iterations; a sweep whose documents show 2,048 template rows or more lists,",
+        "recomputes and updates on threads). Expected reads are kept in document order, so each",
+        "document's M-step reads one contiguous run.",
         "On a shared machine the seconds vary with the load average above; the iteration counts",
         "and the ratios are the comparable figures.",
     ]
