@@ -37,6 +37,9 @@ def test_radix_order_matches_a_stable_descending_sort(kind):
     assert np.array_equal(keys, s[expected] + 0.0)
 
 
+# slow: the query-split driver compiles for about 30 s, the costliest kernel of the default run
+# (issue 25: default run <= 4 min); CI runs it (-m slow)
+@pytest.mark.slow
 @pytest.mark.parametrize("tie_mode", [K.TIES_STABLE, K.TIES_AVERAGE])
 @pytest.mark.parametrize("kind", ["tied", "signed_zeros", "few_digits"])
 def test_split_whole_list_matches_the_one_thread_path_bit_for_bit(tie_mode, kind):
