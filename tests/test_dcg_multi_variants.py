@@ -24,6 +24,7 @@ import pytest
 
 from ltr.kernels import _dcg as K
 from ltr.kernels import _dcg_multi as M
+from ltr.kernels._cache import frozen
 from ltr.kernels._ranksort import RUN
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,6 +49,8 @@ def _run(kernel, labels, scores, offsets, tie_mode, label_gain):
     discount = 1.0 / np.log2(np.arange(2, RUN + 2))
     empty = np.empty(0)
     bufs = K._block_buffers_np(offsets, 0, label_gain.size)
+    # read-only inputs, as the wrapper (dcg_idcg_multi) passes them: one compiled version
+    labels, scores, empty = frozen(labels), frozen(scores), frozen(empty)
     kernel(0, 1, labels, scores, empty, K.GAIN_LINEAR, empty, tie_mode, empty, 0, label_gain,
            discount, offsets, KS, 0, *out, True, True, *bufs)
     return out

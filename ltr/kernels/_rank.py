@@ -225,6 +225,7 @@ def rows_metrics(labels, scores, tie_keys, tie_mode, offsets, codes, ks, level, 
     ``TIES_AVERAGE``; ``relevant[q]`` receives the query's number of rows with
     label >= ``level``.  ``discount`` needs one entry per row of the longest query.
     """
+    labels, scores, tie_keys = frozen(labels), frozen(scores), frozen(tie_keys)
     if labels.shape[0] >= PARALLEL_MIN_ROWS:
         _rows_parallel(labels, scores, tie_keys, tie_mode, offsets, codes, ks, level, err_scale,
                        discount, out, relevant, numba.get_num_threads())
