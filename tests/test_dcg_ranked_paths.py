@@ -124,6 +124,11 @@ def test_a_list_of_k_with_non_integer_labels_equals_one_call_per_k():
                                             reduce=None))
 
 
+# The tests of the query-split driver are slow: it compiles for about 30 s, the costliest
+# kernel of the default run (issue 25: default run <= 4 min); CI runs them (-m slow).
+SPLIT_DRIVER = pytest.mark.slow
+
+
 def _driver_args(y, s, ids, tie_mode, offsets, k):
     n_q = offsets.size - 1
     # a discount for every rank of the longest query (the kernels do not check its length)
@@ -133,9 +138,7 @@ def _driver_args(y, s, ids, tie_mode, offsets, k):
             np.zeros(n_q), np.zeros(n_q), True, True)
 
 
-# slow: the query-split driver compiles for about 30 s, the costliest kernel of the default run
-# (issue 25: default run <= 4 min); CI runs it (-m slow)
-@pytest.mark.slow
+@SPLIT_DRIVER
 @pytest.mark.parametrize("tie_mode", range(5))
 @pytest.mark.parametrize("k", [0, 1, 10, 16, 17, 48, 49, 500])
 def test_split_queries_match_the_one_thread_path_bit_for_bit(tie_mode, k):
@@ -151,9 +154,7 @@ def test_split_queries_match_the_one_thread_path_bit_for_bit(tie_mode, k):
     assert np.array_equal(one[12], split[12]) and np.array_equal(one[13], split[13])
 
 
-# slow: the query-split driver compiles for about 30 s, the costliest kernel of the default run
-# (issue 25: default run <= 4 min); CI runs it (-m slow)
-@pytest.mark.slow
+@SPLIT_DRIVER
 def test_split_queries_without_a_label_histogram_match_the_one_thread_path():
     rng = np.random.default_rng(9)
     y, s, ids, _ = _tied_data(rng, [3_000], decimals=2)
@@ -167,9 +168,7 @@ def test_split_queries_without_a_label_histogram_match_the_one_thread_path():
         assert np.array_equal(one[12], split[12]) and np.array_equal(one[13], split[13])
 
 
-# slow: the query-split driver compiles for about 30 s, the costliest kernel of the default run
-# (issue 25: default run <= 4 min); CI runs it (-m slow)
-@pytest.mark.slow
+@SPLIT_DRIVER
 def test_ndcg_splits_a_single_long_query_and_matches_a_python_sort(monkeypatch):
     monkeypatch.setattr(S, "SPLIT_MIN_ROWS", 500)
     monkeypatch.setattr(S.numba, "get_num_threads", lambda: 2)
@@ -188,9 +187,7 @@ def test_ndcg_splits_a_single_long_query_and_matches_a_python_sort(monkeypatch):
     assert len(calls) == 3 * len(TIES)
 
 
-# slow: the query-split driver compiles for about 30 s, the costliest kernel of the default run
-# (issue 25: default run <= 4 min); CI runs it (-m slow)
-@pytest.mark.slow
+@SPLIT_DRIVER
 @pytest.mark.parametrize("tie_mode", range(5))
 @pytest.mark.parametrize("k", [0, 1, 17, 49, 777])
 def test_two_slice_parallel_merge_matches_the_one_thread_path_bit_for_bit(tie_mode, k):
