@@ -372,3 +372,49 @@ def test_rescoring_values_on_and_beside_thresholds_is_bitwise(engine, split_rows
                             num_boost_round=15)
         Z = _at_thresholds(X, parse_lightgbm_trees(booster), [0, 1, 3, 5])
         _check_bitwise(Z, booster.predict, booster, rounds=2)
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_escape_walks_marked_free_are_those_with_no_split_on_the_column_below(engine):
+    """``_column_paths``'s ``free``: the column is on the leaf's path once, and the subtree a
+    walk leaving it enters (the other child) has no split on the column, by a recursive search.
+
+    The rescoring kernel walks such a subtree once per row and reuses the leaf for the row's
+    other permuted values; the bitwise tests above check the scores it then gives.
+    """
+    from ltr.inspection._tree_changes import _coded
+    from ltr.kernels._tree_rescore import _column_paths
+
+    X, _, trees = _booster_and_trees(engine, 12)
+    nodes = _coded(X, trees)[1]
+
+    def splits_on(t: int, node: int, j: int) -> bool:  # node < 0: a leaf
+        if node < 0:
+            return False
+        k = trees.start[t] + node
+        return bool(trees.feature[k] == j or splits_on(t, int(trees.left[k]), j)
+                    or splits_on(t, int(trees.right[k]), j))
+
+    seen = set()
+    for j in (0, 3, 5):
+        tree_ids = trees.trees_of[j]
+        shape = (tree_ids.size, trees.paths.shape[1])
+        first, escape = np.empty(shape, dtype=np.int32), np.empty(shape, dtype=np.int32)
+        pack, free = np.empty(shape, dtype=np.int64), np.empty(shape, dtype=np.uint8)
+        _column_paths(j, tree_ids, trees.paths, trees.start, nodes, first, escape, pack, free)
+        for a, t in enumerate(tree_ids):
+            n_leaves = int(trees.leaf_start[t + 1] - trees.leaf_start[t])
+            for leaf in range(n_leaves):
+                path = [int(p) for p in trees.paths[t, leaf] if p >= 0]
+                on_j = [d for d, p in enumerate(path) if trees.feature[trees.start[t] + p] == j]
+                expect = False
+                if len(on_j) == 1:
+                    d = on_j[0]
+                    k = trees.start[t] + path[d]
+                    nxt = path[d + 1] if d + 1 < len(path) else ~leaf
+                    other = int(trees.right[k] if trees.left[k] == nxt else trees.left[k])
+                    assert escape[a, leaf] == other
+                    expect = not splits_on(int(t), other, j)
+                assert bool(free[a, leaf]) == expect, (j, t, leaf)
+                seen.add(expect)
+    assert seen == {True, False}
