@@ -425,8 +425,7 @@ class _ExactRescorer:
         shape = (tree_ids.size, tr.paths.shape[1])
         first, escape = np.empty(shape, dtype=np.int32), np.empty(shape, dtype=np.int32)
         pack = np.empty(shape, dtype=np.int64)
-        free = np.empty(shape, dtype=np.uint8)
-        _column_paths(j, tree_ids, tr.paths, tr.start, self.nodes, first, escape, pack, free)
+        _column_paths(j, tree_ids, tr.paths, tr.start, self.nodes, first, escape, pack)
         jmask = int(self.jmask[j])
         wcol = np.ascontiguousarray(self.W[:, j])
         leaf_start = tr.leaf_start[: self.n_trees + 1]
@@ -437,8 +436,8 @@ class _ExactRescorer:
         def rescore_rows(perms: np.ndarray, scores: np.ndarray, lo: int, hi: int) -> np.ndarray:
             counts = np.zeros(perms.shape[0], dtype=np.int64)
             _rescore_column(lo, hi, W, perms, j, wcol, jmask, lo_j, hi_j, tree_ids, first, escape,
-                            pack, free, tr.start, nodes, leaves, leaf_start, tr.leaf_value, init,
-                            scores, counts)
+                            pack, tr.start, nodes, leaves, leaf_start, tr.leaf_value, init, scores,
+                            counts)
             return counts
 
         def rescore(perms: np.ndarray, split_rows: bool = True) -> tuple[np.ndarray, np.ndarray]:

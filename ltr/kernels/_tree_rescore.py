@@ -113,7 +113,7 @@ def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo
 
 
 @njit(cache=True, nogil=True)
-def _column_paths(j, tree_ids, paths, start, nodes, first, escape, pack, free):
+def _column_paths(j, tree_ids, paths, start, nodes, first, escape, pack):
     """Per tree ``a`` of ``tree_ids`` and leaf: how the path to the leaf depends on column ``j``.
 
     ``paths[t, leaf]`` are the root->leaf nodes of tree ``t`` (-1 padded), node
@@ -123,27 +123,12 @@ def _column_paths(j, tree_ids, paths, start, nodes, first, escape, pack, free):
     keep the path (``lo = -1``: ``j`` is not on it; one load tells both);
     ``escape[a, leaf]``: where a code outside them continues -- when ``j`` is
     on the path once, the other child of its node (``~leaf`` for a leaf),
-    else ``first``; ``free[a, leaf]``: 1 when no node on ``j`` lies at or below
-    ``escape`` (the leaf a walk from it reaches does not depend on the code).
+    else ``first``.
     """
     big = (1 << 31) - 1  # above every code (codes are int16 or int32)
     depth = paths.shape[2]
-    n_max = 0
-    for a in range(tree_ids.shape[0]):
-        n_max = max(n_max, start[tree_ids[a] + 1] - start[tree_ids[a]])
-    below = np.empty(n_max + 1, dtype=np.uint8)  # below[p]: a node on j at or below node p
     for a in range(tree_ids.shape[0]):
         t = tree_ids[a]
-        for p in range(start[t + 1] - start[t] + 1):
-            below[p] = 0
-        for leaf in range(paths.shape[1]):  # a node is above a node on j iff some path says so
-            seen = 0
-            for d in range(depth - 1, -1, -1):
-                p = paths[t, leaf, d]
-                if p < 0:
-                    continue
-                seen |= (nodes[start[t] + p, 0] & _FEATURE_BITS) == j
-                below[p] |= seen
         for leaf in range(paths.shape[1]):
             node0 = -1
             other0 = -1
@@ -169,14 +154,13 @@ def _column_paths(j, tree_ids, paths, start, nodes, first, escape, pack, free):
                 n_on += 1
             first[a, leaf] = node0
             escape[a, leaf] = other0 if n_on == 1 else node0
-            free[a, leaf] = n_on == 1 and (other0 < 0 or below[other0] == 0)
             lo = lo if n_on > 0 else -1
             pack[a, leaf] = (lo << 32) | hi
 
 
 @njit(cache=True, nogil=True)
 def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees, first, escape,
-                    pack, free, start, nodes, leaves, leaf_start, leaf_value, init, out, counts):
+                    pack, start, nodes, leaves, leaf_start, leaf_value, init, out, counts):
     """Rescore the rows ``row_lo <= i < row_hi`` whose leaf changes when column ``j`` is permuted.
 
     For every permutation ``r``, row ``i`` gets the coded value ``wcol[perms[r, i]]``
@@ -190,10 +174,7 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     four side by side from ``escape`` (from ``first`` for a value whose flags meet
     ``jmask``, the missing masks of the nodes on ``j``), and the row is re-summed
     over all trees in order (:func:`ltr.kernels._tree_predict._leaf_sums`, by
-    batches of changed rows).  A walk into a subtree with no split on ``j``
-    (``free``) reaches the same leaf whatever the new code, so a row walks it
-    once and its other permutations reuse the leaf (4 % less time on the
-    1,000-query XGBoost bench set, 2 % on LightGBM's 300-query one).
+    batches of changed rows).
     """
     n_rep = perms.shape[0]
     n_aff = trees.shape[0]
@@ -205,13 +186,8 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     pend_t = np.empty(n_aff + 4, dtype=np.int64)
     pend_b = np.empty(n_aff + 4, dtype=np.int64)
     pend_n = np.empty(n_aff + 4, dtype=np.int64)
-    pend_a = np.empty(n_aff + 4, dtype=np.int64)
-    memo_row = np.empty(n_aff, dtype=np.int64)  # memo_leaf[a]: the leaf row memo_row[a] walked to
-    memo_leaf = np.empty(n_aff, dtype=np.int64)
     for q in range(n_aff + 4):  # a loop, not np.zeros / np.full: less to compile
         pend_b[q] = 0
-    for a in range(n_aff):
-        memo_row[a] = -1
     buf = np.empty((_BATCH + n_rep, n_trees), dtype=leaves.dtype)  # a batch and one more row
     rows = np.empty(_BATCH + n_rep, dtype=np.int64)
     reps = np.empty(_BATCH + n_rep, dtype=np.int64)
@@ -246,38 +222,24 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
                 nv += (ec < on_lo[v]) | (ec > on_hi[v])
             for u in range(n_trees):  # a loop: a slice copy compiles numba's shape-error text
                 buf[n_buf, u] = leaves[i, u]
-            changed = False
-            n_pend = 0
-            for u in range(nv):  # a walk from a leaf, or one this row made already, is known
+            for u in range(nv):
                 a = on_a[viol[u]]
                 t = trees[a]
-                lf = leaves[i, t]
-                n = first[a, lf] if special else escape[a, lf]
-                if n >= 0 and (special or memo_row[a] != i):
-                    pend_t[n_pend] = t
-                    pend_a[n_pend] = -1 if special or free[a, lf] == 0 else a
-                    pend_b[n_pend] = start[t]
-                    pend_n[n_pend] = n
-                    n_pend += 1
-                    continue
-                leaf = ~n if n < 0 else memo_leaf[a]
-                changed |= leaf != lf
-                buf[n_buf, t] = leaf
-            for q in range(n_pend, n_pend + 4):
+                pend_t[u] = t
+                pend_b[u] = start[t]
+                pend_n[u] = first[a, leaves[i, t]] if special else escape[a, leaves[i, t]]
+            for q in range(nv, nv + 4):
                 pend_n[q] = -1
-            for q in range(0, n_pend, 4):
+            changed = False
+            for q in range(0, nv, 4):
                 l0, l1, l2, l3 = _code_walk4(W, i, j, wn, pend_b[q], pend_n[q], pend_b[q + 1],
                                              pend_n[q + 1], pend_b[q + 2], pend_n[q + 2],
                                              pend_b[q + 3], pend_n[q + 3], nodes)
-                for u in range(min(4, n_pend - q)):
+                for u in range(min(4, nv - q)):
                     leaf = l0 if u == 0 else (l1 if u == 1 else (l2 if u == 2 else l3))
                     t = pend_t[q + u]
                     changed |= leaf != leaves[i, t]  # always, unless a NaN or zero went back
                     buf[n_buf, t] = leaf
-                    a = pend_a[q + u]
-                    if a >= 0:  # no node on j below its start: every code of the row walks here
-                        memo_row[a] = i
-                        memo_leaf[a] = leaf
             if changed:
                 rows[n_buf] = i
                 reps[n_buf] = r
