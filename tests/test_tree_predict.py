@@ -59,8 +59,9 @@ def _check_bitwise(X: np.ndarray, model_predict, booster, rounds: int = 3) -> in
         rescore = rescorer.for_columns(cols)
         assert rescore is not None
         perms = np.stack([rng.permutation(len(X)) for _ in range(rounds)])
-        scores, counts = rescore(perms)  # every permutation in one call
+        scores, counts, below = rescore(perms)  # every permutation in one call
         assert scores.shape == perms.shape and counts.shape == (rounds,)
+        assert not below.any()  # no cut asked for: every changed row is rescored
         for perm, row_scores, count in zip(perms, scores, counts):
             full = np.asarray(model_predict(_permuted(X, cols, perm)), dtype=np.float64)
             np.testing.assert_array_equal(row_scores, full)  # bit for bit, every row
@@ -372,3 +373,58 @@ def test_rescoring_values_on_and_beside_thresholds_is_bitwise(engine, split_rows
                             num_boost_round=15)
         Z = _at_thresholds(X, parse_lightgbm_trees(booster), [0, 1, 3, 5])
         _check_bitwise(Z, booster.predict, booster, rounds=2)
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+@pytest.mark.parametrize("k", [1, 5, 10, DOCS + 10])
+def test_rows_kept_below_the_cut_leave_ndcg_at_k_as_the_engine_gives_it(engine, k, split_rows):
+    """With a cut at k, rows whose score provably stays below the query's k-th get a bound.
+
+    The reference is the engine's full predict of each permuted set: nDCG at k and
+    at every shorter cut-off, per query and for every tie rule, is bitwise the
+    same; a row whose score is not the engine's is outside the top k of both
+    rankings; every other row is bitwise the engine's.  A cut longer than the
+    queries keeps no row below it.
+    """
+    X, booster, _ = _booster_and_trees(engine, 3)
+    if engine == "xgboost":
+        import xgboost as xgb
+
+        def predict(A):
+            return booster.predict(xgb.DMatrix(A))
+    else:
+        predict = booster.predict
+    _, y, _ = _data(3)
+    offsets = np.arange(0, len(X) + 1, DOCS, dtype=np.int64)
+    base = np.asarray(predict(X), dtype=np.float64)
+    rescorer = _ExactRescorer(X, booster, base)
+    assert rescorer.ok, rescorer.reason
+    rng = np.random.default_rng(8)
+    n_below = 0
+    for j in (0, 1, 2, 3):
+        rescore = rescorer.for_columns([j])
+        if rescore is None:
+            continue
+        perms = np.stack([rng.permutation(len(X)) for _ in range(3)])
+        scores, counts, below = rescore(perms, split_rows=split_rows, cut=(offsets, k))
+        n_below += int(below.sum())
+        for perm, row_scores, n, n_exact in zip(perms, scores, below, counts):
+            full = np.asarray(predict(_permuted(X, [j], perm)), dtype=np.float64)
+            other = row_scores != full
+            assert np.count_nonzero(other) <= n
+            assert n + n_exact >= np.count_nonzero(full != base)  # every changed row seen
+            for q in range(len(offsets) - 1):
+                sl = slice(offsets[q], offsets[q + 1])
+                if k < DOCS and other[sl].any():
+                    kth = np.sort(full[sl])[-k]
+                    assert np.all(full[sl][other[sl]] < kth)
+                    assert np.all(row_scores[sl][other[sl]] < kth)
+            for ties in ("average", "stable", "pessimistic", "optimistic"):
+                for cutoff in sorted({1, max(1, k // 2), k}):
+                    ours = ndcg(y, row_scores, offsets=offsets, k=cutoff, ties=ties, reduce=None)
+                    exact = ndcg(y, full, offsets=offsets, k=cutoff, ties=ties, reduce=None)
+                    np.testing.assert_array_equal(ours, exact)
+    if k < DOCS:
+        assert n_below > 0
+    else:
+        assert n_below == 0

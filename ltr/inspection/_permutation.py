@@ -33,7 +33,13 @@ can change, which is bitwise what a full prediction would give:
   branch-free and exact for the engine's comparison and missing rules).  A
   row that reaches another leaf is re-summed over all trees in the engine's
   order (LightGBM: float64 from 0; XGBoost: float32 from ``base_score``), so
-  its score is bitwise the engine's.  This is used only when re-summing the
+  its score is bitwise the engine's.  nDCG@k looks only at each query's top
+  k, so a changed row whose score provably stays below its query's k-th score
+  (its baseline score plus the most the trees it leaves can add, plus the
+  engine's rounding, below the k-th score of the rows that keep their leaves)
+  is not re-walked: it is given that bound, which keeps it out of the top k
+  as its exact score would (not with ``segments``, which cut queries into
+  shorter lists).  This is used only when re-summing the
   cached leaves reproduces the model's baseline predictions bitwise (every
   tree, or those up to the best iteration);
 * otherwise (categorical or linear trees, dart, a transformed output such as
@@ -399,6 +405,9 @@ def permutation_importance(
             exact = None
     detector = (_ChangeDetector(Xs, model_info.booster) if row_wise and exact is None
                 else None)
+    # Rows that provably stay below their query's k-th score need no exact score: nDCG at
+    # every cut-off asked for is the same (segments restrict queries, so they get none).
+    cut = None if seg_index else (offsets, max(ks))
     local = threading.local()
 
     def scratch(name: str, make: Callable[[], Any]) -> Any:
@@ -427,9 +436,10 @@ def permutation_importance(
             if rescore is None:
                 res[:] = base_eval
                 return res, 0
-            all_scores, n_changed = rescore(perm_rows, split_rows=n_workers == 1)
+            all_scores, n_changed, n_below = rescore(perm_rows, split_rows=n_workers == 1,
+                                                     cut=cut)
             for r in range(n_repeats):
-                res[r] = base_eval if n_changed[r] == 0 else evaluate(all_scores[r])
+                res[r] = base_eval if n_changed[r] + n_below[r] == 0 else evaluate(all_scores[r])
             return res, int(n_changed.sum())
         if detector is not None:
             # Re-predict only rows whose prediction can change; the others keep their

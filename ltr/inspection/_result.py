@@ -85,7 +85,8 @@ class PermutationImportance:
         Rows sent to the model's predict over all features and repeats (not
         counting the baseline); ``n_features * n_repeats * n_rows`` without the
         row-subset shortcut.  With cached leaves (``prediction`` starting with
-        ``"cached leaves"``), the rows rescored from them instead.
+        ``"cached leaves"``), the rows rescored from them instead (changed rows
+        shown to stay below their query's k-th score are not rescored).
     prediction : str
         How permuted rows were scored: ``"cached leaves"`` (a tree model's
         changed rows re-summed from each row's cached leaves, only the trees

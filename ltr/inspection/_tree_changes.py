@@ -45,7 +45,12 @@ from ltr.kernels._tree_predict import (
     _permuted_scores,
     _tree_leaves,
 )
-from ltr.kernels._tree_rescore import _code_leaves_ranges, _column_paths, _rescore_column
+from ltr.kernels._tree_rescore import (
+    _code_leaves_ranges,
+    _column_paths,
+    _kth_unchanged,
+    _rescore_column,
+)
 from ltr.kernels._trees import _lgb_leaf_changed
 
 # Old private names, kept for callers (ltr.inspection, tests).
@@ -217,8 +222,9 @@ class _ChangeDetector:
 
 
 _MIN_ROWS_PER_THREAD = 4096
-# rescore(perms, split_rows=True) -> (scores, counts), see _ExactRescorer.for_columns
-_Rescore = Callable[..., tuple[np.ndarray, np.ndarray]]
+# rescore(perms, split_rows=True, cut=None) -> (scores, counts, below), see
+# _ExactRescorer.for_columns
+_Rescore = Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray]]
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
@@ -310,6 +316,14 @@ class _ExactRescorer:
                 if count != trees.n_trees:  # the ranges cover only the trees that count
                     self._cache_leaves(count)
                 self.n_trees = count
+                # What the engine's rounding can add to a sum of these trees: recursive
+                # summation of n + 1 terms errs by at most about n * eps * sum |term|
+                # (float32: eps = 6e-8, 100 trees: 6e-6), doubled (the baseline's and the new
+                # sum's) and doubled again for safety.
+                values = np.abs(trees.leaf_value.astype(np.float64))
+                top = np.maximum.reduceat(values, trees.leaf_start[:count]) if count else values
+                eps = float(np.finfo(np.float32 if trees.strict else np.float64).eps) / 2
+                self.margin = 4 * (count + 1) * eps * (abs(float(init)) + float(np.sum(top)))
                 # jmask[f]: the missing flags that some node on f sends the default way
                 end = int(trees.start[count])
                 internal = (trees.left[:end] != 0) | (trees.right[:end] != 0)
@@ -367,13 +381,17 @@ class _ExactRescorer:
                 else _lgb_codes(col, ts))
 
     def for_columns(self, cols: Sequence[int]) -> _Rescore | None:
-        """Return ``rescore(perms, split_rows=True) -> (scores, counts)`` (None: *cols* unused).
+        """Return ``rescore(perms, split_rows=True, cut=None) -> (scores, counts, below)``.
 
-        For every row permutation ``perms[r]`` (an int64 array of shape
-        ``(n_repeats, n_rows)``), ``scores[r]`` is the baseline scores with the exact
-        score of every row whose leaf changes when *cols* take the values of row
-        ``perms[r, i]``, and ``counts[r]`` the number of those rows; with
-        ``split_rows`` the rows are split over threads.
+        None: *cols* unused.  For every row permutation ``perms[r]`` (an int64
+        array of shape ``(n_repeats, n_rows)``), ``scores[r]`` is the baseline
+        scores with the exact score of every row whose leaf changes when *cols*
+        take the values of row ``perms[r, i]``, and ``counts[r]`` the number of
+        those rows; with ``split_rows`` the rows are split over threads.  With
+        ``cut=(offsets, k)`` (one column only), a changed row whose score
+        provably stays below its query's k-th score instead gets a score that
+        does (so nDCG@k and any shorter cut-off are those of the exact scores);
+        ``below[r]`` counts those rows, which ``counts`` leaves out.
         """
         tr = self.trees
         if len(cols) == 1:
@@ -402,7 +420,9 @@ class _ExactRescorer:
                 tr.start, tr.feature, tr.threshold, tr.decision, tr.left, tr.right, tr.strict,
                 leaves, leaf_start, tr.leaf_value, init, scores))
 
-        def rescore(perms: np.ndarray, split_rows: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        def rescore(perms: np.ndarray, split_rows: bool = True,
+                    cut: tuple[np.ndarray, int] | None = None,
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             scores = np.repeat(self.base_scores[None, :], perms.shape[0], axis=0)
             counts = np.zeros(perms.shape[0], dtype=np.int64)
             for r, (perm, out) in enumerate(zip(perms, scores)):
@@ -411,7 +431,7 @@ class _ExactRescorer:
                     counts[r] = sum(_over_rows(X.shape[0], run))
                 else:
                     counts[r] = rescore_rows(perm, out, 0, X.shape[0])
-            return scores, counts
+            return scores, counts, np.zeros_like(counts)  # no cut for a group of columns
 
         return rescore
 
@@ -425,26 +445,49 @@ class _ExactRescorer:
         shape = (tree_ids.size, tr.paths.shape[1])
         first, escape = np.empty(shape, dtype=np.int32), np.empty(shape, dtype=np.int32)
         pack = np.empty(shape, dtype=np.int64)
-        _column_paths(j, tree_ids, tr.paths, tr.start, self.nodes, first, escape, pack)
+        up = np.empty((2, *shape))
+        leaf_start = tr.leaf_start[: self.n_trees + 1]
+        _column_paths(j, tree_ids, tr.paths, tr.start, self.nodes, leaf_start, tr.leaf_value,
+                      first, escape, pack, up)
         jmask = int(self.jmask[j])
         wcol = np.ascontiguousarray(self.W[:, j])
-        leaf_start = tr.leaf_start[: self.n_trees + 1]
         init = self._init()
-        W, nodes, leaves = self.W, self.nodes, self.leaves
+        W, nodes, leaves, margin = self.W, self.nodes, self.leaves, self.margin
         lo_j, hi_j = self.ranges[0][self.slot[j]], self.ranges[1][self.slot[j]]
+        base = self.base_scores
 
-        def rescore_rows(perms: np.ndarray, scores: np.ndarray, lo: int, hi: int) -> np.ndarray:
-            counts = np.zeros(perms.shape[0], dtype=np.int64)
+        def rescore_rows(perms: np.ndarray, scores: np.ndarray, offsets: np.ndarray,
+                         cut: np.ndarray, lo: int, hi: int) -> np.ndarray:
+            counts = np.zeros((2, perms.shape[0]), dtype=np.int64)
             _rescore_column(lo, hi, W, perms, j, wcol, jmask, lo_j, hi_j, tree_ids, first, escape,
-                            pack, tr.start, nodes, leaves, leaf_start, tr.leaf_value, init, scores,
-                            counts)
+                            pack, up, tr.start, nodes, leaves, leaf_start, tr.leaf_value, init,
+                            offsets, cut, margin, scores, counts)
             return counts
 
-        def rescore(perms: np.ndarray, split_rows: bool = True) -> tuple[np.ndarray, np.ndarray]:
-            scores = np.repeat(self.base_scores[None, :], perms.shape[0], axis=0)
-            if not split_rows:
-                return scores, rescore_rows(perms, scores, 0, W.shape[0])
-            parts = _over_rows(W.shape[0], lambda lo, hi: rescore_rows(perms, scores, lo, hi))
-            return scores, np.sum(parts, axis=0)
+        def rescore(perms: np.ndarray, split_rows: bool = True,
+                    cut: tuple[np.ndarray, int] | None = None,
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            scores = np.repeat(base[None, :], perms.shape[0], axis=0)
+            kth = np.zeros((0, 0))
+            offsets = np.zeros(2, dtype=np.int64)
+            if cut is not None:
+                offsets, k = cut
+                n_queries = len(offsets) - 1
+                kth = np.empty((perms.shape[0], n_queries))
+
+                def cut_queries(lo: int, hi: int) -> None:
+                    _kth_unchanged(lo, hi, offsets, perms, wcol, jmask, lo_j, hi_j, base, k, kth)
+
+                if split_rows:
+                    _over_rows(n_queries, cut_queries)
+                else:
+                    cut_queries(0, n_queries)
+            if split_rows:
+                parts = _over_rows(W.shape[0], lambda lo, hi: rescore_rows(perms, scores, offsets,
+                                                                          kth, lo, hi))
+                counts = np.sum(parts, axis=0)
+            else:
+                counts = rescore_rows(perms, scores, offsets, kth, 0, W.shape[0])
+            return scores, counts[0], counts[1]
 
         return rescore

@@ -10,7 +10,10 @@ paths: a permuted value whose code stays inside it changes no leaf, so it is
 skipped with one comparison, without looking at any tree.
 :func:`_rescore_column` rescores the other rows: only the trees whose path the
 new code leaves are walked, and a row that reaches another leaf is re-summed
-over all trees in the engine's order (bitwise the engine's prediction).
+over all trees in the engine's order (bitwise the engine's prediction).  With a
+cut (for nDCG@k), a row whose score provably stays below its query's k-th score
+(:func:`_kth_unchanged`: the k-th among the rows that keep their leaves) is
+given that bound instead: it is outside the top k either way.
 """
 
 from __future__ import annotations
@@ -113,7 +116,8 @@ def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo
 
 
 @njit(cache=True, nogil=True)
-def _column_paths(j, tree_ids, paths, start, nodes, first, escape, pack):
+def _column_paths(j, tree_ids, paths, start, nodes, leaf_start, leaf_value, first, escape,
+                  pack, up):
     """Per tree ``a`` of ``tree_ids`` and leaf: how the path to the leaf depends on column ``j``.
 
     ``paths[t, leaf]`` are the root->leaf nodes of tree ``t`` (-1 padded), node
@@ -123,12 +127,27 @@ def _column_paths(j, tree_ids, paths, start, nodes, first, escape, pack):
     keep the path (``lo = -1``: ``j`` is not on it; one load tells both);
     ``escape[a, leaf]``: where a code outside them continues -- when ``j`` is
     on the path once, the other child of its node (``~leaf`` for a leaf),
-    else ``first``.
+    else ``first``; ``up[0, a, leaf]`` and ``up[1, a, leaf]``: the largest
+    leaf value below ``escape`` and below ``first`` minus the leaf's own
+    value, the most a walk from there can add to the row's score.
     """
     big = (1 << 31) - 1  # above every code (codes are int16 or int32)
     depth = paths.shape[2]
+    n_max = 1
+    for a in range(tree_ids.shape[0]):
+        n_max = max(n_max, start[tree_ids[a] + 1] - start[tree_ids[a]])
+    below = np.empty(n_max)  # below[p]: the largest leaf value under node p
     for a in range(tree_ids.shape[0]):
         t = tree_ids[a]
+        lb = leaf_start[t]
+        for p in range(start[t + 1] - start[t]):
+            below[p] = -np.inf
+        for leaf in range(leaf_start[t + 1] - lb):  # a node is above the leaves whose path it is on
+            for d in range(depth):
+                p = paths[t, leaf, d]
+                if p < 0:
+                    break
+                below[p] = max(below[p], leaf_value[lb + leaf])
         for leaf in range(paths.shape[1]):
             node0 = -1
             other0 = -1
@@ -154,27 +173,40 @@ def _column_paths(j, tree_ids, paths, start, nodes, first, escape, pack):
                 n_on += 1
             first[a, leaf] = node0
             escape[a, leaf] = other0 if n_on == 1 else node0
+            if n_on > 0:
+                e = escape[a, leaf]
+                own = leaf_value[lb + leaf]
+                up[0, a, leaf] = (below[e] if e >= 0 else leaf_value[lb + ~e]) - own
+                up[1, a, leaf] = below[node0] - own
             lo = lo if n_on > 0 else -1
             pack[a, leaf] = (lo << 32) | hi
 
 
 @njit(cache=True, nogil=True)
 def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees, first, escape,
-                    pack, start, nodes, leaves, leaf_start, leaf_value, init, out, counts):
+                    pack, up, start, nodes, leaves, leaf_start, leaf_value, init, offsets, cut,
+                    margin, out, counts):
     """Rescore the rows ``row_lo <= i < row_hi`` whose leaf changes when column ``j`` is permuted.
 
     For every permutation ``r``, row ``i`` gets the coded value ``wcol[perms[r, i]]``
     of column ``j`` (``wcol`` is ``W[:, j]``); its exact score goes to ``out[r, i]``
-    (a copy of the baseline scores) when a leaf changed, and ``counts[r]`` grows by
-    the number of rows rescored.  A code inside the row's range ``lo_j[i] .. hi_j[i]``
-    (see :func:`_code_leaves_ranges`) changes no leaf.  Otherwise the trees of
-    ``trees`` (the sorted ids of the trees splitting on ``j``) whose path of the
-    row splits on ``j`` are listed once for all the row's permutations (tables of
-    :func:`_column_paths`); those whose code range the new code leaves are walked
-    four side by side from ``escape`` (from ``first`` for a value whose flags meet
-    ``jmask``, the missing masks of the nodes on ``j``), and the row is re-summed
-    over all trees in order (:func:`ltr.kernels._tree_predict._leaf_sums`, by
-    batches of changed rows).
+    (a copy of the baseline scores) when a leaf changed.  A code inside the row's
+    range ``lo_j[i] .. hi_j[i]`` (see :func:`_code_leaves_ranges`) changes no
+    leaf.  Otherwise the trees of ``trees`` (the sorted ids of the trees
+    splitting on ``j``) whose path of the row splits on ``j`` are listed once
+    for all the row's permutations (tables of :func:`_column_paths`); those
+    whose code range the new code leaves are walked four side by side from
+    ``escape`` (from ``first`` for a value whose flags meet ``jmask``, the
+    missing masks of the nodes on ``j``), and the row is re-summed over all
+    trees in order (:func:`ltr.kernels._tree_predict._leaf_sums`, by batches of
+    changed rows); ``counts[0, r]`` counts the rows rescored.
+
+    With a cut (``cut[r, q]`` for the queries of ``offsets``, see
+    :func:`_kth_unchanged`; shape ``(0, 0)``: none), a row whose score can rise
+    at most to ``out[r, i]`` plus ``up`` of the trees it leaves plus ``margin``
+    (the engine's rounding), and so stays below its query's cut, is not walked:
+    it gets that bound, which keeps it below the query's k-th score, and
+    ``counts[1, r]`` counts it.
     """
     n_rep = perms.shape[0]
     n_aff = trees.shape[0]
@@ -182,6 +214,7 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     on_a = np.empty(n_aff, dtype=np.int64)  # the trees whose path of row i splits on j
     on_lo = np.empty(n_aff, dtype=np.int64)
     on_hi = np.empty(n_aff, dtype=np.int64)
+    on_lf = np.empty(n_aff, dtype=np.int64)  # the row's leaf in them
     viol = np.empty(n_aff + 1, dtype=np.int64)
     pend_t = np.empty(n_aff + 4, dtype=np.int64)
     pend_b = np.empty(n_aff + 4, dtype=np.int64)
@@ -194,7 +227,13 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     sums = np.empty(_BATCH + n_rep)
     zero = 0 * row_lo  # not a literal 0: the signature _leaf_sums has from Python (no second one)
     n_buf = zero
+    qi = 0  # row i's query
+    if cut.shape[0] > 0:
+        qi = np.searchsorted(offsets, row_lo, side="right") - 1
     for i in range(row_lo, row_hi):
+        if cut.shape[0] > 0:
+            while offsets[qi + 1] <= i:
+                qi += 1
         wo = wcol[i]
         rlo = lo_j[i]
         rhi = hi_j[i]
@@ -211,15 +250,30 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
                 n_on = 0
                 lrow = leaves[i]
                 for a in range(n_aff):  # one packed load per tree (3 separate ones: 10 % slower)
-                    pk = pack[a, lrow[trees[a]]]
+                    lf = lrow[trees[a]]
+                    pk = pack[a, lf]
                     on_a[n_on] = a
+                    on_lf[n_on] = lf
                     on_lo[n_on] = pk >> 32
                     on_hi[n_on] = pk & 0xFFFFFFFF
                     n_on += pk >= 0
             nv = 0
-            for v in range(n_on):  # branch-free list of the trees whose path it leaves
-                viol[nv] = v
-                nv += (ec < on_lo[v]) | (ec > on_hi[v])
+            if cut.shape[0] == 0:
+                for v in range(n_on):  # branch-free list of the trees whose path it leaves
+                    viol[nv] = v
+                    nv += (ec < on_lo[v]) | (ec > on_hi[v])
+            else:  # the same, and how high the row's score can go: can it reach the k-th?
+                sp = 1 if special else 0
+                bound = out[r, i] + margin
+                for v in range(n_on):
+                    leaves_it = (ec < on_lo[v]) | (ec > on_hi[v])
+                    viol[nv] = v
+                    nv += leaves_it
+                    bound += up[sp, on_a[v], on_lf[v]] * leaves_it
+                if bound < cut[r, qi]:
+                    out[r, i] = bound
+                    counts[1, r] += 1
+                    continue
             for u in range(n_trees):  # a loop: a slice copy compiles numba's shape-error text
                 buf[n_buf, u] = leaves[i, u]
             for u in range(nv):
@@ -244,9 +298,53 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
                 rows[n_buf] = i
                 reps[n_buf] = r
                 n_buf += 1
-                counts[r] += 1
+                counts[0, r] += 1
         if n_buf >= _BATCH or (i == row_hi - 1 and n_buf > 0):  # one call site: less to compile
             _leaf_sums(zero, n_buf, buf, n_trees, leaf_start, leaf_value, init, sums)
             for b in range(n_buf):
                 out[reps[b], rows[b]] = sums[b]
             n_buf = zero
+
+
+@njit(cache=True, nogil=True)
+def _kth_unchanged(q_lo, q_hi, offsets, perms, wcol, jmask, lo_j, hi_j, base, k, cut):
+    """``cut[r, q]``: the k-th largest baseline score of the rows that keep their leaves.
+
+    The rows are those of query ``q`` that keep every leaf when column
+    ``j`` is permuted by ``perms[r]`` (the test of :func:`_rescore_column`);
+    -inf when fewer than ``k`` do.  They keep their scores, so the query's k-th
+    score after the permutation is at least this: a row whose new score stays
+    below it is not in the top k.  Queries ``q_lo <= q < q_hi``.
+    """
+    heap = np.empty(k)  # a min-heap of the k largest scores so far
+    for q in range(q_lo, q_hi):
+        for r in range(perms.shape[0]):
+            m = 0
+            for i in range(offsets[q], offsets[q + 1]):
+                wo = wcol[i]
+                wn = wcol[perms[r, i]]
+                ec = -1 if ((wn | wo) & jmask) != 0 else wn >> 2
+                if wn != wo and not lo_j[i] <= ec <= hi_j[i]:
+                    continue  # a leaf changes
+                v = base[i]
+                if m < k:  # push, sift up
+                    c = m
+                    m += 1
+                    while c > 0 and heap[(c - 1) >> 1] > v:
+                        heap[c] = heap[(c - 1) >> 1]
+                        c = (c - 1) >> 1
+                    heap[c] = v
+                elif v > heap[0]:  # replace the root, sift down
+                    c = 0
+                    while True:
+                        child = 2 * c + 1
+                        if child >= k:
+                            break
+                        if child + 1 < k and heap[child + 1] < heap[child]:
+                            child += 1
+                        if heap[child] >= v:
+                            break
+                        heap[c] = heap[child]
+                        c = child
+                    heap[c] = v
+            cut[r, q] = heap[0] if m == k else -np.inf
