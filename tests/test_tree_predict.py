@@ -428,3 +428,42 @@ def test_rows_kept_below_the_cut_leave_ndcg_at_k_as_the_engine_gives_it(engine, 
         assert n_below > 0
     else:
         assert n_below == 0
+
+
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_headroom_bounds_every_score_a_new_value_of_the_feature_gives(engine):
+    """``head * step`` (``_ExactRescorer.prepare_cut``) is never below a row's real rise.
+
+    Every row's feature is set to each of the values the trees tell apart (every
+    threshold, one step either side, NaN and 0) and the engine predicts: no new
+    score exceeds the baseline by more than the cached bound, and the bound is
+    not vacuous (some row comes within a few steps of it).
+    """
+    X, booster, trees = _booster_and_trees(engine, 4)
+    if engine == "xgboost":
+        import xgboost as xgb
+
+        def predict(A):
+            return booster.predict(xgb.DMatrix(A))
+    else:
+        predict = booster.predict
+    X = X[:200]
+    base = np.asarray(predict(X), dtype=np.float64)
+    rescorer = _ExactRescorer(X, booster, base)
+    assert rescorer.ok, rescorer.reason
+    rescorer.prepare_cut()
+    tight = np.inf
+    for j in (0, 1, 3):
+        ts = np.unique(trees.threshold[trees.feature == j])
+        values = np.concatenate([ts, np.nextafter(ts, -np.inf), np.nextafter(ts, np.inf),
+                                 [np.nan, 0.0, ts[0] - 1.0, ts[-1] + 1.0]])
+        head = rescorer.head[rescorer.slot[j]].astype(np.float64)
+        assert np.all(head < 65535)
+        bound = base + head * rescorer.step
+        for v in values:
+            Z = X.copy()
+            Z[:, j] = v
+            rise = np.asarray(predict(Z), dtype=np.float64)
+            assert np.all(rise <= bound)
+            tight = min(tight, float(np.min((bound - rise) / rescorer.step)))
+    assert tight < 5

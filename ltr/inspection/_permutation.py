@@ -408,6 +408,8 @@ def permutation_importance(
     # Rows that provably stay below their query's k-th score need no exact score: nDCG at
     # every cut-off asked for is the same (segments restrict queries, so they get none).
     cut = None if seg_index else (offsets, max(ks))
+    if exact is not None and cut is not None:
+        exact.prepare_cut()
     local = threading.local()
 
     def scratch(name: str, make: Callable[[], Any]) -> Any:

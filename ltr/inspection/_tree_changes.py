@@ -48,6 +48,7 @@ from ltr.kernels._tree_predict import (
 from ltr.kernels._tree_rescore import (
     _code_leaves_ranges,
     _column_paths,
+    _headroom,
     _kth_unchanged,
     _rescore_column,
 )
@@ -352,6 +353,26 @@ class _ExactRescorer:
         _over_rows(W.shape[0], lambda a, b: _code_leaves_ranges(a, b, W, start, nodes, n_ranged,
                                                                 slot, leaves, lo, hi))
 
+    def prepare_cut(self) -> None:
+        """Cache how far each row's score can rise when one feature changes (for ``cut``).
+
+        ``self.head[self.slot[f], i] * self.step`` bounds the rise of row ``i``'s
+        score for any value of feature ``f`` (see
+        :func:`ltr.kernels._tree_rescore._headroom`); 2 bytes a row and feature.
+        """
+        if getattr(self, "head", None) is not None:
+            return
+        tr, count = self.trees, self.n_trees
+        values = np.abs(tr.leaf_value.astype(np.float64))
+        top = float(np.sum(np.maximum.reduceat(values, tr.leaf_start[:count]))) if count else 0.0
+        self.step = max(2.0 * top, 1e-300) / 65000.0  # every rise fits below 65535 steps
+        head = np.empty((self.ranges[0].shape[0] + 1, self.X.shape[0]), dtype=np.uint16)
+        leaves, slot = self.leaves, self.slot
+        _over_rows(self.X.shape[0], lambda lo, hi: _headroom(
+            lo, hi, leaves, count, tr.paths, tr.start, self.nodes, slot, tr.leaf_start,
+            tr.leaf_value, self.step, head))
+        self.head = head
+
     def _init(self) -> Any:
         tr = self.trees
         return np.float32(tr.init) if tr.strict else np.float64(tr.init)
@@ -457,11 +478,12 @@ class _ExactRescorer:
         base = self.base_scores
 
         def rescore_rows(perms: np.ndarray, scores: np.ndarray, offsets: np.ndarray,
-                         cut: np.ndarray, lo: int, hi: int) -> np.ndarray:
+                         cut: np.ndarray, head: np.ndarray, step: float, lo: int,
+                         hi: int) -> np.ndarray:
             counts = np.zeros((2, perms.shape[0]), dtype=np.int64)
             _rescore_column(lo, hi, W, perms, j, wcol, jmask, lo_j, hi_j, tree_ids, first, escape,
                             pack, up, tr.start, nodes, leaves, leaf_start, tr.leaf_value, init,
-                            offsets, cut, margin, scores, counts)
+                            offsets, cut, head, step, margin, scores, counts)
             return counts
 
         def rescore(perms: np.ndarray, split_rows: bool = True,
@@ -470,7 +492,10 @@ class _ExactRescorer:
             scores = np.repeat(base[None, :], perms.shape[0], axis=0)
             kth = np.zeros((0, 0))
             offsets = np.zeros(2, dtype=np.int64)
+            head, step = np.zeros(0, dtype=np.uint16), 1.0
             if cut is not None:
+                self.prepare_cut()
+                head, step = self.head[self.slot[j]], self.step
                 offsets, k = cut
                 n_queries = len(offsets) - 1
                 kth = np.empty((perms.shape[0], n_queries))
@@ -483,11 +508,11 @@ class _ExactRescorer:
                 else:
                     cut_queries(0, n_queries)
             if split_rows:
-                parts = _over_rows(W.shape[0], lambda lo, hi: rescore_rows(perms, scores, offsets,
-                                                                          kth, lo, hi))
+                parts = _over_rows(W.shape[0], lambda lo, hi: rescore_rows(
+                    perms, scores, offsets, kth, head, step, lo, hi))
                 counts = np.sum(parts, axis=0)
             else:
-                counts = rescore_rows(perms, scores, offsets, kth, 0, W.shape[0])
+                counts = rescore_rows(perms, scores, offsets, kth, head, step, 0, W.shape[0])
             return scores, counts[0], counts[1]
 
         return rescore

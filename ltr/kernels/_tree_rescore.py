@@ -185,7 +185,7 @@ def _column_paths(j, tree_ids, paths, start, nodes, leaf_start, leaf_value, firs
 @njit(cache=True, nogil=True)
 def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees, first, escape,
                     pack, up, start, nodes, leaves, leaf_start, leaf_value, init, offsets, cut,
-                    margin, out, counts):
+                    head, step, margin, out, counts):
     """Rescore the rows ``row_lo <= i < row_hi`` whose leaf changes when column ``j`` is permuted.
 
     For every permutation ``r``, row ``i`` gets the coded value ``wcol[perms[r, i]]``
@@ -206,7 +206,8 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     at most to ``out[r, i]`` plus ``up`` of the trees it leaves plus ``margin``
     (the engine's rounding), and so stays below its query's cut, is not walked:
     it gets that bound, which keeps it below the query's k-th score, and
-    ``counts[1, r]`` counts it.
+    ``counts[1, r]`` counts it.  ``head[i] * step`` (see :func:`_headroom`)
+    bounds the rise before the row's trees are listed: most rows stop there.
     """
     n_rep = perms.shape[0]
     n_aff = trees.shape[0]
@@ -246,6 +247,12 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
             ec = -1 if special else wn >> 2  # -1 leaves every path on j
             if rlo <= ec <= rhi:
                 continue
+            if cut.shape[0] > 0 and head[i] < 65535:  # far below the k-th whatever the trees
+                bound = out[r, i] + head[i] * step + margin
+                if bound < cut[r, qi]:
+                    out[r, i] = bound
+                    counts[1, r] += 1
+                    continue
             if n_on < 0:  # the row's trees on j, once for all its permutations
                 n_on = 0
                 lrow = leaves[i]
@@ -348,3 +355,61 @@ def _kth_unchanged(q_lo, q_hi, offsets, perms, wcol, jmask, lo_j, hi_j, base, k,
                         c = child
                     heap[c] = v
             cut[r, q] = heap[0] if m == k else -np.inf
+
+
+@njit(cache=True, nogil=True)
+def _headroom(row_lo, row_hi, leaves, n_trees, paths, start, nodes, slot, leaf_start, leaf_value,
+              step, out):
+    """``out[s, i]``: how much row ``i``'s score can rise when feature ``s`` changes, in steps.
+
+    For every tree, a new value of the feature moves the row into the subtree of
+    the first node on the feature along its path (nowhere else); the row's leaf
+    value can rise at most to the largest leaf there.  ``out[slot[f], i]`` is the
+    sum over trees ``0 .. n_trees - 1`` of those rises, rounded up to a multiple
+    of ``step`` plus two steps (for the float64 sum and product), 65535 when
+    larger (no bound).  Rows ``row_lo <= i < row_hi``; ``slot`` as in
+    :func:`_code_leaves_ranges` (features not ranged point at a scratch slot).
+    """
+    n_slots = out.shape[0]
+    depth = paths.shape[2]
+    # per tree and leaf: the first node of each feature on the path, as (slot, rise)
+    rise_slot = np.empty((n_trees, paths.shape[1], depth), dtype=np.int64)
+    rise = np.empty((n_trees, paths.shape[1], depth))
+    n_rise = np.zeros((n_trees, paths.shape[1]), dtype=np.int64)
+    top = np.empty(depth)  # the largest leaf value under each node of the path
+    for t in range(n_trees):
+        lb = leaf_start[t]
+        n_leaves = leaf_start[t + 1] - lb
+        for leaf in range(n_leaves):
+            n_on = 0
+            for d in range(depth):
+                p = paths[t, leaf, d]
+                if p < 0:
+                    break
+                top[d] = -np.inf
+                for other in range(n_leaves):  # the leaves under p: their paths pass p at d
+                    if paths[t, other, d] == p:
+                        top[d] = max(top[d], leaf_value[lb + other])
+                sl = slot[nodes[start[t] + p, 0] & _FEATURE_BITS]
+                new = True
+                for u in range(n_on):
+                    new &= rise_slot[t, leaf, u] != sl
+                if new:  # the first node on the feature: its subtree holds every new leaf
+                    rise_slot[t, leaf, n_on] = sl
+                    rise[t, leaf, n_on] = top[d] - leaf_value[lb + leaf]
+                    n_on += 1
+            n_rise[t, leaf] = n_on
+    B = _RANGE_BLOCK  # rows per block: each slot's results are stored as one run
+    acc = np.zeros((n_slots, B))
+    per_step = 1.0 / step
+    for i0 in range(row_lo, row_hi, B):
+        nb = min(B, row_hi - i0)
+        for t in range(n_trees):  # tree by tree: the block's additions do not wait on each other
+            for b in range(nb):
+                lf = leaves[i0 + b, t]
+                for u in range(n_rise[t, lf]):
+                    acc[rise_slot[t, lf, u], b] += rise[t, lf, u]
+        for sl in range(n_slots):
+            for b in range(nb):
+                out[sl, i0 + b] = min(np.ceil(acc[sl, b] * per_step) + 2.0, 65535.0)
+                acc[sl, b] = 0.0
