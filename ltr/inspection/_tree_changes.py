@@ -373,6 +373,16 @@ class _ExactRescorer:
             tr.leaf_value, self.step, head))
         self.head = head
 
+    def ranked(self, offsets: np.ndarray) -> np.ndarray:
+        """Each query's rows by baseline score, highest first (cached for one *offsets*)."""
+        cached = getattr(self, "_ranked", None)
+        if cached is not None and cached[0] is offsets:
+            return cached[1]
+        qcode = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))
+        order = np.lexsort((-self.base_scores, qcode))
+        self._ranked = (offsets, order)
+        return order
+
     def _init(self) -> Any:
         tr = self.trees
         return np.float32(tr.init) if tr.strict else np.float64(tr.init)
@@ -500,8 +510,11 @@ class _ExactRescorer:
                 n_queries = len(offsets) - 1
                 kth = np.empty((perms.shape[0], n_queries))
 
+                ranked = self.ranked(offsets)
+
                 def cut_queries(lo: int, hi: int) -> None:
-                    _kth_unchanged(lo, hi, offsets, perms, wcol, jmask, lo_j, hi_j, base, k, kth)
+                    _kth_unchanged(lo, hi, offsets, ranked, perms, wcol, jmask, lo_j, hi_j, base,
+                                   k, kth)
 
                 if split_rows:
                     _over_rows(n_queries, cut_queries)

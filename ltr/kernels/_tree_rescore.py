@@ -314,47 +314,33 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
 
 
 @njit(cache=True, nogil=True)
-def _kth_unchanged(q_lo, q_hi, offsets, perms, wcol, jmask, lo_j, hi_j, base, k, cut):
+def _kth_unchanged(q_lo, q_hi, offsets, ranked, perms, wcol, jmask, lo_j, hi_j, base, k, cut):
     """``cut[r, q]``: the k-th largest baseline score of the rows that keep their leaves.
 
     The rows are those of query ``q`` that keep every leaf when column
     ``j`` is permuted by ``perms[r]`` (the test of :func:`_rescore_column`);
     -inf when fewer than ``k`` do.  They keep their scores, so the query's k-th
     score after the permutation is at least this: a row whose new score stays
-    below it is not in the top k.  Queries ``q_lo <= q < q_hi``.
+    below it is not in the top k.  ``ranked[offsets[q]:offsets[q + 1]]`` are
+    the query's rows by baseline score, highest first: the walk down them stops
+    at the k-th row that keeps its leaves.  Queries ``q_lo <= q < q_hi``.
     """
-    heap = np.empty(k)  # a min-heap of the k largest scores so far
     for q in range(q_lo, q_hi):
         for r in range(perms.shape[0]):
+            kth = -np.inf
             m = 0
-            for i in range(offsets[q], offsets[q + 1]):
+            for at in range(offsets[q], offsets[q + 1]):
+                i = ranked[at]
                 wo = wcol[i]
                 wn = wcol[perms[r, i]]
                 ec = -1 if ((wn | wo) & jmask) != 0 else wn >> 2
                 if wn != wo and not lo_j[i] <= ec <= hi_j[i]:
                     continue  # a leaf changes
-                v = base[i]
-                if m < k:  # push, sift up
-                    c = m
-                    m += 1
-                    while c > 0 and heap[(c - 1) >> 1] > v:
-                        heap[c] = heap[(c - 1) >> 1]
-                        c = (c - 1) >> 1
-                    heap[c] = v
-                elif v > heap[0]:  # replace the root, sift down
-                    c = 0
-                    while True:
-                        child = 2 * c + 1
-                        if child >= k:
-                            break
-                        if child + 1 < k and heap[child + 1] < heap[child]:
-                            child += 1
-                        if heap[child] >= v:
-                            break
-                        heap[c] = heap[child]
-                        c = child
-                    heap[c] = v
-            cut[r, q] = heap[0] if m == k else -np.inf
+                m += 1
+                if m == k:
+                    kth = base[i]
+                    break
+            cut[r, q] = kth
 
 
 @njit(cache=True, nogil=True)
