@@ -432,12 +432,12 @@ def test_rows_kept_below_the_cut_leave_ndcg_at_k_as_the_engine_gives_it(engine, 
 
 @pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
 def test_headroom_bounds_every_score_a_new_value_of_the_feature_gives(engine):
-    """``head * step`` (``_ExactRescorer.prepare_cut``) is never below a row's real rise.
+    """``head * step`` (``_ExactRescorer.prepare_cut``) bounds a row's real rise and fall.
 
     Every row's feature is set to each of the values the trees tell apart (every
     threshold, one step either side, NaN and 0) and the engine predicts: no new
-    score exceeds the baseline by more than the cached bound, and the bound is
-    not vacuous (some row comes within a few steps of it).
+    score leaves the baseline by more than the cached bounds, and the bounds are
+    not vacuous (some row comes within a few steps of one).
     """
     X, booster, trees = _booster_and_trees(engine, 4)
     if engine == "xgboost":
@@ -457,13 +457,14 @@ def test_headroom_bounds_every_score_a_new_value_of_the_feature_gives(engine):
         ts = np.unique(trees.threshold[trees.feature == j])
         values = np.concatenate([ts, np.nextafter(ts, -np.inf), np.nextafter(ts, np.inf),
                                  [np.nan, 0.0, ts[0] - 1.0, ts[-1] + 1.0]])
-        head = rescorer.head[rescorer.slot[j]].astype(np.float64)
-        assert np.all(head < 65535)
-        bound = base + head * rescorer.step
+        rise, fall = rescorer.head[:, rescorer.slot[j]].astype(np.float64)
+        assert np.all(rise < 65535) and np.all(fall < 65535)
+        top, bottom = base + rise * rescorer.step, base - fall * rescorer.step
         for v in values:
             Z = X.copy()
             Z[:, j] = v
-            rise = np.asarray(predict(Z), dtype=np.float64)
-            assert np.all(rise <= bound)
-            tight = min(tight, float(np.min((bound - rise) / rescorer.step)))
+            new = np.asarray(predict(Z), dtype=np.float64)
+            assert np.all(new <= top) and np.all(new >= bottom)
+            tight = min(tight, float(np.min((top - new) / rescorer.step)),
+                        float(np.min((new - bottom) / rescorer.step)))
     assert tight < 5

@@ -49,7 +49,7 @@ from ltr.kernels._tree_rescore import (
     _code_leaves_ranges,
     _column_paths,
     _headroom,
-    _kth_unchanged,
+    _kth_floor,
     _rescore_column,
 )
 from ltr.kernels._trees import _lgb_leaf_changed
@@ -354,19 +354,20 @@ class _ExactRescorer:
                                                                 slot, leaves, lo, hi))
 
     def prepare_cut(self) -> None:
-        """Cache how far each row's score can rise when one feature changes (for ``cut``).
+        """Cache how far each row's score can rise or fall when one feature changes (for ``cut``).
 
-        ``self.head[self.slot[f], i] * self.step`` bounds the rise of row ``i``'s
-        score for any value of feature ``f`` (see
-        :func:`ltr.kernels._tree_rescore._headroom`); 2 bytes a row and feature.
+        ``self.head[0, self.slot[f], i] * self.step`` bounds the rise of row
+        ``i``'s score for any value of feature ``f``, ``self.head[1, ...]`` its
+        fall (see :func:`ltr.kernels._tree_rescore._headroom`); 4 bytes a row and
+        feature.
         """
         if getattr(self, "head", None) is not None:
             return
         tr, count = self.trees, self.n_trees
         values = np.abs(tr.leaf_value.astype(np.float64))
         top = float(np.sum(np.maximum.reduceat(values, tr.leaf_start[:count]))) if count else 0.0
-        self.step = max(2.0 * top, 1e-300) / 65000.0  # every rise fits below 65535 steps
-        head = np.empty((self.ranges[0].shape[0] + 1, self.X.shape[0]), dtype=np.uint16)
+        self.step = max(2.0 * top, 1e-300) / 65000.0  # every rise or fall fits below 65535
+        head = np.empty((2, self.ranges[0].shape[0] + 1, self.X.shape[0]), dtype=np.uint16)
         leaves, slot = self.leaves, self.slot
         _over_rows(self.X.shape[0], lambda lo, hi: _headroom(
             lo, hi, leaves, count, tr.paths, tr.start, self.nodes, slot, tr.leaf_start,
@@ -505,7 +506,7 @@ class _ExactRescorer:
             head, step = np.zeros(0, dtype=np.uint16), 1.0
             if cut is not None:
                 self.prepare_cut()
-                head, step = self.head[self.slot[j]], self.step
+                head, fall, step = self.head[0, self.slot[j]], self.head[1, self.slot[j]], self.step
                 offsets, k = cut
                 n_queries = len(offsets) - 1
                 kth = np.empty((perms.shape[0], n_queries))
@@ -513,8 +514,8 @@ class _ExactRescorer:
                 ranked = self.ranked(offsets)
 
                 def cut_queries(lo: int, hi: int) -> None:
-                    _kth_unchanged(lo, hi, offsets, ranked, perms, wcol, jmask, lo_j, hi_j, base,
-                                   k, kth)
+                    _kth_floor(lo, hi, offsets, ranked, perms, wcol, jmask, lo_j, hi_j, base,
+                               fall, step, margin, k, kth)
 
                 if split_rows:
                     _over_rows(n_queries, cut_queries)

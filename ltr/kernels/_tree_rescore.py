@@ -12,7 +12,7 @@ skipped with one comparison, without looking at any tree.
 new code leaves are walked, and a row that reaches another leaf is re-summed
 over all trees in the engine's order (bitwise the engine's prediction).  With a
 cut (for nDCG@k), a row whose score provably stays below its query's k-th score
-(:func:`_kth_unchanged`: the k-th among the rows that keep their leaves) is
+(:func:`_kth_floor`: the k-th among the rows' lowest possible scores) is
 given that bound instead: it is outside the top k either way.
 """
 
@@ -202,7 +202,7 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
     changed rows); ``counts[0, r]`` counts the rows rescored.
 
     With a cut (``cut[r, q]`` for the queries of ``offsets``, see
-    :func:`_kth_unchanged`; shape ``(0, 0)``: none), a row whose score can rise
+    :func:`_kth_floor`; shape ``(0, 0)``: none), a row whose score can rise
     at most to ``out[r, i]`` plus ``up`` of the trees it leaves plus ``margin``
     (the engine's rounding), and so stays below its query's cut, is not walked:
     it gets that bound, which keeps it below the query's k-th score, and
@@ -314,55 +314,79 @@ def _rescore_column(row_lo, row_hi, W, perms, j, wcol, jmask, lo_j, hi_j, trees,
 
 
 @njit(cache=True, nogil=True)
-def _kth_unchanged(q_lo, q_hi, offsets, ranked, perms, wcol, jmask, lo_j, hi_j, base, k, cut):
-    """``cut[r, q]``: the k-th largest baseline score of the rows that keep their leaves.
+def _kth_floor(q_lo, q_hi, offsets, ranked, perms, wcol, jmask, lo_j, hi_j, base, fall, step,
+               margin, k, cut):
+    """``cut[r, q]``: a floor under query ``q``'s k-th score after permutation ``r``.
 
-    The rows are those of query ``q`` that keep every leaf when column
-    ``j`` is permuted by ``perms[r]`` (the test of :func:`_rescore_column`);
-    -inf when fewer than ``k`` do.  They keep their scores, so the query's k-th
-    score after the permutation is at least this: a row whose new score stays
-    below it is not in the top k.  ``ranked[offsets[q]:offsets[q + 1]]`` are
-    the query's rows by baseline score, highest first: the walk down them stops
-    at the k-th row that keeps its leaves.  Queries ``q_lo <= q < q_hi``.
+    It is the k-th largest of the rows' lowest possible scores: the baseline
+    score of a row that keeps every leaf when column ``j`` is permuted by
+    ``perms[r]`` (the test of :func:`_rescore_column`), and for a row that does
+    not, its baseline score less ``fall[i] * step`` (see :func:`_headroom`) and
+    ``margin``; -inf when the query has fewer than ``k`` rows.  A row whose new
+    score stays below it has ``k`` other rows above it, so it is not in the top
+    k.  ``ranked[offsets[q]:offsets[q + 1]]`` are the query's rows by baseline
+    score, highest first: the walk down them stops once no row below can reach
+    the k-th.  Queries ``q_lo <= q < q_hi``.
     """
+    heap = np.empty(k)  # a min-heap of the k largest floors so far
     for q in range(q_lo, q_hi):
         for r in range(perms.shape[0]):
-            kth = -np.inf
             m = 0
             for at in range(offsets[q], offsets[q + 1]):
                 i = ranked[at]
+                if m == k and base[i] <= heap[0]:
+                    break  # every row from here has a floor at most its baseline score
                 wo = wcol[i]
                 wn = wcol[perms[r, i]]
                 ec = -1 if ((wn | wo) & jmask) != 0 else wn >> 2
-                if wn != wo and not lo_j[i] <= ec <= hi_j[i]:
-                    continue  # a leaf changes
-                m += 1
-                if m == k:
-                    kth = base[i]
-                    break
-            cut[r, q] = kth
+                v = base[i]
+                if wn != wo and not lo_j[i] <= ec <= hi_j[i]:  # a leaf changes
+                    v = base[i] - fall[i] * step - margin if fall[i] < 65535 else -np.inf
+                if m < k:  # push, sift up
+                    c = m
+                    m += 1
+                    while c > 0 and heap[(c - 1) >> 1] > v:
+                        heap[c] = heap[(c - 1) >> 1]
+                        c = (c - 1) >> 1
+                    heap[c] = v
+                elif v > heap[0]:  # replace the root, sift down
+                    c = 0
+                    while True:
+                        child = 2 * c + 1
+                        if child >= k:
+                            break
+                        if child + 1 < k and heap[child + 1] < heap[child]:
+                            child += 1
+                        if heap[child] >= v:
+                            break
+                        heap[c] = heap[child]
+                        c = child
+                    heap[c] = v
+            cut[r, q] = heap[0] if m == k else -np.inf
 
 
 @njit(cache=True, nogil=True)
 def _headroom(row_lo, row_hi, leaves, n_trees, paths, start, nodes, slot, leaf_start, leaf_value,
               step, out):
-    """``out[s, i]``: how much row ``i``'s score can rise when feature ``s`` changes, in steps.
+    """How far row ``i``'s score can rise (``out[0, s, i]``) and fall (``out[1, s, i]``), in steps.
 
-    For every tree, a new value of the feature moves the row into the subtree of
-    the first node on the feature along its path (nowhere else); the row's leaf
-    value can rise at most to the largest leaf there.  ``out[slot[f], i]`` is the
-    sum over trees ``0 .. n_trees - 1`` of those rises, rounded up to a multiple
-    of ``step`` plus two steps (for the float64 sum and product), 65535 when
-    larger (no bound).  Rows ``row_lo <= i < row_hi``; ``slot`` as in
-    :func:`_code_leaves_ranges` (features not ranged point at a scratch slot).
+    The change is of feature ``s`` alone, to any value.  For every tree, a new
+    value of the feature moves the row into the subtree of the first node on
+    the feature along its path (nowhere else), so the row's leaf value stays
+    between the smallest and the largest leaf there.  ``out[:, slot[f], i]``
+    are the sums over trees ``0 .. n_trees - 1`` of those rises and falls,
+    rounded up to a multiple of ``step`` plus two steps (for the float64 sum
+    and product), 65535 when larger (no bound).  Rows ``row_lo <= i < row_hi``;
+    ``slot`` as in :func:`_code_leaves_ranges` (features not ranged point at a
+    scratch slot).
     """
-    n_slots = out.shape[0]
+    n_slots = out.shape[1]
     depth = paths.shape[2]
-    # per tree and leaf: the first node of each feature on the path, as (slot, rise)
-    rise_slot = np.empty((n_trees, paths.shape[1], depth), dtype=np.int64)
+    # per tree and leaf: the first node of each feature on the path, as (slot, rise, fall)
+    on_slot = np.empty((n_trees, paths.shape[1], depth), dtype=np.int64)
     rise = np.empty((n_trees, paths.shape[1], depth))
-    n_rise = np.zeros((n_trees, paths.shape[1]), dtype=np.int64)
-    top = np.empty(depth)  # the largest leaf value under each node of the path
+    fall = np.empty((n_trees, paths.shape[1], depth))
+    n_first = np.zeros((n_trees, paths.shape[1]), dtype=np.int64)
     for t in range(n_trees):
         lb = leaf_start[t]
         n_leaves = leaf_start[t + 1] - lb
@@ -372,30 +396,35 @@ def _headroom(row_lo, row_hi, leaves, n_trees, paths, start, nodes, slot, leaf_s
                 p = paths[t, leaf, d]
                 if p < 0:
                     break
-                top[d] = -np.inf
-                for other in range(n_leaves):  # the leaves under p: their paths pass p at d
-                    if paths[t, other, d] == p:
-                        top[d] = max(top[d], leaf_value[lb + other])
                 sl = slot[nodes[start[t] + p, 0] & _FEATURE_BITS]
                 new = True
                 for u in range(n_on):
-                    new &= rise_slot[t, leaf, u] != sl
+                    new &= on_slot[t, leaf, u] != sl
                 if new:  # the first node on the feature: its subtree holds every new leaf
-                    rise_slot[t, leaf, n_on] = sl
-                    rise[t, leaf, n_on] = top[d] - leaf_value[lb + leaf]
+                    top = -np.inf
+                    bottom = np.inf
+                    for other in range(n_leaves):  # the leaves under p: their paths pass p at d
+                        if paths[t, other, d] == p:
+                            top = max(top, leaf_value[lb + other])
+                            bottom = min(bottom, leaf_value[lb + other])
+                    on_slot[t, leaf, n_on] = sl
+                    rise[t, leaf, n_on] = top - leaf_value[lb + leaf]
+                    fall[t, leaf, n_on] = leaf_value[lb + leaf] - bottom
                     n_on += 1
-            n_rise[t, leaf] = n_on
+            n_first[t, leaf] = n_on
     B = _RANGE_BLOCK  # rows per block: each slot's results are stored as one run
-    acc = np.zeros((n_slots, B))
+    acc = np.zeros((2, n_slots, B))
     per_step = 1.0 / step
     for i0 in range(row_lo, row_hi, B):
         nb = min(B, row_hi - i0)
         for t in range(n_trees):  # tree by tree: the block's additions do not wait on each other
             for b in range(nb):
                 lf = leaves[i0 + b, t]
-                for u in range(n_rise[t, lf]):
-                    acc[rise_slot[t, lf, u], b] += rise[t, lf, u]
-        for sl in range(n_slots):
-            for b in range(nb):
-                out[sl, i0 + b] = min(np.ceil(acc[sl, b] * per_step) + 2.0, 65535.0)
-                acc[sl, b] = 0.0
+                for u in range(n_first[t, lf]):
+                    acc[0, on_slot[t, lf, u], b] += rise[t, lf, u]
+                    acc[1, on_slot[t, lf, u], b] += fall[t, lf, u]
+        for h in range(2):
+            for sl in range(n_slots):
+                for b in range(nb):
+                    out[h, sl, i0 + b] = min(np.ceil(acc[h, sl, b] * per_step) + 2.0, 65535.0)
+                    acc[h, sl, b] = 0.0
