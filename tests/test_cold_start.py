@@ -26,13 +26,15 @@ REPO = Path(__file__).resolve().parents[1]
 #: importance is a small job, which the engine predicts in full) ...
 QUICKSTART_KERNELS = {"ltr.kernels._dcg_multi._multi_block_ranked"}
 #: ... and, on data past the small-job threshold, the exact tree rescoring of permutation
-#: importance (codes, cached leaves and code ranges, leaf sums, one column's path tables and
-#: rescoring).
+#: importance (codes, cached leaves and code ranges, leaf sums, the rows' headroom, one column's
+#: path tables, the query cuts and rescoring).
 RESCORING_KERNELS = {
     "ltr.kernels._tree_predict._code_rows",
     "ltr.kernels._tree_predict._leaf_sums",
     "ltr.kernels._tree_rescore._code_leaves_ranges",
     "ltr.kernels._tree_rescore._column_paths",
+    "ltr.kernels._tree_rescore._headroom",
+    "ltr.kernels._tree_rescore._kth_floor",
     "ltr.kernels._tree_rescore._rescore_column",
 }
 
