@@ -384,8 +384,7 @@ def _headroom(row_lo, row_hi, leaves, n_trees, paths, start, nodes, slot, leaf_s
     depth = paths.shape[2]
     # per tree and leaf: the first node of each feature on the path, as (slot, rise, fall)
     on_slot = np.empty((n_trees, paths.shape[1], depth), dtype=np.int64)
-    rise = np.empty((n_trees, paths.shape[1], depth))
-    fall = np.empty((n_trees, paths.shape[1], depth))
+    moves = np.empty((n_trees, paths.shape[1], depth, 2))  # rise, fall: one cache line
     n_first = np.zeros((n_trees, paths.shape[1]), dtype=np.int64)
     for t in range(n_trees):
         lb = leaf_start[t]
@@ -408,12 +407,12 @@ def _headroom(row_lo, row_hi, leaves, n_trees, paths, start, nodes, slot, leaf_s
                             top = max(top, leaf_value[lb + other])
                             bottom = min(bottom, leaf_value[lb + other])
                     on_slot[t, leaf, n_on] = sl
-                    rise[t, leaf, n_on] = top - leaf_value[lb + leaf]
-                    fall[t, leaf, n_on] = leaf_value[lb + leaf] - bottom
+                    moves[t, leaf, n_on, 0] = top - leaf_value[lb + leaf]
+                    moves[t, leaf, n_on, 1] = leaf_value[lb + leaf] - bottom
                     n_on += 1
             n_first[t, leaf] = n_on
     B = _RANGE_BLOCK  # rows per block: each slot's results are stored as one run
-    acc = np.zeros((2, n_slots, B))
+    acc = np.zeros((n_slots, B, 2))
     per_step = 1.0 / step
     for i0 in range(row_lo, row_hi, B):
         nb = min(B, row_hi - i0)
@@ -421,10 +420,11 @@ def _headroom(row_lo, row_hi, leaves, n_trees, paths, start, nodes, slot, leaf_s
             for b in range(nb):
                 lf = leaves[i0 + b, t]
                 for u in range(n_first[t, lf]):
-                    acc[0, on_slot[t, lf, u], b] += rise[t, lf, u]
-                    acc[1, on_slot[t, lf, u], b] += fall[t, lf, u]
+                    sl = on_slot[t, lf, u]
+                    acc[sl, b, 0] += moves[t, lf, u, 0]
+                    acc[sl, b, 1] += moves[t, lf, u, 1]
         for h in range(2):
             for sl in range(n_slots):
                 for b in range(nb):
-                    out[h, sl, i0 + b] = min(np.ceil(acc[h, sl, b] * per_step) + 2.0, 65535.0)
-                    acc[h, sl, b] = 0.0
+                    out[h, sl, i0 + b] = min(np.ceil(acc[sl, b, h] * per_step) + 2.0, 65535.0)
+                    acc[sl, b, h] = 0.0
