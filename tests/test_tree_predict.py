@@ -277,6 +277,15 @@ def _booster_and_trees(engine: str, seed: int, **extra):
     return X, booster, parse_lightgbm_trees(booster)
 
 
+def _predictor(booster):
+    """The booster's full predict of an array (XGBoost's through a DMatrix)."""
+    if not hasattr(booster, "num_boosted_rounds"):
+        return booster.predict
+    import xgboost as xgb
+
+    return lambda A: booster.predict(xgb.DMatrix(A))
+
+
 def _engine_leaves(booster, Z: np.ndarray, trees) -> np.ndarray:
     """The engine's own leaf of every row in every tree, numbered as ours (leaves in node order)."""
     if not hasattr(booster, "num_boosted_rounds"):  # LightGBM numbers leaves as we do
@@ -387,13 +396,7 @@ def test_rows_kept_below_the_cut_leave_ndcg_at_k_as_the_engine_gives_it(engine, 
     queries keeps no row below it.
     """
     X, booster, _ = _booster_and_trees(engine, 3)
-    if engine == "xgboost":
-        import xgboost as xgb
-
-        def predict(A):
-            return booster.predict(xgb.DMatrix(A))
-    else:
-        predict = booster.predict
+    predict = _predictor(booster)
     _, y, _ = _data(3)
     offsets = np.arange(0, len(X) + 1, DOCS, dtype=np.int64)
     base = np.asarray(predict(X), dtype=np.float64)
@@ -440,13 +443,7 @@ def test_headroom_bounds_every_score_a_new_value_of_the_feature_gives(engine):
     not vacuous (some row comes within a few steps of one).
     """
     X, booster, trees = _booster_and_trees(engine, 4)
-    if engine == "xgboost":
-        import xgboost as xgb
-
-        def predict(A):
-            return booster.predict(xgb.DMatrix(A))
-    else:
-        predict = booster.predict
+    predict = _predictor(booster)
     X = X[:200]
     base = np.asarray(predict(X), dtype=np.float64)
     rescorer = _ExactRescorer(X, booster, base)

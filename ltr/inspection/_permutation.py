@@ -35,10 +35,10 @@ can change, which is bitwise what a full prediction would give:
   order (LightGBM: float64 from 0; XGBoost: float32 from ``base_score``), so
   its score is bitwise the engine's.  nDCG@k looks only at each query's top
   k, so a changed row whose score provably stays below its query's k-th score
-  (its baseline score plus the most the trees it leaves can add, plus the
-  engine's rounding, below the k-th score of the rows that keep their leaves)
-  is not re-walked: it is given that bound, which keeps it out of the top k
-  as its exact score would (not with ``segments``, which cut queries into
+  (its baseline score plus the most the feature can add, plus the engine's
+  rounding, below the k-th largest of the rows' lowest possible scores) is
+  not re-walked: it is given that bound, which keeps it out of the top k as
+  its exact score would (not with ``segments``, which cut queries into
   shorter lists).  This is used only when re-summing the
   cached leaves reproduces the model's baseline predictions bitwise (every
   tree, or those up to the best iteration);
