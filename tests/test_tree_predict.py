@@ -235,6 +235,35 @@ def test_importance_from_cached_leaves_equals_sklearn_with_nans_and_stable_ties(
     assert ours.n_rows_predicted < X.shape[1] * 3 * X.shape[0]
 
 
+@pytest.mark.parametrize("engine", ["lightgbm", "xgboost"])
+def test_a_short_cut_off_rescores_fewer_rows_for_the_same_importances_as_sklearn(engine):
+    """k shorter than the queries: rows shown below the k-th score are not rescored.
+
+    With k as long as the queries every changed row is rescored; both runs equal
+    scikit-learn's importances, and the short cut-off rescores fewer rows.
+    """
+    X, y, qid = _data(5)
+    if engine == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        model = xgb.XGBRanker(n_estimators=15, max_depth=5, n_jobs=1, random_state=0)
+        model.fit(X, y, qid=qid)
+    else:
+        model = lgb.LGBMRanker(**deterministic_params("lightgbm", "sklearn", n_estimators=15,
+                                                      num_leaves=15, min_child_samples=10))
+        model.fit(X, y, group=[DOCS] * N_QUERIES)
+    runs = {}
+    for k in (3, DOCS):
+        ours = permutation_importance(model, X, y, qid=qid, k=k, n_repeats=2, random_state=1,
+                                      progress=False)
+        theirs = sk_permutation_importance(
+            model, X, y, n_repeats=2, random_state=1,
+            scoring=lambda est, X_, y_, k=k: float(ndcg(y_, est.predict(X_), qid=qid, k=k)))
+        assert ours.prediction == "cached leaves"
+        np.testing.assert_allclose(ours.importances, theirs.importances, rtol=0, atol=1e-12)
+        runs[k] = ours.n_rows_predicted
+    assert 0 < runs[3] < runs[DOCS]
+
+
 def test_ltr_ranker_uses_cached_leaves_and_equals_sklearn():
     from ltr import LambdaMARTRanker
 

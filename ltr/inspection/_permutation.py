@@ -406,8 +406,10 @@ def permutation_importance(
     detector = (_ChangeDetector(Xs, model_info.booster) if row_wise and exact is None
                 else None)
     # Rows that provably stay below their query's k-th score need no exact score: nDCG at
-    # every cut-off asked for is the same (segments restrict queries, so they get none).
-    cut = None if seg_index else (offsets, max(ks))
+    # every cut-off asked for is the same (segments restrict queries, so they get none; a
+    # cut-off as long as every query has no row below it).
+    longest = int(np.max(np.diff(offsets))) if len(offsets) > 1 else 0
+    cut = None if seg_index or max(ks) >= longest else (offsets, max(ks))
     if exact is not None and cut is not None:
         exact.prepare_cut()
     local = threading.local()
