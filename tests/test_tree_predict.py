@@ -205,6 +205,17 @@ def test_xgboost_categorical_splits_are_not_parsed():
 
 
 # --------------------------------------------------------------------------- importance
+def _fit_ranker(engine: str, X, y, qid, trees: int, depth: int):
+    """An XGBRanker of *depth*, or an LGBMRanker of ``2**depth - 1`` leaves, fitted on *X*."""
+    if engine == "xgboost":
+        xgb = pytest.importorskip("xgboost")
+        model = xgb.XGBRanker(n_estimators=trees, max_depth=depth, n_jobs=1, random_state=0)
+        return model.fit(X, y, qid=qid)
+    model = lgb.LGBMRanker(**deterministic_params("lightgbm", "sklearn", n_estimators=trees,
+                                                  num_leaves=2**depth - 1, min_child_samples=10))
+    return model.fit(X, y, group=[DOCS] * N_QUERIES)
+
+
 def _sk_scorer(qid, k):
     def scorer(estimator, X, y):
         return float(ndcg(y, estimator.predict(X), qid=qid, k=k, ties="stable"))
@@ -217,14 +228,7 @@ def test_importance_from_cached_leaves_equals_sklearn_with_nans_and_stable_ties(
     X, y, qid = _data(6)
     X = X.astype(np.float32)
     X[:, 6] = np.round(X[:, 6])  # coarse values: many tied scores inside queries
-    if engine == "xgboost":
-        xgb = pytest.importorskip("xgboost")
-        model = xgb.XGBRanker(n_estimators=12, max_depth=3, n_jobs=1, random_state=0)
-        model.fit(X, y, qid=qid)
-    else:
-        model = lgb.LGBMRanker(**deterministic_params("lightgbm", "sklearn", n_estimators=12,
-                                                      num_leaves=7, min_child_samples=10))
-        model.fit(X, y, group=[DOCS] * N_QUERIES)
+    model = _fit_ranker(engine, X, y, qid, trees=12, depth=3)
     ours = permutation_importance(model, X, y, qid=qid, k=5, n_repeats=3, random_state=2,
                                   progress=False, ties="stable")
     theirs = sk_permutation_importance(model, X, y, scoring=_sk_scorer(qid, 5), n_repeats=3,
@@ -243,14 +247,7 @@ def test_a_short_cut_off_rescores_fewer_rows_for_the_same_importances_as_sklearn
     scikit-learn's importances, and the short cut-off rescores fewer rows.
     """
     X, y, qid = _data(5)
-    if engine == "xgboost":
-        xgb = pytest.importorskip("xgboost")
-        model = xgb.XGBRanker(n_estimators=15, max_depth=5, n_jobs=1, random_state=0)
-        model.fit(X, y, qid=qid)
-    else:
-        model = lgb.LGBMRanker(**deterministic_params("lightgbm", "sklearn", n_estimators=15,
-                                                      num_leaves=15, min_child_samples=10))
-        model.fit(X, y, group=[DOCS] * N_QUERIES)
+    model = _fit_ranker(engine, X, y, qid, trees=15, depth=4)
     runs = {}
     for k in (3, DOCS):
         ours = permutation_importance(model, X, y, qid=qid, k=k, n_repeats=2, random_state=1,
