@@ -260,6 +260,23 @@ def _over_rows(n: int, run: Callable[[int, int], Any]) -> list[Any]:
     return [first, *(f.result() for f in futures)]
 
 
+def _node_extremes(tr: FlatTrees, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the largest and smallest leaf value under each node of trees ``0 .. count - 1``.
+
+    Indexed like ``tr.start`` (node ``p`` of tree ``t`` is ``tr.start[t] + p``); a node is
+    above exactly the leaves whose root-to-leaf path holds it.
+    """
+    paths = tr.paths[:count]
+    tree, leaf, _ = np.nonzero(paths >= 0)
+    node = tr.start[tree] + paths[paths >= 0]
+    value = tr.leaf_value[tr.leaf_start[tree] + leaf].astype(np.float64)
+    top = np.full(int(tr.start[count]), -np.inf)
+    bottom = np.full(int(tr.start[count]), np.inf)
+    np.maximum.at(top, node, value)
+    np.minimum.at(bottom, node, value)
+    return top, bottom
+
+
 def _leaf_dtype(n_leaves: int) -> Any:
     for dtype in (np.uint8, np.uint16):
         if n_leaves <= np.iinfo(dtype).max + 1:
@@ -321,10 +338,15 @@ class _ExactRescorer:
                 # summation of n + 1 terms errs by at most about n * eps * sum |term|
                 # (float32: eps = 6e-8, 100 trees: 6e-6), doubled (the baseline's and the new
                 # sum's) and doubled again for safety.
+                # (Also the scale of the headroom's steps, and the leaves' extremes under
+                # every node, which bound the scores a walk from there can reach.)
                 values = np.abs(trees.leaf_value.astype(np.float64))
-                top = np.maximum.reduceat(values, trees.leaf_start[:count]) if count else values
+                self.leaf_scale = (float(np.sum(np.maximum.reduceat(values,
+                                                                    trees.leaf_start[:count])))
+                                   if count else 0.0)
                 eps = float(np.finfo(np.float32 if trees.strict else np.float64).eps) / 2
-                self.margin = 4 * (count + 1) * eps * (abs(float(init)) + float(np.sum(top)))
+                self.margin = 4 * (count + 1) * eps * (abs(float(init)) + self.leaf_scale)
+                self.top, self.bottom = _node_extremes(trees, count)
                 # jmask[f]: the missing flags that some node on f sends the default way
                 end = int(trees.start[count])
                 internal = (trees.left[:end] != 0) | (trees.right[:end] != 0)
@@ -364,14 +386,12 @@ class _ExactRescorer:
         if getattr(self, "head", None) is not None:
             return
         tr, count = self.trees, self.n_trees
-        values = np.abs(tr.leaf_value.astype(np.float64))
-        top = float(np.sum(np.maximum.reduceat(values, tr.leaf_start[:count]))) if count else 0.0
-        self.step = max(2.0 * top, 1e-300) / 65000.0  # every rise or fall fits below 65535
+        self.step = max(2.0 * self.leaf_scale, 1e-300) / 65000.0  # every move fits below 65535
         head = np.empty((2, self.ranges[0].shape[0] + 1, self.X.shape[0]), dtype=np.uint16)
         leaves, slot = self.leaves, self.slot
         _over_rows(self.X.shape[0], lambda lo, hi: _headroom(
             lo, hi, leaves, count, tr.paths, tr.start, self.nodes, slot, tr.leaf_start,
-            tr.leaf_value, self.step, head))
+            tr.leaf_value, self.top, self.bottom, self.step, head))
         self.head = head
 
     def ranked(self, offsets: np.ndarray) -> np.ndarray:
@@ -480,7 +500,7 @@ class _ExactRescorer:
         up = np.empty((2, *shape))
         leaf_start = tr.leaf_start[: self.n_trees + 1]
         _column_paths(j, tree_ids, tr.paths, tr.start, self.nodes, leaf_start, tr.leaf_value,
-                      first, escape, pack, up)
+                      self.top, first, escape, pack, up)
         jmask = int(self.jmask[j])
         wcol = np.ascontiguousarray(self.W[:, j])
         init = self._init()

@@ -116,7 +116,7 @@ def _code_leaves_ranges(row_lo, row_hi, W, start, nodes, n_ranged, slot, out, lo
 
 
 @njit(cache=True, nogil=True)
-def _column_paths(j, tree_ids, paths, start, nodes, leaf_start, leaf_value, first, escape,
+def _column_paths(j, tree_ids, paths, start, nodes, leaf_start, leaf_value, top, first, escape,
                   pack, up):
     """Per tree ``a`` of ``tree_ids`` and leaf: how the path to the leaf depends on column ``j``.
 
@@ -128,26 +128,15 @@ def _column_paths(j, tree_ids, paths, start, nodes, leaf_start, leaf_value, firs
     ``escape[a, leaf]``: where a code outside them continues -- when ``j`` is
     on the path once, the other child of its node (``~leaf`` for a leaf),
     else ``first``; ``up[0, a, leaf]`` and ``up[1, a, leaf]``: the largest
-    leaf value below ``escape`` and below ``first`` minus the leaf's own
-    value, the most a walk from there can add to the row's score.
+    leaf value below ``escape`` and below ``first`` (``top``: the largest leaf
+    value under each node, indexed like ``start``) minus the leaf's own value,
+    the most a walk from there can add to the row's score.
     """
     big = (1 << 31) - 1  # above every code (codes are int16 or int32)
     depth = paths.shape[2]
-    n_max = 1
-    for a in range(tree_ids.shape[0]):
-        n_max = max(n_max, start[tree_ids[a] + 1] - start[tree_ids[a]])
-    below = np.empty(n_max)  # below[p]: the largest leaf value under node p
     for a in range(tree_ids.shape[0]):
         t = tree_ids[a]
         lb = leaf_start[t]
-        for p in range(start[t + 1] - start[t]):
-            below[p] = -np.inf
-        for leaf in range(leaf_start[t + 1] - lb):  # a node is above the leaves whose path it is on
-            for d in range(depth):
-                p = paths[t, leaf, d]
-                if p < 0:
-                    break
-                below[p] = max(below[p], leaf_value[lb + leaf])
         for leaf in range(paths.shape[1]):
             node0 = -1
             other0 = -1
@@ -176,8 +165,8 @@ def _column_paths(j, tree_ids, paths, start, nodes, leaf_start, leaf_value, firs
             if n_on > 0:
                 e = escape[a, leaf]
                 own = leaf_value[lb + leaf]
-                up[0, a, leaf] = (below[e] if e >= 0 else leaf_value[lb + ~e]) - own
-                up[1, a, leaf] = below[node0] - own
+                up[0, a, leaf] = (top[start[t] + e] if e >= 0 else leaf_value[lb + ~e]) - own
+                up[1, a, leaf] = top[start[t] + node0] - own
             lo = lo if n_on > 0 else -1
             pack[a, leaf] = (lo << 32) | hi
 
@@ -367,13 +356,14 @@ def _kth_floor(q_lo, q_hi, offsets, ranked, perms, wcol, jmask, lo_j, hi_j, base
 
 @njit(cache=True, nogil=True)
 def _headroom(row_lo, row_hi, leaves, n_trees, paths, start, nodes, slot, leaf_start, leaf_value,
-              step, out):
+              top, bottom, step, out):
     """How far row ``i``'s score can rise (``out[0, s, i]``) and fall (``out[1, s, i]``), in steps.
 
     The change is of feature ``s`` alone, to any value.  For every tree, a new
     value of the feature moves the row into the subtree of the first node on
     the feature along its path (nowhere else), so the row's leaf value stays
-    between the smallest and the largest leaf there.  ``out[:, slot[f], i]``
+    between the smallest and the largest leaf there (``bottom`` and ``top``,
+    indexed like ``start``, as in :func:`_column_paths`).  ``out[:, slot[f], i]``
     are the sums over trees ``0 .. n_trees - 1`` of those rises and falls,
     rounded up to a multiple of ``step`` plus two steps (for the float64 sum
     and product), 65535 when larger (no bound).  Rows ``row_lo <= i < row_hi``;
@@ -400,15 +390,9 @@ def _headroom(row_lo, row_hi, leaves, n_trees, paths, start, nodes, slot, leaf_s
                 for u in range(n_on):
                     new &= on_slot[t, leaf, u] != sl
                 if new:  # the first node on the feature: its subtree holds every new leaf
-                    top = -np.inf
-                    bottom = np.inf
-                    for other in range(n_leaves):  # the leaves under p: their paths pass p at d
-                        if paths[t, other, d] == p:
-                            top = max(top, leaf_value[lb + other])
-                            bottom = min(bottom, leaf_value[lb + other])
                     on_slot[t, leaf, n_on] = sl
-                    moves[t, leaf, n_on, 0] = top - leaf_value[lb + leaf]
-                    moves[t, leaf, n_on, 1] = leaf_value[lb + leaf] - bottom
+                    moves[t, leaf, n_on, 0] = top[start[t] + p] - leaf_value[lb + leaf]
+                    moves[t, leaf, n_on, 1] = leaf_value[lb + leaf] - bottom[start[t] + p]
                     n_on += 1
             n_first[t, leaf] = n_on
     B = _RANGE_BLOCK  # rows per block: each slot's results are stored as one run
