@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ltr.kernels._recsys import _sift_down, _sift_up
 from ltr.kernels._tree_predict import _FEATURE_BITS, _code_side, _code_walk4, _leaf_sums
 
 _BATCH = 32  # changed rows whose leaves are gathered before they are re-summed together
@@ -317,7 +318,8 @@ def _kth_floor(q_lo, q_hi, offsets, ranked, perms, wcol, jmask, lo_j, hi_j, base
     score, highest first: the walk down them stops once no row below can reach
     the k-th.  Queries ``q_lo <= q < q_hi``.
     """
-    heap = np.empty(k)  # a min-heap of the k largest floors so far
+    heap = np.empty(k)  # a min-heap of the k largest floors so far (and their rows)
+    heap_rows = np.empty(k, dtype=np.int64)
     for q in range(q_lo, q_hi):
         for r in range(perms.shape[0]):
             m = 0
@@ -331,26 +333,15 @@ def _kth_floor(q_lo, q_hi, offsets, ranked, perms, wcol, jmask, lo_j, hi_j, base
                 v = base[i]
                 if wn != wo and not lo_j[i] <= ec <= hi_j[i]:  # a leaf changes
                     v = base[i] - fall[i] * step - margin if fall[i] < 65535 else -np.inf
-                if m < k:  # push, sift up
-                    c = m
+                if m < k:
+                    heap[m] = v
+                    heap_rows[m] = i
+                    _sift_up(heap, heap_rows, m)
                     m += 1
-                    while c > 0 and heap[(c - 1) >> 1] > v:
-                        heap[c] = heap[(c - 1) >> 1]
-                        c = (c - 1) >> 1
-                    heap[c] = v
-                elif v > heap[0]:  # replace the root, sift down
-                    c = 0
-                    while True:
-                        child = 2 * c + 1
-                        if child >= k:
-                            break
-                        if child + 1 < k and heap[child + 1] < heap[child]:
-                            child += 1
-                        if heap[child] >= v:
-                            break
-                        heap[c] = heap[child]
-                        c = child
-                    heap[c] = v
+                elif v > heap[0]:  # replace the smallest
+                    heap[0] = v
+                    heap_rows[0] = i
+                    _sift_down(heap, heap_rows, 0, k)
             cut[r, q] = heap[0] if m == k else -np.inf
 
 
